@@ -1,0 +1,20 @@
+from django.urls import path
+
+from annotation import apis
+
+urlpatterns = [
+    path("me/", apis.MeApi.as_view(), name="api_me"),
+    path("datasets/", apis.DatasetListCreateApi.as_view(), name="api_datasets"),
+    path("datasets/<int:dataset_id>/", apis.DatasetDetailApi.as_view(), name="api_dataset"),
+    path(
+        "datasets/<int:dataset_id>/samples/",
+        apis.DatasetSampleListApi.as_view(),
+        name="api_dataset_samples",
+    ),
+    path(
+        "datasets/<int:dataset_id>/members/",
+        apis.DatasetMemberApi.as_view(),
+        name="api_dataset_members",
+    ),
+    path("samples/<int:sample_id>/", apis.SampleDetailApi.as_view(), name="api_sample"),
+]

@@ -1,0 +1,50 @@
+"""The three roles of the site and what each may see.
+
+A role is a Django group. Leads see and manage every dataset; annotators and auditors see only
+the datasets they are members of. Superusers count as leads.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.contrib.auth.models import AnonymousUser, User
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+ANNOTATOR = "annotator"
+LEAD = "lead"
+AUDITOR = "auditor"
+ROLES = (ANNOTATOR, LEAD, AUDITOR)
+
+
+def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
+    """The role names of a user, cached on the user object for the request."""
+    if not user.is_authenticated:
+        return frozenset()
+    cached: frozenset[str] | None = getattr(user, "_role_cache", None)
+    if cached is None:
+        names = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))  # type: ignore[attr-defined]
+        if getattr(user, "is_superuser", False):
+            names.add(LEAD)
+        cached = frozenset(names)
+        user._role_cache = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def acting_user(user: AbstractBaseUser | AnonymousUser) -> User | None:
+    """The signed-in user as the services expect it (None for anonymous)."""
+    return user if isinstance(user, User) else None
+
+
+def is_lead(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return LEAD in user_roles(user)
+
+
+def is_auditor(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return AUDITOR in user_roles(user) or is_lead(user)
+
+
+def is_annotator(user: AbstractBaseUser | AnonymousUser) -> bool:
+    return ANNOTATOR in user_roles(user)

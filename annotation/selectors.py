@@ -1,0 +1,122 @@
+"""Reads of the annotation app: what a user may see, and how it is loaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.db.models import Count, Prefetch, QuerySet
+
+from annotation.formats.validate import TaxonomyView
+from annotation.models import (
+    Dataset,
+    MediaAsset,
+    Sample,
+    SampleMedia,
+    SampleRevision,
+    SampleStatus,
+    TaxonomyTerm,
+    TermKind,
+)
+from annotation.roles import is_lead
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    AnyUser = User | AnonymousUser
+
+
+def dataset_list_visible(*, user: AnyUser) -> QuerySet[Dataset]:
+    """Leads see every dataset; everybody else only the datasets they are members of."""
+    if not user.is_authenticated:
+        return Dataset.objects.none()
+    if is_lead(user):
+        return Dataset.objects.all()
+    return Dataset.objects.filter(memberships__user=user)
+
+
+def dataset_get_visible(*, user: AnyUser, dataset_id: int) -> Dataset | None:
+    return dataset_list_visible(user=user).filter(pk=dataset_id).first()
+
+
+def taxonomy_view(dataset: Dataset) -> TaxonomyView:
+    """The dataset's taxonomy as the plain sets that validation works with."""
+    view = TaxonomyView(
+        groups=set(), categories={}, formats=set(), scenarios=set(), safety_categories={}
+    )
+    terms = TaxonomyTerm.objects.filter(dataset=dataset).values_list("kind", "code", "parent_code")
+    for kind, code, parent in terms:
+        if kind == TermKind.GROUP:
+            view.groups.add(code)
+        elif kind == TermKind.CATEGORY:
+            view.categories[code] = parent
+        elif kind == TermKind.FORMAT:
+            view.formats.add(code)
+        elif kind == TermKind.SCENARIO:
+            view.scenarios.add(code)
+        elif kind == TermKind.SAFETY_CATEGORY:
+            view.safety_categories.setdefault(code, set())
+        elif kind == TermKind.SAFETY_SUBCATEGORY:
+            view.safety_categories.setdefault(parent, set()).add(code)
+    return view
+
+
+def taxonomy_terms(*, dataset: Dataset) -> QuerySet[TaxonomyTerm]:
+    return TaxonomyTerm.objects.filter(dataset=dataset)
+
+
+def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Sample]:
+    """Samples of a dataset with their media in two queries, whatever the page size."""
+    samples = Sample.objects.filter(dataset=dataset).prefetch_related(
+        Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
+    )
+    if status:
+        samples = samples.filter(status=status)
+    return samples.order_by("id")
+
+
+def sample_get_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
+    datasets = dataset_list_visible(user=user)
+    return (
+        Sample.objects.filter(pk=sample_id, dataset__in=datasets)
+        .select_related("dataset", "pair")
+        .prefetch_related(
+            Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
+        )
+        .first()
+    )
+
+
+def sample_history(*, sample: Sample) -> QuerySet[SampleRevision]:
+    return SampleRevision.objects.filter(sample=sample).select_related("changed_by")
+
+
+def media_asset_get_visible(*, user: AnyUser, asset_id: int) -> MediaAsset | None:
+    """An asset is visible to a user who may see at least one sample that uses it."""
+    assets = MediaAsset.objects.filter(pk=asset_id)
+    if not user.is_authenticated:
+        return None
+    if not is_lead(user):
+        assets = assets.filter(samples__dataset__memberships__user=user)
+    return assets.first()
+
+
+@dataclass(frozen=True)
+class StatusCount:
+    status: str
+    label: str
+    count: int
+
+
+def dataset_status_counts(*, dataset: Dataset) -> list[StatusCount]:
+    """Counts of samples per status, every status listed (zero included), in one query."""
+    rows = dict(
+        Sample.objects.filter(dataset=dataset)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    return [
+        StatusCount(status=value, label=str(label), count=rows.get(value, 0))
+        for value, label in SampleStatus.choices
+    ]

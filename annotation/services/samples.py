@@ -1,0 +1,213 @@
+"""Samples: creation with their media, label changes with history, status and pairing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import fields as dataclass_fields
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils.translation import gettext as _
+
+from annotation.formats.records import MediaRef, ParsedSample
+from annotation.formats.validate import validate_sample
+from annotation.models import (
+    ChangeSource,
+    Dataset,
+    MediaAsset,
+    Sample,
+    SampleMedia,
+    SampleRevision,
+    SampleStatus,
+)
+from annotation.selectors import taxonomy_view
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+# The fields whose every change is kept in a sample's history.
+LABEL_FIELDS: tuple[str, ...] = (
+    "question",
+    "question_format",
+    "options",
+    "reference_answer",
+    "explanation",
+    "answerability_group",
+    "category_code",
+    "scenario",
+    "split",
+    "pipeline",
+    "source_dataset",
+    "generator_models",
+    "image_description",
+    "audio_description",
+    "speech_utterance",
+    "safety_label",
+    "safety_category",
+    "safety_subcategory",
+    "predicate",
+)
+_PARSED_FIELDS = {f.name for f in dataclass_fields(ParsedSample)}
+
+
+class SampleInvalid(ValidationError):
+    """A sample's fields break its dataset's taxonomy or format rules."""
+
+
+def _content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:
+    payload = json.dumps(
+        {"fields": {k: values.get(k) for k in LABEL_FIELDS}, "media": list(media_hashes)},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _check(
+    dataset: Dataset, external_id: str, values: Mapping[str, Any], media_roles: Iterable[str]
+) -> None:
+    parsed = ParsedSample(
+        row=0,
+        external_id=external_id,
+        media=[MediaRef(role=role, position=i) for i, role in enumerate(media_roles)],  # type: ignore[arg-type]
+        **{k: v for k, v in values.items() if k in _PARSED_FIELDS},
+    )
+    problems = validate_sample(parsed, taxonomy_view(dataset))
+    if problems:
+        raise SampleInvalid(problems, code="invalid_sample")
+
+
+@transaction.atomic
+def sample_create(
+    *,
+    dataset: Dataset,
+    external_id: str,
+    media: Iterable[tuple[str, MediaAsset]] = (),
+    by: User | None = None,
+    source: str = ChangeSource.CREATE,
+    reason: str = "",
+    status: str = SampleStatus.IMPORTED,
+    priority: int = 0,
+    extra: Mapping[str, Any] | None = None,
+    **values: Any,
+) -> Sample:
+    """Create a sample with its media links and its first revision.
+
+    ``values`` are label fields (see LABEL_FIELDS); ``media`` is a list of (role, asset) in
+    order. Raises SampleInvalid with readable messages when the fields break the taxonomy.
+    """
+    unknown = set(values) - set(LABEL_FIELDS)
+    if unknown:
+        raise TypeError(f"Not label fields: {sorted(unknown)}")
+    links = list(media)
+    _check(dataset, external_id, values, (role for role, _asset in links))
+    sample = Sample.objects.create(
+        dataset=dataset,
+        external_id=external_id,
+        status=status,
+        priority=priority,
+        extra=dict(extra or {}),
+        content_hash=_content_hash(values, (a.sha256 for _role, a in links)),
+        **values,
+    )
+    positions: dict[str, int] = {}
+    SampleMedia.objects.bulk_create(
+        SampleMedia(sample=sample, asset=asset, role=role, position=_next(positions, role))
+        for role, asset in links
+    )
+    SampleRevision.objects.create(
+        sample=sample,
+        number=1,
+        changed_by=by,
+        source=source,
+        before={},
+        after={k: getattr(sample, k) for k in LABEL_FIELDS} | {"status": sample.status},
+        reason=reason,
+    )
+    return sample
+
+
+def _next(positions: dict[str, int], role: str) -> int:
+    positions[role] = positions.get(role, -1) + 1
+    return positions[role]
+
+
+@transaction.atomic
+def sample_update(
+    *,
+    sample: Sample,
+    changes: Mapping[str, Any],
+    by: User | None,
+    source: str,
+    reason: str = "",
+    status: str | None = None,
+) -> SampleRevision | None:
+    """Change label fields (and optionally the status), keeping before/after in the history.
+
+    Returns the new revision, or None when nothing actually changed.
+    """
+    unknown = set(changes) - set(LABEL_FIELDS)
+    if unknown:
+        raise TypeError(f"Not label fields: {sorted(unknown)}")
+    locked = Sample.objects.select_for_update().get(pk=sample.pk)
+    before = {k: getattr(locked, k) for k, v in changes.items() if getattr(locked, k) != v}
+    after = {k: changes[k] for k in before}
+    if status is not None and status != locked.status:
+        before["status"], after["status"] = locked.status, status
+    if not before:
+        return None
+    merged = {k: getattr(locked, k) for k in LABEL_FIELDS} | {
+        k: v for k, v in after.items() if k != "status"
+    }
+    roles = locked.media_links.values_list("role", flat=True)
+    _check(locked.dataset, locked.external_id, merged, roles)
+    for key, value in after.items():
+        setattr(locked, key, value)
+    media_hashes = locked.media_links.order_by("role", "position").values_list(
+        "asset__sha256", flat=True
+    )
+    locked.content_hash = _content_hash(merged, media_hashes)
+    locked.revision = F("revision") + 1
+    locked.save()
+    locked.refresh_from_db(fields=["revision"])
+    revision = SampleRevision.objects.create(
+        sample=locked,
+        number=locked.revision,
+        changed_by=by,
+        source=source,
+        before=before,
+        after=after,
+        reason=reason,
+    )
+    for key in (*after.keys(), "revision", "content_hash"):
+        setattr(sample, key, getattr(locked, key))
+    return revision
+
+
+def sample_set_status(
+    *, sample: Sample, status: str, by: User | None, reason: str = ""
+) -> SampleRevision | None:
+    """Move a sample to another status, recorded in its history."""
+    if status not in SampleStatus.values:
+        raise ValidationError(_("Unknown status “%(status)s”.") % {"status": status})
+    return sample_update(
+        sample=sample, changes={}, by=by, source=ChangeSource.STATUS, reason=reason, status=status
+    )
+
+
+@transaction.atomic
+def sample_link_pair(*, unsafe: Sample, safe: Sample) -> None:
+    """Pair an unsafe tri-modal scenario with its minimally different safe twin, both ways."""
+    if unsafe.dataset_id != safe.dataset_id:
+        raise ValidationError(_("Paired samples must belong to the same dataset."))
+    if unsafe.pk == safe.pk:
+        raise ValidationError(_("A sample cannot be paired with itself."))
+    Sample.objects.filter(pair__in=[unsafe, safe]).update(pair=None)
+    Sample.objects.filter(pk__in=[unsafe.pk, safe.pk]).update(pair=None)
+    Sample.objects.filter(pk=unsafe.pk).update(pair=safe)
+    Sample.objects.filter(pk=safe.pk).update(pair=unsafe)
+    unsafe.pair, safe.pair = safe, unsafe

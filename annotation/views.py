@@ -1,0 +1,124 @@
+"""HTML pages of the annotation app: datasets, samples, and the permission-checked media view."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.storage import default_storage
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+from rest_framework.authentication import TokenAuthentication
+from rest_framework.exceptions import AuthenticationFailed
+
+from annotation import selectors, services
+from annotation.forms import DatasetCreateForm
+from annotation.http import ranged_file_response
+from annotation.models import SampleStatus
+from annotation.roles import acting_user, is_lead
+
+
+@require_GET
+def dataset_list(request: HttpRequest) -> HttpResponse:
+    datasets = selectors.dataset_list_visible(user=request.user).order_by("name")
+    return render(
+        request,
+        "annotation/dataset_list.html",
+        {"datasets": datasets, "can_create": is_lead(request.user)},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_create(request: HttpRequest) -> HttpResponse:
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may create datasets."))
+    form = DatasetCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            dataset = services.dataset_create(
+                created_by=acting_user(request.user), **form.cleaned_data
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, _("Dataset created."))
+            return redirect("annotation:dataset_detail", dataset_id=dataset.pk)
+    return render(request, "annotation/dataset_create.html", {"form": form})
+
+
+@require_GET
+def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise Http404(_("No such dataset."))
+    status = request.GET.get("status") or None
+    if status and status not in SampleStatus.values:
+        status = None
+    page = Paginator(selectors.sample_list(dataset=dataset, status=status), 50).get_page(
+        request.GET.get("page")
+    )
+    return render(
+        request,
+        "annotation/dataset_detail.html",
+        {
+            "dataset": dataset,
+            "counts": selectors.dataset_status_counts(dataset=dataset),
+            "terms": selectors.taxonomy_terms(dataset=dataset),
+            "page": page,
+            "status": status,
+        },
+    )
+
+
+@require_GET
+def sample_detail(request: HttpRequest, sample_id: int) -> HttpResponse:
+    sample = selectors.sample_get_visible(user=request.user, sample_id=sample_id)
+    if sample is None:
+        raise Http404(_("No such sample."))
+    return render(
+        request,
+        "annotation/sample_detail.html",
+        {"sample": sample, "history": selectors.sample_history(sample=sample)},
+    )
+
+
+def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]
+    if request.user.is_authenticated:
+        return request.user
+    try:
+        result = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+    except AuthenticationFailed:
+        return None
+    return result[0] if result else None
+
+
+@login_not_required
+@require_GET
+def media_file(request: HttpRequest, asset_id: int, variant: str = "original") -> HttpResponseBase:
+    """Serve a media file to a user who may see it: streamed locally, or redirected to S3.
+
+    Anonymous requests get 401, users without access 404 (the asset's existence is not shown).
+    """
+    user = _media_user(request)
+    if user is None:
+        return HttpResponse(_("Log in to see media."), status=401, content_type="text/plain")
+    asset = selectors.media_asset_get_visible(user=user, asset_id=asset_id)
+    if asset is None:
+        raise Http404(_("No such media file."))
+    if variant == "thumbnail":
+        if not asset.thumbnail:
+            raise Http404(_("The thumbnail is not ready yet."))
+        name, content_type = asset.thumbnail.name, "image/webp"
+        if name.endswith(".jpg"):
+            content_type = "image/jpeg"
+    else:
+        name, content_type = asset.file.name, asset.mime_type
+    if hasattr(default_storage, "bucket_name"):
+        return HttpResponseRedirect(default_storage.url(name))
+    handle = default_storage.open(name, "rb")
+    size = default_storage.size(name)
+    return ranged_file_response(request, handle, size=size, content_type=content_type)

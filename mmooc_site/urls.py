@@ -1,0 +1,22 @@
+"""URL routing of the whole site."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView
+
+from mmooc_site import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("healthz/", views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("", include("annotation.urls")),
+    path("api/", include("annotation.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
+]

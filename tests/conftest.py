@@ -1,0 +1,138 @@
+"""Fixtures shared by every test module: storage, users by role, API clients, real services."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from rest_framework.test import APIClient
+
+from annotation import roles
+from tests.annotation.factories import UserFactory
+from tests.support.processes import celery_worker, seaweedfs
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _local_media(settings: Any, tmp_path: Path) -> None:
+    """Each test stores media in its own folder, never in the developer's var/."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.STORAGES = {
+        **django_settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "media"), "base_url": "/media-not-public/"},
+        },
+    }
+
+
+@pytest.fixture
+def lead(db: None) -> Any:
+    return UserFactory(role=roles.LEAD)
+
+
+@pytest.fixture
+def annotator(db: None) -> Any:
+    return UserFactory(role=roles.ANNOTATOR)
+
+
+@pytest.fixture
+def auditor(db: None) -> Any:
+    return UserFactory(role=roles.AUDITOR)
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+def client_for(user: Any) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real SeaweedFS S3 server for the whole session."""
+    from conftest import weed_binary
+
+    weed = weed_binary()
+    assert weed is not None, "tests using S3 are marked s3, which checks for weed first"
+    with seaweedfs(weed, tmp_path_factory.mktemp("seaweedfs")) as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def s3_storage(settings: Any, s3_endpoint: str) -> str:
+    """Point the default storage at a fresh bucket on the SeaweedFS server."""
+    import uuid
+
+    import boto3
+
+    bucket = f"test-{uuid.uuid4().hex[:12]}"
+    boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
+    settings.STORAGES = {
+        **django_settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": bucket,
+                "endpoint_url": s3_endpoint,
+                "region_name": "us-east-1",
+                "access_key": "test",
+                "secret_key": "test",
+                "default_acl": None,
+                "querystring_auth": True,
+                "querystring_expire": 60,
+                "addressing_style": "path",
+                "signature_version": "s3v4",
+                "file_overwrite": True,
+            },
+        },
+    }
+    return bucket
+
+
+@contextmanager
+def worker_on(broker_url: str, extra_env: dict[str, str] | None = None) -> Iterator[Any]:
+    """A real Celery worker process on the given broker, sharing this test's database."""
+    from django.db import connection
+
+    from mmooc_site.celery import app
+
+    db = connection.settings_dict
+    database_url = (
+        f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    )
+    env = {
+        "DATABASE_URL": database_url,
+        "MEDIA_ROOT": str(django_settings.STORAGES["default"]["OPTIONS"]["location"]),
+        "CELERY_BROKER_URL": broker_url,
+        **(extra_env or {}),
+    }
+    app.conf.task_always_eager = False
+    try:
+        with celery_worker(env) as process:
+            yield process
+    finally:
+        app.conf.task_always_eager = True
+
+
+@pytest.fixture
+def live_worker(transactional_db: None) -> Iterator[Any]:
+    """A real Celery worker process on Redis, sharing this test's PostgreSQL database."""
+    with worker_on(os.environ["REDIS_URL"]) as process:
+        yield process
