@@ -1,0 +1,172 @@
+"""The records every format reader produces, and the helpers they share to build them."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+MediaRole = Literal["image", "audio"]
+
+
+class FormatError(Exception):
+    """A problem with the whole file (encoding, missing column, not the expected format)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass
+class MediaRef:
+    """One image or audio file attached to a sample, as bytes, a path or a reused row."""
+
+    role: MediaRole
+    position: int
+    data: bytes | None = None
+    # Relative path inside the source folder or zip, or an absolute server path.
+    path: str | None = None
+    # VLMEvalKit reuses images: the external id of an earlier row whose image this is.
+    same_as: str | None = None
+
+
+@dataclass
+class ParsedSample:
+    """One candidate sample, normalised from any supported benchmark format."""
+
+    row: int
+    external_id: str
+    question: str = ""
+    question_format: str = ""
+    options: list[dict[str, str]] = field(default_factory=list)
+    reference_answer: str = ""
+    explanation: str = ""
+    answerability_group: str = ""
+    category_code: str = ""
+    scenario: str = ""
+    pipeline: str = ""
+    source_dataset: str = ""
+    generator_models: list[str] = field(default_factory=list)
+    image_description: str = ""
+    audio_description: str = ""
+    speech_utterance: str = ""
+    safety_label: str = ""
+    safety_category: str = ""
+    safety_subcategory: str = ""
+    predicate: list[str] = field(default_factory=list)
+    pair_external_id: str = ""
+    source_url: str = ""
+    licence: str = ""
+    split: str = ""
+    media: list[MediaRef] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedResponse:
+    """One evaluated model's response to one sample."""
+
+    row: int
+    external_id: str
+    model: str
+    response: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RowError:
+    """A row that could not be read; the reader carries on with the next one."""
+
+    row: int
+    external_id: str
+    message: str
+
+
+def message(template: str, **values: object) -> str:
+    """Fill a user-facing message template (kept separate so it can be translated later)."""
+    return template.format(**values)
+
+
+def is_missing(value: object) -> bool:
+    """Whether a cell holds no value (None, NaN, or an empty or 'nan' string).
+
+    The text "None" is a value: it is a real option text in multiple-choice data.
+    """
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in {"", "nan"}
+    return False
+
+
+def as_text(value: object) -> str:
+    """A cell as text: missing values become "", numbers keep their plain spelling."""
+    if is_missing(value):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value).strip()
+
+
+def as_text_list(value: object) -> list[str]:
+    """A list cell (a list, a JSON list or a comma-separated string) as a list of text."""
+    if is_missing(value):
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                loaded = json.loads(text)
+            except ValueError:
+                loaded = None
+            if isinstance(loaded, list):
+                return [as_text(item) for item in loaded if not is_missing(item)]
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if isinstance(value, list | tuple):
+        return [as_text(item) for item in value if not is_missing(item)]
+    return [as_text(value)]
+
+
+_DATA_URI = re.compile(r"^data:[\w/+.-]+;base64,", re.IGNORECASE)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def decode_base64(text: str) -> bytes:
+    """Decode strict base64 (a data: URI prefix and line breaks allowed); ValueError if not."""
+    cleaned = _WHITESPACE.sub("", _DATA_URI.sub("", text.strip()))
+    if not cleaned:
+        raise ValueError("empty")
+    try:
+        # Missing padding is common in hand-made files and harmless to restore.
+        return base64.b64decode(cleaned + "=" * (-len(cleaned) % 4), validate=True)
+    except binascii.Error as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether an image cell is a file path rather than base64 ('.' is not base64)."""
+    stripped = text.strip()
+    if len(stripped) > 4096 or _DATA_URI.match(stripped):
+        return False
+    return "." in stripped or "\\" in stripped
+
+
+def json_safe(value: object) -> Any:
+    """A value made JSON-serialisable for `extra` (bytes are dropped, NaN becomes None)."""
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items() if not isinstance(v, bytes)}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value if not isinstance(v, bytes)]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

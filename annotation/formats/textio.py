@@ -1,0 +1,146 @@
+"""Line and JSON-line readers for UTF-8 text, with or without a byte order mark.
+
+Every reader streams: a file is never read whole into memory.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any, cast
+
+from annotation.formats.records import FormatError, RowError, message
+
+# A path, or an open file in binary or text mode.
+Source = str | os.PathLike[str] | IO[bytes] | IO[str]
+
+BOM = "\ufeff"
+
+
+def source_name(source: Source) -> str:
+    """The file name of a source, or "" for an anonymous stream."""
+    if isinstance(source, str | os.PathLike):
+        return os.path.basename(os.fspath(source))
+    name = getattr(source, "name", "")
+    return os.path.basename(name) if isinstance(name, str) else ""
+
+
+@contextmanager
+def open_text(source: Source) -> Iterator[IO[str]]:
+    """Open a source as strict UTF-8 text with universal newlines left to the caller.
+
+    `newline=""` keeps embedded line breaks inside quoted CSV cells intact. A BOM is
+    removed by the "utf-8-sig" codec for binary input and by `iter_lines` for text input.
+    """
+    if isinstance(source, str | os.PathLike):
+        with open(source, encoding="utf-8-sig", errors="strict", newline="") as handle:
+            yield handle
+        return
+    if isinstance(source, io.TextIOBase):
+        yield cast(IO[str], source)
+        return
+    wrapper = io.TextIOWrapper(
+        cast(IO[bytes], source),
+        encoding="utf-8-sig",
+        errors="strict",
+        newline="",
+    )
+    try:
+        yield wrapper
+    finally:
+        # Leave the caller's stream open: it owns it.
+        wrapper.detach()
+
+
+def not_utf8_error(row: int) -> FormatError:
+    """The error for a file that is not UTF-8 text."""
+    return FormatError(
+        message(
+            "the file is not UTF-8 text (the first undecodable byte is near line {row}); "
+            "save it as UTF-8 and import it again",
+            row=row,
+        )
+    )
+
+
+def iter_lines(source: Source) -> Iterator[tuple[int, str]]:
+    """Yield (1-based line number, line without its line break), decoding strictly."""
+    row = 0
+    with open_text(source) as handle:
+        try:
+            for raw in handle:
+                row += 1
+                line = raw.rstrip("\r\n")
+                if row == 1 and line.startswith(BOM):
+                    line = line[1:]
+                yield row, line
+        except UnicodeDecodeError as exc:
+            raise not_utf8_error(row + 1) from exc
+
+
+def iter_json_objects(source: Source) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """Yield (line, object) for each non-blank JSON line, or a RowError for a broken line.
+
+    Raises FormatError for a file with no content at all.
+    """
+    seen = False
+    for row, line in iter_lines(source):
+        if not line.strip():
+            continue
+        seen = True
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            yield (
+                row,
+                RowError(
+                    row,
+                    "",
+                    message(
+                        "line {row}: this line is not valid JSON ({detail})", row=row, detail=exc
+                    ),
+                ),
+            )
+            continue
+        if not isinstance(value, dict):
+            yield (
+                row,
+                RowError(row, "", message("line {row}: this line is not a JSON object", row=row)),
+            )
+            continue
+        yield row, value
+    if not seen:
+        raise FormatError(message("the file is empty"))
+
+
+def read_json_document(source: Source) -> Any:
+    """Load a whole JSON document (for modest dict-shaped files such as LogicVista's)."""
+    with open_text(source) as handle:
+        try:
+            text = handle.read()
+        except UnicodeDecodeError as exc:
+            raise not_utf8_error(1) from exc
+    text = text.removeprefix(BOM)
+    if not text.strip():
+        raise FormatError(message("the file is empty"))
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise FormatError(message("the file is not valid JSON ({detail})", detail=exc)) from exc
+
+
+def peek_bytes(source: Source, size: int) -> bytes:
+    """The first bytes of a path or seekable binary stream (b"" if it cannot be peeked)."""
+    if isinstance(source, str | os.PathLike):
+        with open(source, "rb") as handle:
+            return handle.read(size)
+    if isinstance(source, io.TextIOBase) or not source.seekable():
+        return b""
+    position = source.tell()
+    head = source.read(size)
+    source.seek(position)
+    return head if isinstance(head, bytes) else codecs.encode(head, "utf-8")

@@ -1,0 +1,198 @@
+"""Reader for VLMEvalKit-style TSV files (MMT-Bench and most multiple-choice benchmarks).
+
+Columns: `index`, `image` (base64; a short value is the index of a row whose image is
+reused; a JSON or Python list for several images), optional `image_path`, `question`,
+optional `hint`, option columns `A`, `B`, `C`, …, `answer`, `category`, `l2-category`, `split`.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import string
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from annotation.formats.records import (
+    FormatError,
+    MediaRef,
+    ParsedSample,
+    RowError,
+    as_text,
+    decode_base64,
+    is_missing,
+    message,
+)
+from annotation.formats.textio import Source, not_utf8_error, open_text
+from annotation.formats.validate import normalise_choice_answer
+
+# An image cell this short cannot be an image: it is the index of the row to reuse.
+REUSE_MAX_CHARS = 64
+REQUIRED_COLUMNS = ("index", "question")
+_CONSUMED = {"index", "image", "image_path", "question", "answer", "category", "l2-category"}
+_CONSUMED |= {"split", *string.ascii_uppercase}
+
+
+def _raise_field_limit() -> None:
+    """Allow the huge base64 cells of real TSVs (the csv default is 128 KiB)."""
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:  # C long is 32 bits on some platforms
+            limit //= 2
+
+
+def _parse_list(text: str) -> list[str] | None:
+    """A cell holding a JSON or Python list of strings, or None if it is not one."""
+    if not text.startswith("["):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return None
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+def iter_vlmevalkit(
+    source: Source, *, source_dataset: str = "MMT-Bench"
+) -> Iterator[ParsedSample | RowError]:
+    """Stream multiple-choice samples from a VLMEvalKit TSV file."""
+    _raise_field_limit()
+    with open_text(source) as handle:
+        reader = csv.reader(handle, delimiter="\t", quotechar='"')
+        try:
+            yield from _iter_rows(reader, source_dataset)
+        except UnicodeDecodeError as exc:
+            raise not_utf8_error(reader.line_num + 1) from exc
+        except csv.Error as exc:
+            raise FormatError(
+                message(
+                    "line {row}: the file is not a well-formed TSV ({detail})",
+                    row=reader.line_num,
+                    detail=exc,
+                )
+            ) from exc
+
+
+def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowError]:
+    header = next(reader, None)
+    if header is None:
+        raise FormatError(message("the file is empty"))
+    header = [name.strip().lstrip("\ufeff") for name in header]
+    for column in REQUIRED_COLUMNS:
+        if column not in header:
+            raise FormatError(message("the file has no '{column}' column", column=column))
+    if "image" not in header and "image_path" not in header:
+        raise FormatError(message("the file has neither an 'image' nor an 'image_path' column"))
+    option_columns = [name for name in header if len(name) == 1 and name in string.ascii_uppercase]
+    # index -> index of the row that holds the image bytes, for reuse by later rows.
+    image_owner: dict[str, str] = {}
+    line = reader.line_num
+    for cells in reader:
+        row = line + 1
+        line = reader.line_num
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) != len(header):
+            yield RowError(
+                row,
+                cells[0] if cells else "",
+                message(
+                    "line {row}: the row has {found} cells but the header has {expected}",
+                    row=row,
+                    found=len(cells),
+                    expected=len(header),
+                ),
+            )
+            continue
+        yield _sample(
+            row, dict(zip(header, cells, strict=True)), option_columns, image_owner, source_dataset
+        )
+
+
+def _sample(
+    row: int,
+    record: dict[str, str],
+    option_columns: list[str],
+    image_owner: dict[str, str],
+    source_dataset: str,
+) -> ParsedSample | RowError:
+    external_id = as_text(record["index"])
+    if not external_id:
+        return RowError(row, "", message("line {row}: the row has no index", row=row))
+    media = _media(row, external_id, record, image_owner)
+    if isinstance(media, RowError):
+        return media
+    options = [
+        {"label": column, "text": record[column].strip()}
+        for column in option_columns
+        if not is_missing(record[column])
+    ]
+    extra = {k: v for k, v in record.items() if k not in _CONSUMED and not is_missing(v)}
+    return ParsedSample(
+        row=row,
+        external_id=external_id,
+        question=record["question"].strip(),
+        question_format="mcq",
+        options=options,
+        reference_answer=normalise_choice_answer(as_text(record.get("answer"))),
+        category_code=as_text(record.get("category")),
+        scenario=as_text(record.get("l2-category")),
+        source_dataset=source_dataset,
+        split=as_text(record.get("split")),
+        media=media,
+        extra=extra,
+    )
+
+
+def _media(
+    row: int, external_id: str, record: dict[str, str], image_owner: dict[str, str]
+) -> list[MediaRef] | RowError:
+    image = as_text(record.get("image"))
+    path_cell = as_text(record.get("image_path"))
+    paths = _parse_list(path_cell) or ([path_cell] if path_cell else [])
+    if not image:
+        return [MediaRef("image", i, path=path) for i, path in enumerate(paths)]
+    if len(image) <= REUSE_MAX_CHARS and _parse_list(image) is None:
+        owner = image_owner.get(image)
+        if owner is None:
+            return RowError(
+                row,
+                external_id,
+                message(
+                    "line {row}: the image refers to the row with index '{ref}', "
+                    "which has no image earlier in the file",
+                    row=row,
+                    ref=image,
+                ),
+            )
+        image_owner[external_id] = owner
+        return [MediaRef("image", 0, same_as=owner)]
+    encoded = _parse_list(image) or [image]
+    media = []
+    for position, text in enumerate(encoded):
+        try:
+            data = decode_base64(text)
+        except ValueError:
+            return RowError(
+                row,
+                external_id,
+                message(
+                    "line {row}: image {number} is not valid base64", row=row, number=position + 1
+                )
+                if len(encoded) > 1
+                else message("line {row}: the image is not valid base64", row=row),
+            )
+        path = paths[position] if position < len(paths) else None
+        media.append(MediaRef("image", position, data=data, path=path))
+    image_owner[external_id] = external_id
+    return media

@@ -1,0 +1,240 @@
+"""Inspection of uploaded images and audio: format, size and decodability checks,
+thumbnails and waveform peaks. No Django: callers pass bytes and limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile as sf
+from PIL import Image, ImageOps, UnidentifiedImageError, features
+
+ALLOWED_IMAGE_FORMATS = {
+    "JPEG": "image/jpeg",
+    "PNG": "image/png",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+    "BMP": "image/bmp",
+    "TIFF": "image/tiff",
+}
+AUDIO_MIME = {
+    "WAV": "audio/wav",
+    "WAVEX": "audio/wav",
+    "OGG": "audio/ogg",
+    "FLAC": "audio/flac",
+    "MP3": "audio/mpeg",
+    "MPEG": "audio/mpeg",
+    "AIFF": "audio/aiff",
+}
+PEAK_BLOCK_FRAMES = 1 << 16
+
+
+class MediaError(Exception):
+    """An uploaded media file that must be refused; the message is shown to the user."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What a valid image is."""
+
+    format: str
+    mime: str
+    width: int
+    height: int
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    """What a valid audio clip is."""
+
+    format: str
+    mime: str
+    duration_seconds: float
+    sample_rate: int
+    channels: int
+
+
+def _message(template: str, **values: object) -> str:
+    return template.format(**values)
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 digest of the bytes, in hex (content address and duplicate check)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _check_size(data: bytes, max_bytes: int, kind: str) -> None:
+    if not data:
+        raise MediaError(_message("the {kind} file is empty", kind=kind))
+    if len(data) > max_bytes:
+        raise MediaError(
+            _message(
+                "the {kind} file is {size} bytes, more than the limit of {limit} bytes",
+                kind=kind,
+                size=len(data),
+                limit=max_bytes,
+            )
+        )
+
+
+def _open_image(data: bytes) -> Image.Image:
+    """Open lazily, refusing decompression bombs instead of only warning about them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            return Image.open(io.BytesIO(data))
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+            raise MediaError(
+                _message("the image declares too many pixels to open safely ({detail})", detail=exc)
+            ) from exc
+        except UnidentifiedImageError as exc:
+            raise MediaError(_message("the file is not an image in a recognised format")) from exc
+        except (OSError, SyntaxError, ValueError) as exc:
+            raise MediaError(
+                _message("the image header is damaged ({detail})", detail=exc)
+            ) from exc
+
+
+def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
+    """Check an image fully (header, size, pixel count, full decode) and describe it."""
+    _check_size(data, max_bytes, "image")
+    image = _open_image(data)
+    with image:
+        image_format = image.format or ""
+        if image_format not in ALLOWED_IMAGE_FORMATS:
+            raise MediaError(
+                _message(
+                    "the image format {format} is not accepted (accepted: {accepted})",
+                    format=image_format or "unknown",
+                    accepted=", ".join(ALLOWED_IMAGE_FORMATS),
+                )
+            )
+        width, height = image.size
+        # Checked on the header, before any pixel is decoded.
+        if width * height > max_pixels:
+            raise MediaError(
+                _message(
+                    "the image is {width}×{height} pixels, more than the limit of {limit} pixels",
+                    width=width,
+                    height=height,
+                    limit=max_pixels,
+                )
+            )
+        if width <= 0 or height <= 0:
+            raise MediaError(_message("the image has no pixels"))
+        # verify() does not decode pixel data; load() does, and fails on truncation.
+        try:
+            image.load()
+        except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            raise MediaError(
+                _message(
+                    "the image is truncated or damaged and cannot be decoded ({detail})", detail=exc
+                )
+            ) from exc
+    return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height)
+
+
+def make_thumbnail(data: bytes, *, size: int = 320) -> tuple[bytes, str]:
+    """A preview at most `size` pixels on its longer side, as WEBP (JPEG without WEBP).
+
+    Call it on an image that passed `inspect_image`.
+    """
+    image = _open_image(data)
+    with image:
+        if image.format == "JPEG":
+            image.draft("RGB", (size, size))  # decode at a reduced scale: much faster
+        oriented = _to_eight_bit(ImageOps.exif_transpose(image))
+        has_alpha = oriented.mode in {"RGBA", "LA", "PA"} or (
+            oriented.mode == "P" and "transparency" in oriented.info
+        )
+        converted = oriented.convert("RGBA" if has_alpha else "RGB")
+        converted.thumbnail((size, size), Image.Resampling.LANCZOS)
+    output = io.BytesIO()
+    if features.check("webp"):
+        converted.save(output, format="WEBP", quality=80, method=4)
+        return output.getvalue(), "image/webp"
+    if converted.mode == "RGBA":
+        background = Image.new("RGB", converted.size, "white")
+        background.paste(converted, mask=converted.getchannel("A"))
+        converted = background
+    converted.save(output, format="JPEG", quality=82, optimize=True)
+    return output.getvalue(), "image/jpeg"
+
+
+def _to_eight_bit(image: Image.Image) -> Image.Image:
+    """Scale 16-bit and float images to 8-bit grey (a plain convert clips them to white)."""
+    if image.mode not in {"I", "F"} and not image.mode.startswith("I;16"):
+        return image
+    values = np.asarray(image, dtype=np.float64)
+    low, high = float(values.min()), float(values.max())
+    scaled = (values - low) * (255.0 / (high - low)) if high > low else np.zeros_like(values)
+    return Image.fromarray(scaled.astype(np.uint8), mode="L")
+
+
+def _open_audio(data: bytes) -> sf.SoundFile:
+    try:
+        return sf.SoundFile(io.BytesIO(data))
+    except (sf.LibsndfileError, RuntimeError, TypeError, ValueError) as exc:
+        raise MediaError(
+            _message("the file is not audio in a recognised format (WAV, Ogg, FLAC, MP3, AIFF)")
+        ) from exc
+
+
+def inspect_audio(data: bytes, *, max_bytes: int) -> AudioInfo:
+    """Check that bytes are a decodable audio clip with samples, and describe it."""
+    _check_size(data, max_bytes, "audio")
+    with _open_audio(data) as sound:
+        frames, rate, channels = sound.frames, sound.samplerate, sound.channels
+        if frames <= 0 or rate <= 0:
+            raise MediaError(_message("the audio file contains no sound"))
+        try:
+            # A header can be valid over a broken body: decode the first block too.
+            sound.read(min(frames, 4096), dtype="float32")
+        except (sf.LibsndfileError, RuntimeError) as exc:
+            raise MediaError(
+                _message("the audio cannot be decoded ({detail})", detail=exc)
+            ) from exc
+        audio_format = sound.format
+    return AudioInfo(
+        format=audio_format,
+        mime=AUDIO_MIME.get(audio_format, "application/octet-stream"),
+        duration_seconds=frames / rate,
+        sample_rate=rate,
+        channels=channels,
+    )
+
+
+def waveform_peaks(data: bytes, *, buckets: int = 1000) -> list[float]:
+    """Per bucket, the largest absolute amplitude of the mono mix, in [0, 1].
+
+    Decodes block by block so a long clip never sits in memory as samples. Returns
+    fewer values than `buckets` when the clip has fewer frames.
+    """
+    if buckets <= 0:
+        raise ValueError("buckets must be positive")
+    with _open_audio(data) as sound:
+        frames = sound.frames
+        if frames <= 0:
+            return []
+        count = min(buckets, frames)
+        per_bucket = math.ceil(frames / count)
+        # Whole buckets per block, so each bucket's maximum is computed in one block.
+        block = per_bucket * max(1, PEAK_BLOCK_FRAMES // per_bucket)
+        peaks: list[float] = []
+        for chunk in sound.blocks(blocksize=block, dtype="float32", always_2d=True):
+            mono = np.abs(chunk.mean(axis=1))
+            whole = (len(mono) // per_bucket) * per_bucket
+            if whole:
+                peaks.extend(mono[:whole].reshape(-1, per_bucket).max(axis=1).tolist())
+            if whole < len(mono):
+                peaks.append(float(mono[whole:].max()))
+    return [round(min(1.0, max(0.0, peak)), 4) for peak in peaks]
