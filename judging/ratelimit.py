@@ -1,0 +1,124 @@
+"""Per-judge request-rate limits shared by all workers through Redis, and a concurrency cap.
+
+The limit is a GCRA (generic cell rate algorithm, an exact token bucket) run as one Lua
+script, so concurrent workers on several hosts cannot both take the last slot, and it uses
+Redis's clock, so skewed worker clocks do not matter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from redis.asyncio import Redis
+
+# Returns 0 when the request may go now (and books it), else the milliseconds to wait.
+_GCRA_LUA = """
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tolerance = interval * (tonumber(ARGV[2]) - 1)
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then
+    tat = now
+end
+if tat - now > tolerance then
+    return tat - tolerance - now
+end
+local new_tat = tat + interval
+redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil(new_tat - now + 1000))
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """`requests_per_minute` on average, with up to `burst` requests back to back."""
+
+    requests_per_minute: float
+    burst: int = 1
+
+    def __post_init__(self) -> None:
+        if self.requests_per_minute <= 0 or self.burst < 1:
+            raise ValueError("requests_per_minute must be > 0 and burst >= 1")
+
+    @property
+    def interval_ms(self) -> int:
+        """Milliseconds between requests at the steady rate."""
+        return max(1, round(60_000 / self.requests_per_minute))
+
+
+class RateLimitTimeout(TimeoutError):
+    """acquire() would have waited longer than its timeout."""
+
+
+class RedisRateLimiter:
+    """Shared per-judge limiter; judges without a configured limit are not limited."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        limits: Mapping[str, RateLimit],
+        *,
+        prefix: str = "judging:ratelimit:",
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._redis = redis
+        self._limits = dict(limits)
+        self._prefix = prefix
+        self._sleep = sleep
+        self._script = redis.register_script(_GCRA_LUA)
+
+    def limit_for(self, judge_key: str) -> RateLimit | None:
+        """The configured limit of a judge, if any."""
+        return self._limits.get(judge_key)
+
+    async def try_acquire(self, judge_key: str) -> float:
+        """Take a slot now and return 0, or return the seconds until one is free."""
+        limit = self._limits.get(judge_key)
+        if limit is None:
+            return 0.0
+        wait_ms = await self._script(
+            keys=[self._prefix + judge_key], args=[limit.interval_ms, limit.burst]
+        )
+        return int(wait_ms) / 1000
+
+    async def acquire(self, judge_key: str, *, timeout: float | None = None) -> float:
+        """Wait until the judge may be called; return the seconds waited."""
+        started = time.monotonic()
+        while True:
+            wait = await self.try_acquire(judge_key)
+            if wait <= 0:
+                return time.monotonic() - started
+            if timeout is not None and time.monotonic() - started + wait > timeout:
+                raise RateLimitTimeout(f"rate limit for {judge_key!r} not free within {timeout}s")
+            # Another worker may take the slot first; the loop then simply waits again.
+            await self._sleep(wait)
+
+    async def reset(self, judge_key: str) -> None:
+        """Forget a judge's history (tests, or after changing its limit)."""
+        await self._redis.delete(self._prefix + judge_key)
+
+
+class ConcurrencyCaps:
+    """At most `limit` in-flight calls per judge within this process."""
+
+    def __init__(self, limits: Mapping[str, int], *, default: int = 8) -> None:
+        self._limits = dict(limits)
+        self._default = default
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+
+    def _semaphore(self, judge_key: str) -> asyncio.Semaphore:
+        if judge_key not in self._semaphores:
+            size = self._limits.get(judge_key, self._default)
+            self._semaphores[judge_key] = asyncio.Semaphore(size)
+        return self._semaphores[judge_key]
+
+    @asynccontextmanager
+    async def slot(self, judge_key: str) -> AsyncIterator[None]:
+        """Hold one of the judge's slots for the duration of the block."""
+        async with self._semaphore(judge_key):
+            yield

@@ -1,0 +1,458 @@
+"""A local fake of the OpenAI chat-completions API, with scripted latency and faults.
+
+Runs on asyncio streams with a minimal HTTP/1.1 parser (keep-alive, Content-Length bodies)
+in a background thread, so hundreds of slow requests overlap instead of queueing:
+
+    with FakeOpenAI(latency=0.2, fault_rates={"error_500": 0.1}, seed=1) as server:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="x", max_retries=0)
+
+or from a shell: ``python -m tests.support.fake_openai --port 8765 --latency 0.2``.
+
+Faults, chosen per request by the ``X-Fake-Fault`` header, else the queue filled by
+``queue_faults()``, else at random by ``fault_rates`` (seeded):
+``error_500``, ``rate_limit[:seconds]`` (429 with Retry-After), ``hang`` (no reply until
+``hang_s`` passes, then the connection closes), ``malformed`` (a reply whose content is not
+JSON), ``truncated`` (Content-Length larger than the body sent, then close), ``bad_request``
+(400), ``invalid_body`` (a 200 whose body is not JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+FAULT_KINDS = (
+    "error_500",
+    "rate_limit",
+    "hang",
+    "malformed",
+    "truncated",
+    "bad_request",
+    "invalid_body",
+)
+REASONING_SCORES = (0, 0.25, 0.5, 0.75, 1)
+
+Responder = Callable[[dict[str, Any], str], str]
+
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}
+
+
+@dataclass
+class RequestRecord:
+    """One request as the server saw it; times are time.monotonic() in this process."""
+
+    index: int
+    method: str
+    path: str
+    received_at: float
+    prompt_hash: str | None
+    fault: str | None
+    body: dict[str, Any] | None
+    status: int | None = None
+    responded_at: float | None = None
+
+
+def prompt_text(request: Mapping[str, Any]) -> str:
+    """All text of a chat request's messages, in order (media parts left out)."""
+    chunks: list[str] = []
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            chunks.append(content)
+        elif isinstance(content, list):
+            chunks.extend(part.get("text", "") for part in content if part.get("type") == "text")
+    return "\n".join(chunks)
+
+
+def hash_prompt(request: Mapping[str, Any]) -> str:
+    """A short stable hash of the request's prompt text."""
+    return hashlib.sha256(prompt_text(request).encode("utf-8")).hexdigest()[:16]
+
+
+def default_responder(request: dict[str, Any], digest: str) -> str:
+    """A valid JSON verdict for the task the prompt asks for, fixed per prompt hash."""
+    text = prompt_text(request)
+    seed = int(digest, 16)
+    if '"answer_score"' in text:
+        verdict: dict[str, Any] = {
+            "answer_score": seed % 2,
+            "reasoning_score": REASONING_SCORES[(seed >> 3) % 5],
+            "reason": f"fake verdict {digest[:6]}",
+        }
+    elif '"answerable"' in text:
+        verdict = {"answerable": bool(seed % 2), "category": None, "reason": "fake"}
+    elif '"label"' in text:
+        verdict = {"label": "safe" if seed % 2 else "unsafe", "reason": "fake"}
+    else:
+        verdict = {"answer_score": 1, "reasoning_score": 0.75, "reason": "fake default"}
+    return json.dumps(verdict)
+
+
+class FakeOpenAI:
+    """The fake server; use as a context manager or call start() and stop()."""
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        fault_rates: Mapping[str, float] | None = None,
+        seed: int = 0,
+        responder: Responder = default_responder,
+        retry_after: float = 1.0,
+        hang_s: float = 30.0,
+        model: str = "fake-judge",
+    ) -> None:
+        unknown = set(fault_rates or {}) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds: {sorted(unknown)}")
+        self.host = host
+        self.port = port
+        self.latency = latency
+        self.fault_rates = dict(fault_rates or {})
+        self.responder = responder
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.model = model
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._faults: deque[str] = deque()
+        self._records: list[RequestRecord] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The URL to give an OpenAI client (ends in /v1)."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self) -> FakeOpenAI:
+        """Serve from a daemon thread; return once the port is bound."""
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="fake-openai", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake OpenAI server did not start")
+        return self
+
+    def _run(self) -> None:
+        assert self._loop is not None
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(self._bind())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.close()
+
+    async def _bind(self) -> asyncio.Server:
+        server = await asyncio.start_server(self._handle, self.host, self.port, backlog=2048)
+        self.port = server.sockets[0].getsockname()[1]
+        return server
+
+    def stop(self) -> None:
+        """Close the server, cancel pending (hanging) replies, join the thread."""
+        if self._loop is None or self._thread is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+        future.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop = None
+
+    async def _shutdown(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        current = asyncio.current_task()
+        tasks = [task for task in asyncio.all_tasks() if task is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- control and inspection --------------------------------------------------------
+    def queue_faults(self, *faults: str) -> None:
+        """Faults for the next requests, one each, in order ("ok" means no fault)."""
+        for fault in faults:
+            if fault != "ok" and fault.split(":")[0] not in FAULT_KINDS:
+                raise ValueError(f"unknown fault {fault!r}")
+        with self._lock:
+            self._faults.extend(faults)
+
+    @property
+    def records(self) -> list[RequestRecord]:
+        """A snapshot of every request received so far."""
+        with self._lock:
+            return list(self._records)
+
+    def chat_records(self) -> list[RequestRecord]:
+        """Snapshot of the chat-completions requests only."""
+        return [r for r in self.records if r.path.endswith("/chat/completions")]
+
+    def success_counts(self) -> Counter[str]:
+        """Successful (200, valid JSON body) replies per prompt hash."""
+        return Counter(
+            r.prompt_hash
+            for r in self.chat_records()
+            if r.status == 200 and r.fault not in {"truncated", "invalid_body"} and r.prompt_hash
+        )
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestRecord]:
+        """Block until `count` chat requests have arrived (a condition, not a sleep)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            records = self.chat_records()
+            if len(records) >= count:
+                return records
+            time.sleep(0.005)
+        raise TimeoutError(f"only {len(self.chat_records())} of {count} requests arrived")
+
+    # -- HTTP --------------------------------------------------------------------------
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                request_line = await reader.readline()
+                if not request_line.strip():
+                    break
+                method, target, _ = request_line.decode("latin-1").split(" ", 2)
+                headers: dict[str, str] = {}
+                while True:
+                    line = await reader.readline()
+                    if line in (b"\r\n", b"\n", b""):
+                        break
+                    name, _, value = line.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                length = int(headers.get("content-length", "0"))
+                body = await reader.readexactly(length) if length else b""
+                keep_alive = await self._dispatch(
+                    method, target.split("?")[0], headers, body, writer
+                )
+                if not keep_alive or headers.get("connection", "").lower() == "close":
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            # Only stop() cancels handlers; ending quietly keeps asyncio from logging each one.
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await writer.wait_closed()
+
+    async def _send(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: bytes,
+        *,
+        extra_headers: Mapping[str, str] | None = None,
+        declared_length: int | None = None,
+    ) -> None:
+        reason = _REASONS.get(status, "Internal Server Error" if status >= 500 else "Error")
+        lines = [
+            f"HTTP/1.1 {status} {reason}",
+            "Content-Type: application/json",
+            f"Content-Length: {declared_length if declared_length is not None else len(payload)}",
+        ]
+        lines += [f"{name}: {value}" for name, value in (extra_headers or {}).items()]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload)
+        await writer.drain()
+
+    def _next_fault(self, headers: Mapping[str, str]) -> str | None:
+        if "x-fake-fault" in headers:
+            fault = headers["x-fake-fault"]
+            return None if fault == "ok" else fault
+        with self._lock:
+            if self._faults:
+                fault = self._faults.popleft()
+                return None if fault == "ok" else fault
+            roll = self._rng.random()
+        for kind, rate in self.fault_rates.items():
+            if roll < rate:
+                return kind
+            roll -= rate
+        return None
+
+    def _record(self, record: RequestRecord) -> None:
+        with self._lock:
+            record.index = len(self._records)
+            self._records.append(record)
+
+    async def _dispatch(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            self._record(record)
+            payload = {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+            await self._reply(record, writer, 200, payload)
+            return True
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            self._record(record)
+            await self._reply(record, writer, 404, _error("not found", "not_found"))
+            return True
+        try:
+            request = json.loads(body)
+        except json.JSONDecodeError:
+            self._record(record)
+            await self._reply(record, writer, 400, _error("body is not JSON", "invalid_request"))
+            return True
+        record.body = request
+        record.prompt_hash = hash_prompt(request)
+        record.fault = self._next_fault(headers)
+        self._record(record)
+        latency = float(headers.get("x-fake-latency", self.latency))
+        if latency > 0:
+            await asyncio.sleep(latency)
+        return await self._answer(record, request, writer)
+
+    async def _answer(
+        self, record: RequestRecord, request: dict[str, Any], writer: asyncio.StreamWriter
+    ) -> bool:
+        kind, _, argument = (record.fault or "").partition(":")
+        if kind == "error_500":
+            await self._reply(record, writer, 500, _error("fake server error", "server_error"))
+        elif kind == "rate_limit":
+            wait = float(argument) if argument else self.retry_after
+            await self._reply(
+                record,
+                writer,
+                429,
+                _error("rate limited", "rate_limit_exceeded"),
+                {"Retry-After": f"{wait:g}"},
+            )
+        elif kind == "bad_request":
+            await self._reply(record, writer, 400, _error("fake bad request", "invalid_request"))
+        elif kind == "hang":
+            await asyncio.sleep(float(argument) if argument else self.hang_s)
+            return False
+        elif kind == "truncated":
+            payload = json.dumps(self._completion(request, record)).encode()
+            await self._send(
+                writer, 200, payload[: len(payload) // 2], declared_length=len(payload)
+            )
+            record.status = 200
+            record.responded_at = time.monotonic()
+            return False
+        elif kind == "invalid_body":
+            await self._reply_raw(record, writer, 200, b'{"id": "chatcmpl-broken", "choices": [')
+        else:
+            completion = self._completion(request, record, malformed=kind == "malformed")
+            await self._reply(record, writer, 200, completion)
+        return True
+
+    async def _reply(
+        self,
+        record: RequestRecord,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: Mapping[str, Any],
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        await self._reply_raw(record, writer, status, json.dumps(payload).encode(), extra_headers)
+
+    async def _reply_raw(
+        self,
+        record: RequestRecord,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: bytes,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        await self._send(writer, status, payload, extra_headers=extra_headers)
+        record.status = status
+        record.responded_at = time.monotonic()
+
+    def _completion(
+        self, request: dict[str, Any], record: RequestRecord, *, malformed: bool = False
+    ) -> dict[str, Any]:
+        digest = record.prompt_hash or ""
+        content = (
+            "Sure! I think the response deserves a good score."
+            if malformed
+            else self.responder(request, digest)
+        )
+        prompt_tokens = len(prompt_text(request).split())
+        return {
+            "id": f"chatcmpl-{record.index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", self.model),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(content.split()),
+                "total_tokens": prompt_tokens + len(content.split()),
+            },
+        }
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": code, "code": code}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve in the foreground until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--retry-after", type=float, default=1.0)
+    parser.add_argument(
+        "--fault-rate", action="append", default=[], metavar="KIND=RATE", help="e.g. error_500=0.1"
+    )
+    args = parser.parse_args(argv)
+    rates = {
+        kind: float(rate) for kind, _, rate in (item.partition("=") for item in args.fault_rate)
+    }
+    server = FakeOpenAI(
+        host=args.host,
+        port=args.port,
+        latency=args.latency,
+        fault_rates=rates,
+        seed=args.seed,
+        retry_after=args.retry_after,
+    )
+    with server:
+        print(f"fake OpenAI server at {server.base_url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
