@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import apis
 
@@ -17,4 +17,6 @@ urlpatterns = [
         name="api_dataset_members",
     ),
     path("samples/<int:sample_id>/", apis.SampleDetailApi.as_view(), name="api_sample"),
+    path("", include("annotation.imports_api_urls")),
+    path("", include("annotation.snapshots_api_urls")),
 ]

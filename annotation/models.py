@@ -342,3 +342,127 @@ class SampleRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sample_id} r{self.number}"
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class ImportSourceKind(models.TextChoices):
+    UPLOAD = "upload", _("Uploaded file")
+    SERVER_PATH = "server_path", _("Path on the server")
+    S3_PREFIX = "s3_prefix", _("S3 prefix")
+
+
+class ImportJob(models.Model):
+    """One import of candidate samples into a dataset, run by a worker, with live progress."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_kind = models.CharField(
+        _("source kind"), max_length=20, choices=ImportSourceKind.choices
+    )
+    # An uploaded file's storage name, a server path, or s3://bucket/prefix.
+    source = models.CharField(_("source"), max_length=1000)
+    source_name = models.CharField(_("file name"), max_length=300, blank=True, default="")
+    format = models.CharField(_("format"), max_length=30)
+    options = models.JSONField(_("options"), default=dict, blank=True)
+    status = models.CharField(
+        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
+    )
+    total_rows = models.PositiveIntegerField(_("rows in total"), null=True, blank=True)
+    rows_done = models.PositiveIntegerField(_("rows done"), default=0)
+    imported = models.PositiveIntegerField(_("imported"), default=0)
+    unchanged = models.PositiveIntegerField(_("unchanged"), default=0)
+    updated = models.PositiveIntegerField(_("updated"), default=0)
+    rejected = models.PositiveIntegerField(_("rejected"), default=0)
+    message = models.TextField(_("message"), blank=True, default="")
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("import job")
+        verbose_name_plural = _("import jobs")
+
+    def __str__(self) -> str:
+        return f"import {self.pk} into {self.dataset_id}"
+
+
+class ImportRowError(models.Model):
+    """A row an import rejected, with its line or index and a reason a person understands."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="row_errors")
+    row = models.PositiveIntegerField(_("row"))
+    external_id = models.CharField(_("external id"), max_length=200, blank=True, default="")
+    message = models.TextField(_("message"))
+
+    class Meta:
+        ordering = ["job", "row", "id"]
+        verbose_name = _("import row error")
+        verbose_name_plural = _("import row errors")
+
+    def __str__(self) -> str:
+        return f"row {self.row}: {self.message[:60]}"
+
+
+class Snapshot(models.Model):
+    """A named, immutable export of a dataset at a moment, built by a worker."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="snapshots")
+    name = models.CharField(_("name"), max_length=200)
+    format = models.CharField(_("format"), max_length=20)
+    filter = models.JSONField(_("filter"), default=dict, blank=True)
+    status = models.CharField(
+        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
+    )
+    total = models.PositiveIntegerField(_("samples in total"), null=True, blank=True)
+    done = models.PositiveIntegerField(_("samples done"), default=0)
+    file = models.FileField(_("file"), max_length=500, blank=True, default="")
+    manifest = models.JSONField(_("manifest"), default=dict, blank=True)
+    previous = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    message = models.TextField(_("message"), blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "name"], name="uniq_snapshot_name")
+        ]
+        verbose_name = _("snapshot")
+        verbose_name_plural = _("snapshots")
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}:{self.name}"
+
+
+class SnapshotEntry(models.Model):
+    """One sample as it went into a snapshot: what the next snapshot's diff compares with."""
+
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="entries")
+    sample = models.ForeignKey(Sample, on_delete=models.SET_NULL, null=True, related_name="+")
+    external_id = models.CharField(max_length=200)
+    content_hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "external_id"], name="uniq_snapshot_entry")
+        ]
+        verbose_name = _("snapshot entry")
+        verbose_name_plural = _("snapshot entries")
+
+    def __str__(self) -> str:
+        return f"{self.snapshot_id}:{self.external_id}"

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import views
 
@@ -16,4 +16,6 @@ urlpatterns = [
         {"variant": "thumbnail"},
         name="media_thumbnail",
     ),
+    path("", include("annotation.imports_urls")),
+    path("", include("annotation.snapshots_urls")),
 ]

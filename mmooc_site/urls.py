@@ -16,7 +16,11 @@ urlpatterns = [
     path("healthz/", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
+    path("", include(("review.urls", "review"), namespace="review")),
+    path("", include(("judging.urls", "judging"), namespace="judging")),
     path("api/", include("annotation.api_urls")),
+    path("api/", include("review.api_urls")),
+    path("api/", include("judging.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
 ]
