@@ -13,7 +13,9 @@ from annotation.services.samples import (
     LABEL_FIELDS,
     SampleInvalid,
     sample_create,
+    sample_flag_judges,
     sample_link_pair,
+    sample_set_note,
     sample_set_status,
     sample_update,
 )
@@ -27,7 +29,9 @@ __all__ = [
     "media_asset_derive",
     "media_asset_store",
     "sample_create",
+    "sample_flag_judges",
     "sample_link_pair",
+    "sample_set_note",
     "sample_set_status",
     "sample_update",
 ]

@@ -211,3 +211,22 @@ def sample_link_pair(*, unsafe: Sample, safe: Sample) -> None:
     Sample.objects.filter(pk=unsafe.pk).update(pair=safe)
     Sample.objects.filter(pk=safe.pk).update(pair=unsafe)
     unsafe.pair, safe.pair = safe, unsafe
+
+
+def sample_set_note(*, sample_ids: Iterable[int], key: str, values: Mapping[int, Any]) -> int:
+    """Store another app's summary about samples in their ``extra`` (never a label).
+
+    Used by review (``review_summary``) and judging (``judge_votes``) so that annotation, which
+    knows neither, can show and export them. ``values`` maps sample id to a JSON value.
+    """
+    ids = list(sample_ids)
+    samples = list(Sample.objects.filter(pk__in=ids).only("id", "extra"))
+    for sample in samples:
+        sample.extra = {**(sample.extra or {}), key: values.get(sample.pk)}
+    Sample.objects.bulk_update(samples, ["extra"], batch_size=1000)
+    return len(samples)
+
+
+def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool) -> int:
+    """Mark samples whose judges disagreed: the review queue serves them first."""
+    return Sample.objects.filter(pk__in=list(sample_ids)).update(judges_disagree=disagree)
