@@ -10,9 +10,9 @@ from mmooc_site import views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("i18n/", include("django.conf.urls.i18n")),
+    path("i18n/setlang/", views.set_language, name="set_language"),
     path("healthz/", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
+from django.views.i18n import set_language as django_set_language
+
+from annotation.roles import acting_user
+from mmooc_site import services
 
 
 @require_GET
@@ -18,3 +25,37 @@ def home(request: HttpRequest) -> HttpResponse:
 def healthz(request: HttpRequest) -> HttpResponse:
     """Liveness for the run command and load balancers; shows no data."""
     return JsonResponse({"ok": True})
+
+
+def _remember_language(response: HttpResponse, language: str) -> None:
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        language,
+        max_age=365 * 24 * 3600,
+        samesite="Lax",
+        secure=settings.SESSION_COOKIE_SECURE,
+    )
+
+
+@login_not_required
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """Switch the interface language and, for a signed-in user, remember it for next time."""
+    response = django_set_language(request)
+    language = request.POST.get("language", "")
+    user = acting_user(request.user)
+    if user is not None and language in dict(settings.LANGUAGES):
+        services.user_set_language(user=user, language=language)
+    return response
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, which also restores the language the user chose before."""
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        response = super().form_valid(form)
+        user = acting_user(form.get_user())
+        language = services.user_language(user=user) if user else ""
+        if language:
+            _remember_language(response, language)
+        return response

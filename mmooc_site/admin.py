@@ -1,0 +1,9 @@
+from django.contrib import admin
+
+from mmooc_site.models import UserPreference
+
+
+@admin.register(UserPreference)
+class UserPreferenceAdmin(admin.ModelAdmin[UserPreference]):
+    list_display = ["user", "language"]
+    list_select_related = ["user"]
