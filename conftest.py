@@ -47,6 +47,13 @@ def _has_weed() -> str | None:
     )
 
 
+SHARED_DATA = Path(__file__).resolve().parent.parent / "shared" / "data"
+
+
+def _has_shared_data() -> str | None:
+    return None if SHARED_DATA.is_dir() else f"the shared test material is missing ({SHARED_DATA})"
+
+
 def _has_chromium() -> str | None:
     return None if Path("/usr/bin/chromium").exists() else "Chromium is missing (/usr/bin/chromium)"
 
@@ -56,6 +63,7 @@ CHECKS = {
     "redis": _has_redis,
     "s3": _has_weed,
     "browser": _has_chromium,
+    "shared_data": _has_shared_data,
 }
 _results: dict[str, str | None] = {}
 

@@ -27,7 +27,7 @@ _BLOCKS = [
 ]
 _TAGS = re.compile(r"{%.*?%}|{{.*?}}", re.S)
 _TRANSLATED_ATTRS = ("alt", "title", "placeholder", "aria-label", "label")
-_ATTR = re.compile(r'\b(%s)\s*=\s*"([^"]*)"' % "|".join(_TRANSLATED_ATTRS), re.I)
+_ATTR = re.compile(r"\b(" + "|".join(_TRANSLATED_ATTRS) + r')\s*=\s*"([^"]*)"', re.I)
 _HTML_TAG = re.compile(r"<[^>]*>", re.S)
 _ENTITY = re.compile(r"&[#\w]+;")
 _WORDS = re.compile(r"[A-Za-z\u4e00-\u9fff]")
