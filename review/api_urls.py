@@ -1,5 +1,32 @@
-"""API routes of this part of the site."""
+"""API routes of the review app."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from review import apis
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),
+    path(
+        "datasets/<int:dataset_id>/review-settings/",
+        apis.ReviewSettingsApi.as_view(),
+        name="api_review_settings",
+    ),
+    path(
+        "datasets/<int:dataset_id>/review-queue/",
+        apis.QueueSyncApi.as_view(),
+        name="api_review_queue",
+    ),
+    path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
+    path("samples/<int:sample_id>/draft/", apis.DraftApi.as_view(), name="api_review_draft"),
+    path("samples/<int:sample_id>/skip/", apis.SkipApi.as_view(), name="api_review_skip"),
+    path(
+        "samples/<int:sample_id>/comments/",
+        apis.CommentApi.as_view(),
+        name="api_review_comments",
+    ),
+    path(
+        "samples/<int:sample_id>/adjudication/",
+        apis.AdjudicationApi.as_view(),
+        name="api_review_adjudication",
+    ),
+]

@@ -1,5 +1,20 @@
-"""Pages of this part of the site."""
+"""Pages of the review app."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from review import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
+    path("review/datasets/<int:dataset_id>/settings/", views.settings_update, name="settings"),
+    path("review/datasets/<int:dataset_id>/fill/", views.queue_fill, name="fill"),
+    path("review/datasets/<int:dataset_id>/next/", views.claim_next, name="next"),
+    path(
+        "review/datasets/<int:dataset_id>/adjudication/",
+        views.adjudication_list,
+        name="adjudication_list",
+    ),
+    path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
+    path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
+    path("review/samples/<int:sample_id>/adjudicate/", views.adjudicate, name="adjudicate"),
+]

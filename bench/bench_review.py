@@ -1,0 +1,375 @@
+"""Benchmark: the review queue over HTTP (gunicorn, PostgreSQL) against the bare SQL claim.
+
+Builds its own database (``bench_review`` by default, dropped and migrated), a 41,883-sample
+MMOOC-shaped dataset sharing one small image, k = 2, and its queue. Then, each phase bounded
+in time:
+
+1. bare SQL: N threads, each with its own psycopg connection, run the queue's claim
+   statement (same WHERE, ORDER BY, partial index and SKIP LOCKED as the site; the slot is
+   retired in the same statement so one reviewer can claim again), one transaction each;
+2. site: the queue is reset and N reviewers (threads with httpx and token auth) loop
+   ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against gunicorn.
+
+Prints both phases' claims/s and p50/p95/p99 latency, their ratio, and from the database the
+double leases and over-reviewed samples, as one JSON object on the last line.
+
+Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CLAIM_SQL = """
+UPDATE review_slot SET reviewer_id = %(me)s, leased_at = now(),
+       lease_expires_at = now() + interval '15 minutes', done = true
+WHERE id = (
+    SELECT s.id FROM review_slot s
+    WHERE s.dataset_id = %(ds)s AND NOT s.done AND s.lease_expires_at < now()
+      AND NOT EXISTS (SELECT 1 FROM review_slot m
+                      WHERE m.sample_id = s.sample_id AND m.reviewer_id = %(me)s)
+      AND NOT EXISTS (SELECT 1 FROM review_skip k
+                      WHERE k.sample_id = s.sample_id AND k.reviewer_id = %(me)s)
+    ORDER BY s.judges_disagree DESC, s.priority DESC, s.sample_id, s.position
+    FOR UPDATE SKIP LOCKED LIMIT 1)
+RETURNING id, sample_id
+"""
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    if len(latencies) < 2:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0}
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return {
+        "p50_ms": round(cuts[49] * 1000, 2),
+        "p95_ms": round(cuts[94] * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+    }
+
+
+def make_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
+    """Dataset, samples, queue and reviewers (site reviewers with tokens, bare ones by id)."""
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from rest_framework.authtoken.models import Token
+
+    from annotation import roles, services
+    from annotation.models import Sample, SampleMedia, SampleStatus
+    from review import services as review_services
+    from tests.annotation.factories import png_bytes
+
+    dataset = services.dataset_create(name="bench MMOOC", kind="image_question", preset="mmooc")
+    image = services.media_asset_store(data=png_bytes(), kind="image")
+    started = time.perf_counter()
+    samples = Sample.objects.bulk_create(
+        (
+            Sample(
+                dataset=dataset,
+                external_id=f"q{i}",
+                question="What colour is the car behind the house?",
+                question_format="mcq",
+                options=[{"label": "A", "text": "Red"}, {"label": "B", "text": "None"}],
+                reference_answer="B",
+                explanation="There is no car.",
+                answerability_group="ooc",
+                category_code="VFP",
+                scenario="coarse_perception",
+                status=SampleStatus.PENDING_REVIEW,
+                judges_disagree=i % 10 == 0,
+                priority=i % 3,
+            )
+            for i in range(n_samples)
+        ),
+        batch_size=5000,
+    )
+    SampleMedia.objects.bulk_create(
+        (SampleMedia(sample=s, asset=image, role="image", position=0) for s in samples),
+        batch_size=5000,
+    )
+    review_services.review_settings_update(
+        dataset=dataset, overlap=k, blind=True, show_judge_hints=False, lease_seconds=900
+    )
+    slots = review_services.queue_sync(dataset=dataset)
+    annotators = Group.objects.get(name=roles.ANNOTATOR)
+    tokens, bare_ids = [], []
+    for i in range(n_reviewers):
+        user = User.objects.create_user(username=f"bench-{i}")
+        user.groups.add(annotators)
+        services.dataset_add_member(dataset=dataset, user=user)
+        tokens.append(Token.objects.create(user=user).key)
+        bare_ids.append(User.objects.create_user(username=f"bare-{i}").pk)
+    return {
+        "dataset_id": dataset.pk,
+        "tokens": tokens,
+        "bare_ids": bare_ids,
+        "slots": slots,
+        "build_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: float) -> Any:
+    latencies: list[list[float]] = [[] for _ in reviewer_ids]
+    barrier = threading.Barrier(len(reviewer_ids) + 1)
+    deadline: list[float] = [0.0]
+
+    def run(index: int) -> None:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            params = {"me": reviewer_ids[index], "ds": dataset_id}
+            barrier.wait()
+            while time.perf_counter() < deadline[0]:
+                t0 = time.perf_counter()
+                row = conn.execute(CLAIM_SQL, params).fetchone()
+                if row is None:
+                    break
+                latencies[index].append(time.perf_counter() - t0)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(reviewer_ids))]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    start = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    flat = [x for per in latencies for x in per]
+    return {"claims": len(flat), "seconds": round(elapsed, 2), "latencies": flat}
+
+
+def reset_queue(db_url: str, dataset_id: int) -> None:
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE review_slot SET reviewer_id = NULL, leased_at = NULL, done = false, "
+            "lease_expires_at = '2000-01-01' WHERE dataset_id = %s "
+            "AND (done OR reviewer_id IS NOT NULL)",
+            (dataset_id,),
+        )
+        conn.execute("VACUUM ANALYZE review_slot")
+
+
+def site_phase(base: str, dataset_id: int, tokens: list[str], seconds: float) -> Any:
+    claim_lat: list[list[float]] = [[] for _ in tokens]
+    submit_lat: list[list[float]] = [[] for _ in tokens]
+    errors: list[str] = []
+    held: dict[int, int] = {}
+    double: list[int] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(tokens) + 1)
+    deadline: list[float] = [0.0]
+
+    def run(index: int) -> None:
+        headers = {"Authorization": f"Token {tokens[index]}"}
+        with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
+            barrier.wait()
+            while time.perf_counter() < deadline[0]:
+                t0 = time.perf_counter()
+                claimed = client.post(f"/api/datasets/{dataset_id}/claim/", json={})
+                t1 = time.perf_counter()
+                if claimed.status_code == 204:
+                    break
+                if claimed.status_code != 200:
+                    errors.append(f"claim {claimed.status_code}: {claimed.text[:200]}")
+                    continue
+                body = claimed.json()
+                slot = body["lease"]["slot"]
+                with lock:
+                    if held.get(slot, index) != index:
+                        double.append(slot)
+                    held[slot] = index
+                claim_lat[index].append(t1 - t0)
+                with lock:
+                    held.pop(slot, None)
+                t2 = time.perf_counter()
+                sent = client.post(
+                    "/api/reviews/",
+                    json={
+                        "client_uuid": str(uuid.uuid4()),
+                        "sample": body["sample"]["id"],
+                        "decision": "accept",
+                        "seconds_spent": 3,
+                    },
+                )
+                if sent.status_code != 201:
+                    errors.append(f"submit {sent.status_code}: {sent.text[:200]}")
+                    continue
+                submit_lat[index].append(time.perf_counter() - t2)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(tokens))]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    start = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    return {
+        "claims": sum(len(x) for x in claim_lat),
+        "submits": sum(len(x) for x in submit_lat),
+        "seconds": round(elapsed, 2),
+        "claim_latencies": [x for per in claim_lat for x in per],
+        "submit_latencies": [x for per in submit_lat for x in per],
+        "errors": errors[:5],
+        "error_count": len(errors),
+        "client_double_leases": len(double),
+    }
+
+
+def invariants(db_url: str, dataset_id: int, k: int) -> dict[str, int]:
+    with psycopg.connect(db_url) as conn:
+        over = conn.execute(
+            "SELECT count(*) FROM (SELECT sample_id FROM review_review WHERE dataset_id = %s "
+            "GROUP BY sample_id HAVING count(*) > %s) t",
+            (dataset_id, k),
+        ).fetchone()
+        twice = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM review_review WHERE dataset_id = %s "
+            "GROUP BY sample_id, reviewer_id HAVING count(*) > 1) t",
+            (dataset_id,),
+        ).fetchone()
+        leases = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM review_slot WHERE dataset_id = %s "
+            "AND NOT done AND reviewer_id IS NOT NULL GROUP BY reviewer_id "
+            "HAVING count(*) > 1) t",
+            (dataset_id,),
+        ).fetchone()
+    return {
+        "over_reviewed_samples": over[0] if over else -1,
+        "reviewed_twice": twice[0] if twice else -1,
+        "reviewers_with_two_open_leases": leases[0] if leases else -1,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=41883)
+    parser.add_argument("--reviewers", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--k", type=int, default=2)
+    parser.add_argument("--db", default="bench_review")
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=8)
+    args = parser.parse_args()
+
+    db_url = f"{args.pg}/{args.db}"
+    var = Path(tempfile.mkdtemp(prefix="bench-review-"))
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "SECRET_KEY": "bench-only-" + "x" * 40,
+        "DEBUG": "0",
+        "CONN_MAX_AGE": "600",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "VAR_DIR": str(var),
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+        "LOG_LEVEL": "ERROR",
+    }
+    os.environ.update(env)
+    make_database(f"{args.pg}/postgres", args.db)
+    python = sys.executable
+    subprocess.run(
+        [python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
+    built = build(args.samples, args.reviewers, args.k)
+    print(f"built {args.samples} samples, {built['slots']} slots in {built['build_seconds']} s")
+
+    bare = bare_phase(db_url, built["dataset_id"], built["bare_ids"], args.seconds)
+    bare_rate = bare["claims"] / bare["seconds"]
+    print(f"bare SQL: {bare['claims']} claims in {bare['seconds']} s = {bare_rate:.0f}/s")
+    reset_queue(db_url, built["dataset_id"])
+
+    server = subprocess.Popen(
+        [
+            python,
+            "-m",
+            "gunicorn",
+            "mmooc_site.wsgi",
+            "-b",
+            f"127.0.0.1:{args.port}",
+            "-w",
+            str(args.workers),
+            "-k",
+            "gthread",
+            "--threads",
+            str(args.threads),
+            "--log-level",
+            "error",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{args.port}"
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"{base}/healthz/", timeout=1).status_code < 500:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
+        site = site_phase(base, built["dataset_id"], built["tokens"], args.seconds)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    site_rate = site["claims"] / site["seconds"]
+    print(
+        f"site: {site['claims']} claims + {site['submits']} submits in {site['seconds']} s "
+        f"= {site_rate:.0f} claim+submit loops/s, errors {site['error_count']} {site['errors']}"
+    )
+    checks = invariants(db_url, built["dataset_id"], args.k)
+    result = {
+        "samples": args.samples,
+        "k": args.k,
+        "reviewers": args.reviewers,
+        "seconds_per_phase": args.seconds,
+        "gunicorn": f"{args.workers} workers x {args.threads} threads (gthread)",
+        "bare_sql": {
+            "claims": bare["claims"],
+            "claims_per_s": round(bare_rate, 1),
+            **percentiles(bare["latencies"]),
+        },
+        "site": {
+            "claims": site["claims"],
+            "submits": site["submits"],
+            "claims_per_s": round(site_rate, 1),
+            "claim": percentiles(site["claim_latencies"]),
+            "submit": percentiles(site["submit_latencies"]),
+            "errors": site["error_count"],
+        },
+        "ratio_site_to_bare": round(site_rate / bare_rate, 3) if bare_rate else None,
+        "double_leases": site["client_double_leases"] + checks["reviewers_with_two_open_leases"],
+        "over_reviewed_samples": checks["over_reviewed_samples"],
+        "reviewed_twice": checks["reviewed_twice"],
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

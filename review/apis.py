@@ -1,0 +1,315 @@
+"""REST API of the review app: claim, submit, drafts, skips, comments, settings, adjudication."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset, Sample
+from annotation.roles import acting_user, is_lead
+from mmooc_site.api import IsLead
+from review import selectors, services, verdicts
+from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
+
+
+def _dataset(request: Request, dataset_id: int) -> Dataset:
+    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise NotFound()
+    return dataset
+
+
+def _sample(request: Request, sample_id: int) -> Sample:
+    sample = annotation_selectors.sample_get_visible(user=request.user, sample_id=sample_id)
+    if sample is None:
+        raise NotFound()
+    return sample
+
+
+def _user(request: Request) -> Any:
+    user = acting_user(request.user)
+    if user is None:  # pragma: no cover - IsAuthenticated runs first
+        raise NotFound()
+    return user
+
+
+class LeasedSampleOutput(serializers.Serializer[Any]):
+    class LeaseOutput(serializers.Serializer[Any]):
+        slot = serializers.IntegerField()
+        expires_at = serializers.DateTimeField()
+        resumed = serializers.BooleanField()
+
+    class SampleOutput(serializers.Serializer[Any]):
+        class MediaOutput(serializers.Serializer[Any]):
+            role = serializers.CharField()
+            asset_id = serializers.IntegerField()
+            mime_type = serializers.CharField()
+            url = serializers.CharField()
+
+        id = serializers.IntegerField()
+        dataset = serializers.IntegerField()
+        external_id = serializers.CharField()
+        status = serializers.CharField()
+        question = serializers.CharField()
+        values = serializers.DictField()
+        media = MediaOutput(many=True)
+
+    lease = LeaseOutput()
+    sample = SampleOutput()
+    url = serializers.CharField()
+
+
+def _leased_output(lease: services.Lease, sample: Sample) -> dict[str, Any]:
+    fields = verdicts.reviewable_fields(sample.dataset.kind)
+    return {
+        "lease": {"slot": lease.slot_id, "expires_at": lease.expires_at, "resumed": lease.resumed},
+        "sample": {
+            "id": sample.pk,
+            "dataset": sample.dataset_id,
+            "external_id": sample.external_id,
+            "status": sample.status,
+            "question": sample.question,
+            "values": {name: getattr(sample, name) for name in fields},
+            "media": [
+                {
+                    "role": link.role,
+                    "asset_id": link.asset_id,
+                    "mime_type": link.asset.mime_type,
+                    "url": reverse("annotation:media_file", args=[link.asset_id]),
+                }
+                for link in sample.media_links.all()
+            ],
+        },
+        "url": reverse("review:workbench", args=[sample.pk]),
+    }
+
+
+class ClaimApi(APIView):
+    class ClaimInputSerializer(serializers.Serializer[Any]):
+        skipped = serializers.BooleanField(required=False, default=False)
+        sample = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
+    def post(self, request: Request, dataset_id: int) -> Response:
+        """Lease the next sample this reviewer should review; 204 when nothing is left."""
+        dataset = _dataset(request, dataset_id)
+        payload = self.ClaimInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        lease = services.slot_claim(
+            dataset=dataset,
+            reviewer=_user(request),
+            skipped=payload.validated_data["skipped"],
+            sample_id=payload.validated_data["sample"],
+        )
+        if lease is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        sample = annotation_selectors.sample_list(dataset=dataset).filter(pk=lease.sample_id).get()
+        sample.dataset = dataset
+        return Response(_leased_output(lease, sample))
+
+
+class ReviewOutput(serializers.ModelSerializer[Review]):
+    settled_status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Review
+        fields = [
+            "id",
+            "sample",
+            "client_uuid",
+            "decision",
+            "reject_reason",
+            "values",
+            "clarity",
+            "naturalness",
+            "image_aligned",
+            "audio_aligned",
+            "note",
+            "seconds_spent",
+            "created_at",
+            "settled_status",
+        ]
+
+    def get_settled_status(self, review: Review) -> str | None:
+        value: str | None = self.context.get("settled_status")
+        return value
+
+
+class ReviewCreateApi(APIView):
+    class ReviewInputSerializer(serializers.Serializer[Any]):
+        client_uuid = serializers.UUIDField()
+        sample = serializers.IntegerField()
+        decision = serializers.ChoiceField(choices=Decision.choices)
+        values = serializers.DictField(required=False, default=dict)
+        reject_reason = serializers.ChoiceField(
+            choices=RejectReason.choices, required=False, default=""
+        )
+        clarity = serializers.IntegerField(required=False, allow_null=True, default=None)
+        naturalness = serializers.IntegerField(required=False, allow_null=True, default=None)
+        image_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
+        audio_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
+        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+        seconds_spent = serializers.FloatField(required=False, default=0.0, min_value=0)
+
+    @extend_schema(
+        request=ReviewInputSerializer,
+        responses={201: ReviewOutput, 200: ReviewOutput, 409: None},
+    )
+    def post(self, request: Request) -> Response:
+        """Submit a review; resending the same client_uuid returns the first one (200)."""
+        payload = self.ReviewInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        sample = _sample(request, data.pop("sample"))
+        try:
+            result = services.review_submit(reviewer=_user(request), sample=sample, **data)
+        except services.ReviewConflict as exc:
+            return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
+        body = ReviewOutput(result.review, context={"settled_status": result.settled_status})
+        code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        return Response(body.data, status=code)
+
+
+class DraftApi(APIView):
+    class DraftSerializer(serializers.Serializer[Any]):
+        payload = serializers.DictField()
+
+    @extend_schema(responses=DraftSerializer)
+    def get(self, request: Request, sample_id: int) -> Response:
+        sample = _sample(request, sample_id)
+        workbench_draft = selectors.draft_get(reviewer=_user(request), sample=sample)
+        if workbench_draft is None:
+            raise NotFound()
+        return Response({"payload": workbench_draft})
+
+    @extend_schema(request=DraftSerializer, responses={204: None})
+    def put(self, request: Request, sample_id: int) -> Response:
+        """Keep the reviewer's form state; the page saves it as they work."""
+        sample = _sample(request, sample_id)
+        payload = self.DraftSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.draft_save(
+            sample=sample, reviewer=_user(request), payload=payload.validated_data["payload"]
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SkipApi(APIView):
+    class SkipInputSerializer(serializers.Serializer[Any]):
+        reason = serializers.CharField(max_length=500)
+
+    @extend_schema(request=SkipInputSerializer, responses={204: None})
+    def post(self, request: Request, sample_id: int) -> Response:
+        """Set the sample aside with a reason; it comes back with ``skipped`` claims."""
+        sample = _sample(request, sample_id)
+        payload = self.SkipInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.slot_skip(
+            sample=sample, reviewer=_user(request), reason=payload.validated_data["reason"]
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CommentOutput(serializers.ModelSerializer[Comment]):
+    author = serializers.CharField(source="author.username")
+
+    class Meta:
+        model = Comment
+        fields = ["id", "author", "text", "created_at"]
+
+
+class CommentApi(APIView):
+    class CommentInputSerializer(serializers.Serializer[Any]):
+        text = serializers.CharField(max_length=5000)
+
+    @extend_schema(responses=CommentOutput(many=True))
+    def get(self, request: Request, sample_id: int) -> Response:
+        sample = _sample(request, sample_id)
+        comments = selectors.comments_visible(user=_user(request), sample=sample)
+        return Response(CommentOutput(comments, many=True).data)
+
+    @extend_schema(request=CommentInputSerializer, responses={201: CommentOutput})
+    def post(self, request: Request, sample_id: int) -> Response:
+        sample = _sample(request, sample_id)
+        payload = self.CommentInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        comment = services.comment_create(
+            sample=sample, author=_user(request), text=payload.validated_data["text"]
+        )
+        return Response(CommentOutput(comment).data, status=status.HTTP_201_CREATED)
+
+
+class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
+    class Meta:
+        model = ReviewSettings
+        fields = ["overlap", "blind", "show_judge_hints", "lease_seconds"]
+
+
+class ReviewSettingsApi(APIView):
+    @extend_schema(responses=ReviewSettingsSerializer)
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = _dataset(request, dataset_id)
+        return Response(
+            ReviewSettingsSerializer(selectors.review_settings_get(dataset=dataset)).data
+        )
+
+    @extend_schema(request=ReviewSettingsSerializer, responses=ReviewSettingsSerializer)
+    def put(self, request: Request, dataset_id: int) -> Response:
+        """A lead sets overlap k, blind review, judge hints and the lease duration."""
+        if not is_lead(request.user):
+            self.permission_denied(request, message=IsLead.message)
+        dataset = _dataset(request, dataset_id)
+        payload = ReviewSettingsSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        saved = services.review_settings_update(dataset=dataset, **payload.validated_data)
+        return Response(ReviewSettingsSerializer(saved).data)
+
+
+class QueueSyncApi(APIView):
+    permission_classes = [IsLead]
+
+    class QueueSyncOutputSerializer(serializers.Serializer[Any]):
+        created = serializers.IntegerField()
+
+    @extend_schema(request=None, responses=QueueSyncOutputSerializer)
+    def post(self, request: Request, dataset_id: int) -> Response:
+        """Open (or refresh) the dataset's queue: k slots for every sample awaiting review."""
+        dataset = _dataset(request, dataset_id)
+        return Response({"created": services.queue_sync(dataset=dataset)})
+
+
+class AdjudicationApi(APIView):
+    permission_classes = [IsLead]
+
+    class AdjudicationInputSerializer(serializers.Serializer[Any]):
+        decision = serializers.ChoiceField(choices=Decision.choices)
+        values = serializers.DictField(required=False, default=dict)
+        reject_reason = serializers.ChoiceField(
+            choices=RejectReason.choices, required=False, default=""
+        )
+        note = serializers.CharField(max_length=5000)
+
+    class AdjudicationOutputSerializer(serializers.Serializer[Any]):
+        status = serializers.CharField()
+        agreement = serializers.BooleanField()
+        adjudicated = serializers.BooleanField()
+        note = serializers.CharField()
+
+    @extend_schema(request=AdjudicationInputSerializer, responses=AdjudicationOutputSerializer)
+    def post(self, request: Request, sample_id: int) -> Response:
+        """A lead sets the final values (or rejects) with a note; kept in the history."""
+        sample = _sample(request, sample_id)
+        payload = self.AdjudicationInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        outcome = services.sample_adjudicate(
+            sample=sample, by=_user(request), **payload.validated_data
+        )
+        return Response(self.AdjudicationOutputSerializer(outcome).data)

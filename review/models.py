@@ -1,0 +1,253 @@
+"""The human review of samples: per-dataset settings, queue slots and leases, reviews, drafts,
+skips, comments and adjudications.
+
+The queue is k slot rows per sample. A reviewer claims one slot (a lease that expires); a review
+fills its slot. The constraints make the queue's promises hold whatever the concurrency: a slot
+has one reviewer at a time, a reviewer holds one slot per sample and one open lease per dataset,
+and a slot takes one review, so no sample gets more than k reviews.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Dataset, Sample
+
+
+class ReviewSettings(models.Model):
+    """How a dataset is reviewed; a dataset without a row uses the defaults."""
+
+    DEFAULT_OVERLAP = 2
+    DEFAULT_LEASE_SECONDS = 15 * 60
+
+    dataset = models.OneToOneField(
+        Dataset, on_delete=models.CASCADE, related_name="review_settings"
+    )
+    overlap = models.PositiveSmallIntegerField(_("reviews per sample"), default=DEFAULT_OVERLAP)
+    blind = models.BooleanField(
+        _("blind review"),
+        default=True,
+        help_text=_("Reviewers never see each other's verdicts."),
+    )
+    show_judge_hints = models.BooleanField(_("show judge votes to reviewers"), default=False)
+    lease_seconds = models.PositiveIntegerField(
+        _("lease duration in seconds"), default=DEFAULT_LEASE_SECONDS
+    )
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("review settings")
+        verbose_name_plural = _("review settings")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(overlap__gte=1, overlap__lte=10), name="review_overlap_range"
+            ),
+            models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="review_lease_minimum"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}: k={self.overlap}"
+
+
+class Slot(models.Model):
+    """One of the k places for a review of a sample; claimable while not done and not leased.
+
+    An open slot has no reviewer and a lease expiry in the past, so "claimable" is one
+    condition (``done = false AND lease_expires_at < now``) that the partial index serves.
+    An expired lease keeps its reviewer until someone else claims the slot, so its holder can
+    still submit as long as nobody did.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    # Copies of the sample's queue order, so that claiming reads one table in index order.
+    judges_disagree = models.BooleanField(default=False)
+    priority = models.IntegerField(default=0)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    leased_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField()
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        verbose_name = _("queue slot")
+        verbose_name_plural = _("queue slots")
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "position"], name="uniq_slot_position"),
+            # Nobody holds or fills two slots of one sample.
+            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_slot_reviewer"),
+            # One open lease per reviewer and dataset: a second claim returns the first.
+            models.UniqueConstraint(
+                fields=["dataset", "reviewer"],
+                condition=Q(done=False, reviewer__isnull=False),
+                name="uniq_open_lease",
+            ),
+        ]
+        indexes = [
+            # Matches the claim's ORDER BY; done slots drop out of it.
+            models.Index(
+                F("dataset"),
+                F("judges_disagree").desc(),
+                F("priority").desc(),
+                F("sample"),
+                F("position"),
+                name="slot_claim_order_idx",
+                condition=Q(done=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id}#{self.position}"
+
+
+class Decision(models.TextChoices):
+    ACCEPT = "accept", _("Accept")
+    REJECT = "reject", _("Reject")
+
+
+class RejectReason(models.TextChoices):
+    NONE = "", _("None")
+    INVALID = "invalid", _("Invalid")
+    DUPLICATE = "duplicate", _("Duplicate")
+    OFFENSIVE = "offensive", _("Offensive")
+    LICENCE = "licence", _("Licence problem")
+
+
+class Review(models.Model):
+    """One reviewer's verdict on a sample: the values they confirm or correct, or a rejection."""
+
+    slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="review")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    client_uuid = models.UUIDField(_("submission id"), unique=True)
+    decision = models.CharField(_("decision"), max_length=16, choices=Decision.choices)
+    reject_reason = models.CharField(
+        _("reject reason"), max_length=16, choices=RejectReason.choices, blank=True, default=""
+    )
+    # The reviewable label fields as the reviewer left them (confirmed or corrected).
+    values = models.JSONField(_("values"), default=dict, blank=True)
+    clarity = models.PositiveSmallIntegerField(_("clarity"), null=True, blank=True)
+    naturalness = models.PositiveSmallIntegerField(_("naturalness"), null=True, blank=True)
+    image_aligned = models.BooleanField(_("image matches its description"), null=True)
+    audio_aligned = models.BooleanField(_("audio matches its description"), null=True)
+    note = models.TextField(_("note"), blank=True, default="")
+    seconds_spent = models.FloatField(_("seconds spent"), default=0)
+    leased_at = models.DateTimeField(_("leased at"), null=True, blank=True)
+    created_at = models.DateTimeField(_("submitted at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["sample", "created_at", "id"]
+        verbose_name = _("review")
+        verbose_name_plural = _("reviews")
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_review_reviewer"),
+            models.CheckConstraint(
+                condition=Q(decision__in=Decision.values), name="review_decision_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "created_at"], name="review_dataset_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} on {self.sample_id}: {self.decision}"
+
+
+class Draft(models.Model):
+    """The unsaved state of a reviewer's form, kept on the server so a reload loses nothing."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    payload = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("draft")
+        verbose_name_plural = _("drafts")
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_draft_reviewer")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft {self.reviewer_id} on {self.sample_id}"
+
+
+class Skip(models.Model):
+    """A reviewer set a sample aside with a reason; it comes back when they ask for skipped ones."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    reason = models.CharField(_("reason"), max_length=500)
+    created_at = models.DateTimeField(_("skipped at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("skip")
+        verbose_name_plural = _("skips")
+        constraints = [
+            models.UniqueConstraint(fields=["reviewer", "sample"], name="uniq_skip_reviewer")
+        ]
+        indexes = [models.Index(fields=["dataset", "reviewer"], name="skip_dataset_reviewer_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} skipped {self.sample_id}"
+
+
+class Comment(models.Model):
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField(_("comment"))
+    created_at = models.DateTimeField(_("written at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("comment")
+        verbose_name_plural = _("comments")
+        indexes = [models.Index(fields=["sample", "created_at"], name="comment_sample_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.author_id} on {self.sample_id}"
+
+
+class Outcome(models.Model):
+    """How a sample's review ended: the status it reached, whether the reviewers agreed."""
+
+    sample = models.OneToOneField(Sample, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(_("status"), max_length=32)
+    agreement = models.BooleanField(_("reviewers agreed"))
+    adjudicated = models.BooleanField(_("adjudicated"), default=False)
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    note = models.TextField(_("note"), blank=True, default="")
+    decided_at = models.DateTimeField(_("decided at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("review outcome")
+        verbose_name_plural = _("review outcomes")
+        indexes = [models.Index(fields=["dataset", "status"], name="outcome_dataset_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id}: {self.status}"

@@ -1,0 +1,283 @@
+"""Reads of the review app: settings, leases, the workbench, adjudication and progress."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset, Sample, SampleStatus, TaxonomyTerm, TermKind
+from annotation.roles import is_lead
+from review import verdicts
+from review.models import Comment, Draft, Outcome, RejectReason, Review, ReviewSettings, Skip, Slot
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    AnyUser = User | AnonymousUser
+
+
+def review_settings_get(*, dataset: Dataset) -> ReviewSettings:
+    """The dataset's settings, or unsaved defaults when the lead never set any."""
+    found = ReviewSettings.objects.filter(dataset=dataset).first()
+    return found or ReviewSettings(dataset=dataset)
+
+
+def lease_get(*, reviewer: User, sample: Sample) -> Slot | None:
+    """The reviewer's unfinished slot of this sample (its lease may have expired)."""
+    return Slot.objects.filter(sample=sample, reviewer=reviewer, done=False).first()
+
+
+@dataclass(frozen=True)
+class QueueOverview:
+    settings: ReviewSettings
+    open_slots: int
+    leased_slots: int
+    samples_in_queue: int
+    my_reviews: int
+    my_lease: Slot | None
+    my_skips: list[Skip]
+
+
+def queue_overview(
+    *, dataset: Dataset, reviewer: User, now: dt.datetime | None = None
+) -> QueueOverview:
+    """What the queue page shows a reviewer, in a fixed number of queries."""
+    now = now or timezone.now()
+    counts = Slot.objects.filter(dataset=dataset, done=False).aggregate(
+        open=Count("id", filter=Q(lease_expires_at__lt=now)),
+        leased=Count("id", filter=Q(lease_expires_at__gte=now)),
+        samples=Count("sample", distinct=True),
+    )
+    lease = (
+        Slot.objects.filter(dataset=dataset, reviewer=reviewer, done=False)
+        .select_related("sample")
+        .first()
+    )
+    skips = list(
+        Skip.objects.filter(dataset=dataset, reviewer=reviewer)
+        .select_related("sample")
+        .order_by("created_at", "id")[:200]
+    )
+    return QueueOverview(
+        settings=review_settings_get(dataset=dataset),
+        open_slots=counts["open"],
+        leased_slots=counts["leased"],
+        samples_in_queue=counts["samples"],
+        my_reviews=Review.objects.filter(dataset=dataset, reviewer=reviewer).count(),
+        my_lease=lease,
+        my_skips=skips,
+    )
+
+
+@dataclass(frozen=True)
+class TermChoice:
+    code: str
+    name: str
+    parent_code: str
+
+
+def _choices(terms: list[TaxonomyTerm], kind: str) -> list[TermChoice]:
+    return [TermChoice(t.code, t.display_name, t.parent_code) for t in terms if t.kind == kind]
+
+
+@dataclass
+class Workbench:
+    """Everything the review form of one sample shows."""
+
+    sample: Sample
+    settings: ReviewSettings
+    fields: tuple[str, ...]
+    lease: Slot | None
+    draft: dict[str, Any] | None
+    comments: list[Comment]
+    other_reviews: list[Review]
+    judge_votes: list[dict[str, Any]]
+    groups: list[TermChoice] = field(default_factory=list)
+    categories: list[TermChoice] = field(default_factory=list)
+    scenarios: list[TermChoice] = field(default_factory=list)
+    images: list[Any] = field(default_factory=list)
+    audio: list[Any] = field(default_factory=list)
+    pair_images: list[Any] = field(default_factory=list)
+
+
+def draft_get(*, reviewer: User, sample: Sample) -> dict[str, Any] | None:
+    payload: dict[str, Any] | None = (
+        Draft.objects.filter(sample=sample, reviewer=reviewer)
+        .values_list("payload", flat=True)
+        .first()
+    )
+    return payload
+
+
+def comments_visible(*, user: User, sample: Sample) -> QuerySet[Comment]:
+    """Comments on a sample; in blind review a reviewer sees only their own (leads see all)."""
+    comments = Comment.objects.filter(sample=sample).select_related("author")
+    settings = review_settings_get(dataset=sample.dataset)
+    if settings.blind and not is_lead(user):
+        comments = comments.filter(author=user)
+    return comments
+
+
+def judge_votes(sample: Sample) -> list[dict[str, Any]]:
+    votes = (sample.extra or {}).get("judge_votes") or []
+    return [v for v in votes if isinstance(v, dict)]
+
+
+def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
+    """The sample as its reviewer sees it: blind review hides others' verdicts, and judge
+    votes show only when the lead turned hints on."""
+    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id)
+    if sample is None:
+        return None
+    settings = review_settings_get(dataset=sample.dataset)
+    lead = is_lead(user)
+    comments = Comment.objects.filter(sample=sample).select_related("author")
+    if settings.blind and not lead:
+        comments = comments.filter(author=user)
+    others: list[Review] = []
+    if not settings.blind or lead:
+        others = list(
+            Review.objects.filter(sample=sample).exclude(reviewer=user).select_related("reviewer")
+        )
+    terms = list(annotation_selectors.taxonomy_terms(dataset=sample.dataset))
+    links = list(sample.media_links.all())
+    pair_images: list[Any] = []
+    if sample.pair_id:
+        pair = annotation_selectors.sample_get_visible(user=user, sample_id=sample.pair_id)
+        if pair is not None:
+            sample.pair = pair
+            pair_images = [link for link in pair.media_links.all() if link.role == "image"]
+    return Workbench(
+        sample=sample,
+        settings=settings,
+        fields=verdicts.reviewable_fields(sample.dataset.kind),
+        lease=lease_get(reviewer=user, sample=sample),
+        draft=draft_get(reviewer=user, sample=sample),
+        comments=list(comments),
+        other_reviews=others,
+        judge_votes=judge_votes(sample) if settings.show_judge_hints or lead else [],
+        groups=_choices(terms, TermKind.GROUP),
+        categories=_choices(terms, TermKind.CATEGORY),
+        scenarios=_choices(terms, TermKind.SCENARIO),
+        images=[link for link in links if link.role == "image"],
+        audio=[link for link in links if link.role == "audio"],
+        pair_images=pair_images,
+    )
+
+
+def adjudication_queue(*, dataset: Dataset) -> QuerySet[Sample]:
+    """Samples whose reviewers disagreed, oldest first, media prefetched."""
+    return annotation_selectors.sample_list(dataset=dataset, status=SampleStatus.NEEDS_ADJUDICATION)
+
+
+def reviews_by_sample(*, sample_ids: list[int]) -> dict[int, list[Review]]:
+    """The reviews of a page of samples in one query."""
+    grouped: dict[int, list[Review]] = defaultdict(list)
+    for review in (
+        Review.objects.filter(sample_id__in=sample_ids)
+        .select_related("reviewer")
+        .order_by("created_at", "id")
+    ):
+        grouped[review.sample_id].append(review)
+    return grouped
+
+
+@dataclass(frozen=True)
+class ReviewerStats:
+    username: str
+    reviews: int
+    median_seconds: float | None
+    per_hour: float | None
+
+
+@dataclass(frozen=True)
+class Progress:
+    status_bars: list[verdicts.Bar]
+    total_samples: int
+    daily_bars: list[verdicts.Bar]
+    reviewers: list[ReviewerStats]
+    settled: int
+    agreed: int
+    adjudicated: int
+    agreement_rate: float | None
+    reject_bars: list[verdicts.Bar]
+    total_reviews: int
+    median_seconds: float | None
+
+
+def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
+    """Counts by status, throughput and time per reviewer, agreement and rejection reasons.
+
+    A fixed number of queries; per-reviewer medians are computed from one scan of the
+    dataset's (reviewer, seconds, time) triples.
+    """
+    counts = annotation_selectors.dataset_status_counts(dataset=dataset)
+    per_reviewer: dict[str, list[float]] = defaultdict(list)
+    spans: dict[str, tuple[dt.datetime, dt.datetime]] = {}
+    all_seconds: list[float] = []
+    for username, seconds, created in Review.objects.filter(dataset=dataset).values_list(
+        "reviewer__username", "seconds_spent", "created_at"
+    ):
+        per_reviewer[username].append(seconds)
+        all_seconds.append(seconds)
+        first, last = spans.get(username, (created, created))
+        spans[username] = (min(first, created), max(last, created))
+    reviewers = []
+    for username, seconds_list in sorted(per_reviewer.items()):
+        first, last = spans[username]
+        hours = (last - first).total_seconds() / 3600
+        reviewers.append(
+            ReviewerStats(
+                username=username,
+                reviews=len(seconds_list),
+                median_seconds=verdicts.median(seconds_list),
+                per_hour=round(len(seconds_list) / hours, 1) if hours > 0 else None,
+            )
+        )
+    since = timezone.now() - dt.timedelta(days=days)
+    daily = (
+        Review.objects.filter(dataset=dataset, created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values_list("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+        .order_by("day")
+    )
+    outcomes = Outcome.objects.filter(dataset=dataset).aggregate(
+        settled=Count("id"),
+        agreed=Count("id", filter=Q(agreement=True)),
+        adjudicated=Count("id", filter=Q(adjudicated=True)),
+    )
+    reasons = Counter(
+        dict(
+            Review.objects.filter(dataset=dataset)
+            .exclude(reject_reason="")
+            .values_list("reject_reason")
+            .annotate(n=Count("id"))
+            .values_list("reject_reason", "n")
+        )
+    )
+    reason_labels = dict(RejectReason.choices)
+    settled = outcomes["settled"]
+    return Progress(
+        status_bars=verdicts.bars([(str(c.label), c.count) for c in counts]),
+        total_samples=sum(c.count for c in counts),
+        daily_bars=verdicts.bars([(day.isoformat(), n) for day, n in daily]),
+        reviewers=reviewers,
+        settled=settled,
+        agreed=outcomes["agreed"],
+        adjudicated=outcomes["adjudicated"],
+        agreement_rate=round(outcomes["agreed"] / settled, 3) if settled else None,
+        reject_bars=verdicts.bars(
+            [(str(reason_labels.get(r, r)), n) for r, n in reasons.most_common()]
+        ),
+        total_reviews=len(all_seconds),
+        median_seconds=verdicts.median(all_seconds),
+    )

@@ -1,0 +1,35 @@
+"""Writes of the review app: settings and queue, claims and leases, reviews and adjudication."""
+
+from review.services.queue import (
+    OPEN_SINCE,
+    Lease,
+    queue_sync,
+    review_settings_update,
+    slot_claim,
+    slot_release,
+    slot_skip,
+)
+from review.services.reviews import (
+    ReviewConflict,
+    SubmitResult,
+    comment_create,
+    draft_save,
+    review_submit,
+    sample_adjudicate,
+)
+
+__all__ = [
+    "OPEN_SINCE",
+    "Lease",
+    "ReviewConflict",
+    "SubmitResult",
+    "comment_create",
+    "draft_save",
+    "queue_sync",
+    "review_settings_update",
+    "review_submit",
+    "sample_adjudicate",
+    "slot_claim",
+    "slot_release",
+    "slot_skip",
+]

@@ -1,0 +1,379 @@
+"""Reviews and what follows them: drafts, comments, submission, consensus and adjudication.
+
+A submission is idempotent on its client-generated UUID and locks the slots of its sample, so
+the k-th review of a sample is seen by exactly one transaction, which settles the sample.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation import selectors as annotation_selectors
+from annotation import services as annotation_services
+from annotation.models import ChangeSource, Sample, SampleStatus
+from review import verdicts
+from review.models import (
+    Comment,
+    Decision,
+    Draft,
+    Outcome,
+    RejectReason,
+    Review,
+    Skip,
+    Slot,
+)
+from review.selectors import review_settings_get
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+MAX_DRAFT_BYTES = 64 * 1024
+MAX_SECONDS = 24 * 3600.0
+
+
+class ReviewConflict(ValidationError):
+    """The review cannot be taken: the reviewer already reviewed the sample, or it needs no
+    more reviews (their lease expired and others filled the slots)."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    review: Review
+    created: bool
+    settled_status: str | None
+
+
+def _problem_messages(problems: list[verdicts.Problem]) -> dict[str, list[str]]:
+    wording = {
+        "unknown_field": _("“%(value)s” is not a field a reviewer may change."),
+        "unknown_group": _("Unknown answerability group “%(value)s”."),
+        "unknown_category": _("Unknown category “%(value)s”."),
+        "category_not_in_group": _(
+            "Category “%(value)s” does not belong to the chosen answerability group."
+        ),
+        "unknown_scenario": _("Unknown scenario “%(value)s”."),
+        "unknown_safety_label": _("The label must be safe or unsafe, not “%(value)s”."),
+        "empty_predicate": _("The predicate needs at least one condition."),
+    }
+    messages: dict[str, list[str]] = {}
+    for problem in problems:
+        text = wording[problem.code] % {"value": problem.value}
+        messages.setdefault(problem.field, []).append(text)
+    return messages
+
+
+def _clean_values(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The reviewer's values over the sample's current ones, checked against the taxonomy."""
+    kind = sample.dataset.kind
+    fields = verdicts.reviewable_fields(kind)
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        raise ValidationError(
+            _problem_messages([verdicts.Problem(f, "unknown_field", f) for f in unknown])
+        )
+    current = {name: getattr(sample, name) for name in fields}
+    if not values:
+        return current  # a plain confirmation: the sample's values as they stand
+    clean = current | verdicts.normalise_values(kind, values)
+    taxonomy = annotation_selectors.taxonomy_view(sample.dataset)
+    problems = verdicts.check_values(
+        kind,
+        clean,
+        groups=taxonomy.groups,
+        categories=taxonomy.categories,
+        scenarios=taxonomy.scenarios,
+    )
+    if problems:
+        raise ValidationError(_problem_messages(problems), code="bad_values")
+    return clean
+
+
+def _rating(name: str, value: int | None) -> int | None:
+    if value is not None and not 1 <= value <= 5:
+        raise ValidationError({name: _("Rate from 1 to 5.")}, code="bad_rating")
+    return value
+
+
+def review_submit(
+    *,
+    reviewer: User,
+    sample: Sample,
+    client_uuid: uuid.UUID,
+    decision: str,
+    values: Mapping[str, Any] | None = None,
+    reject_reason: str = "",
+    clarity: int | None = None,
+    naturalness: int | None = None,
+    image_aligned: bool | None = None,
+    audio_aligned: bool | None = None,
+    note: str = "",
+    seconds_spent: float = 0.0,
+) -> SubmitResult:
+    """Record a reviewer's verdict on a sample they hold (or can still take) a slot of.
+
+    The same ``client_uuid`` returns the first review instead of making a second. When the
+    sample has its k reviews it is settled: verified with the agreed values, rejected when
+    every reviewer rejected it, or sent to adjudication.
+    """
+    if decision not in Decision.values:
+        raise ValidationError({"decision": _("Accept or reject.")}, code="bad_decision")
+    if decision == Decision.REJECT:
+        if reject_reason not in RejectReason.values or not reject_reason:
+            raise ValidationError(
+                {"reject_reason": _("A rejection needs a reason.")}, code="no_reason"
+            )
+        clean: dict[str, Any] = {}
+    else:
+        reject_reason = ""
+        clean = _clean_values(sample, values or {})
+    _rating("clarity", clarity)
+    _rating("naturalness", naturalness)
+    seconds = min(max(float(seconds_spent), 0.0), MAX_SECONDS)
+    with transaction.atomic():
+        return _submit_locked(
+            reviewer=reviewer,
+            sample=sample,
+            fields={
+                "client_uuid": client_uuid,
+                "decision": decision,
+                "reject_reason": reject_reason,
+                "values": clean,
+                "clarity": clarity,
+                "naturalness": naturalness,
+                "image_aligned": image_aligned,
+                "audio_aligned": audio_aligned,
+                "note": note.strip(),
+                "seconds_spent": seconds,
+            },
+        )
+
+
+def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review | None:
+    earlier = Review.objects.filter(client_uuid=client_uuid).first()
+    if earlier is None:
+        return None
+    if earlier.reviewer_id != reviewer.pk or earlier.sample_id != sample.pk:
+        raise ReviewConflict(_("This submission id was already used."), code="uuid_reused")
+    return earlier
+
+
+def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
+    # Locking every slot of the sample serialises its submissions: the last one settles it,
+    # and a retry of the same submission waits here, then finds the first one.
+    slots = list(Slot.objects.select_for_update().filter(sample=sample).order_by("pk"))
+    earlier = _replayed(reviewer, sample, fields["client_uuid"])
+    if earlier is not None:
+        return SubmitResult(earlier, created=False, settled_status=None)
+    now = timezone.now()
+    if any(s.reviewer_id == reviewer.pk and s.done for s in slots):
+        raise ReviewConflict(_("You already reviewed this sample."), code="already_reviewed")
+    slot = next((s for s in slots if s.reviewer_id == reviewer.pk and not s.done), None)
+    if slot is None:
+        # The lease expired; the work is kept if a slot is still free.
+        slot = next((s for s in slots if not s.done and s.lease_expires_at < now), None)
+    if slot is None:
+        raise ReviewConflict(
+            _("This sample needs no more reviews; your draft is kept."), code="no_slot"
+        )
+    review = Review.objects.create(
+        slot=slot,
+        sample=sample,
+        dataset_id=sample.dataset_id,
+        reviewer=reviewer,
+        leased_at=slot.leased_at if slot.reviewer_id == reviewer.pk else None,
+        **fields,
+    )
+    Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
+    Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
+    Skip.objects.filter(sample=sample, reviewer=reviewer).delete()
+    done = 1 + sum(1 for s in slots if s.done)
+    k = review_settings_get(dataset=sample.dataset).overlap
+    settled = None
+    if done >= k:
+        settled = _settle(sample=sample, by=reviewer)
+    elif sample.status == SampleStatus.PENDING_REVIEW:
+        annotation_services.sample_update(
+            sample=sample,
+            changes={},
+            by=reviewer,
+            source=ChangeSource.REVIEW,
+            status=SampleStatus.IN_REVIEW,
+            reason=_("First review submitted."),
+        )
+    return SubmitResult(review, created=True, settled_status=settled)
+
+
+def _settle(*, sample: Sample, by: User) -> str:
+    reviews = list(Review.objects.filter(sample=sample).select_related("reviewer"))
+    names = [r.reviewer.get_username() for r in reviews]
+    result = verdicts.consensus(
+        [
+            verdicts.Verdict(
+                reviewer=r.reviewer.get_username(),
+                decision=r.decision,
+                values=r.values,
+                reject_reason=r.reject_reason,
+            )
+            for r in reviews
+        ]
+    )
+    status = result.status
+    if status == verdicts.VERIFIED:
+        reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
+        current = {k: getattr(sample, k) for k in result.values}
+        try:
+            annotation_services.sample_update(
+                sample=sample,
+                changes=verdicts.changed_values(current, result.values),
+                by=by,
+                source=ChangeSource.REVIEW,
+                status=SampleStatus.VERIFIED,
+                reason=reason,
+            )
+        except annotation_services.SampleInvalid:
+            status = verdicts.NEEDS_ADJUDICATION
+    elif status == verdicts.REJECTED:
+        reason = _("Rejected by %(names)s (%(reasons)s).") % {
+            "names": ", ".join(names),
+            "reasons": ", ".join(result.reject_reasons),
+        }
+        annotation_services.sample_update(
+            sample=sample,
+            changes={},
+            by=by,
+            source=ChangeSource.REVIEW,
+            status=SampleStatus.REJECTED,
+            reason=reason,
+        )
+    if status == verdicts.NEEDS_ADJUDICATION:
+        annotation_services.sample_update(
+            sample=sample,
+            changes={},
+            by=by,
+            source=ChangeSource.REVIEW,
+            status=SampleStatus.NEEDS_ADJUDICATION,
+            reason=_("The reviewers disagree."),
+        )
+    Outcome.objects.update_or_create(
+        sample=sample,
+        defaults={
+            "dataset_id": sample.dataset_id,
+            "status": status,
+            "agreement": result.agreement and status != verdicts.NEEDS_ADJUDICATION,
+            "adjudicated": False,
+            "note": "",
+        },
+    )
+    if status != verdicts.NEEDS_ADJUDICATION:
+        _write_summary(sample, names, agreement=True, adjudicated=False, note="")
+    Slot.objects.filter(sample=sample, done=False).delete()
+    return status
+
+
+def _write_summary(
+    sample: Sample, reviewers: list[str], *, agreement: bool, adjudicated: bool, note: str
+) -> None:
+    annotation_services.sample_set_note(
+        sample_ids=[sample.pk],
+        key="review_summary",
+        values={
+            sample.pk: {
+                "reviewers": reviewers,
+                "agreement": agreement,
+                "adjudicated": adjudicated,
+                "note": note,
+            }
+        },
+    )
+
+
+@transaction.atomic
+def sample_adjudicate(
+    *,
+    sample: Sample,
+    by: User,
+    decision: str,
+    note: str,
+    values: Mapping[str, Any] | None = None,
+    reject_reason: str = "",
+) -> Outcome:
+    """A lead sets a sample's final values (verified) or rejects it, with a note for history."""
+    note = note.strip()
+    if not note:
+        raise ValidationError({"note": _("Explain the decision in a note.")}, code="no_note")
+    if sample.status == SampleStatus.REMOVED:
+        raise ValidationError(_("A removed sample cannot be adjudicated."), code="removed")
+    if decision == Decision.ACCEPT:
+        clean = _clean_values(sample, values or {})
+        current = {k: getattr(sample, k) for k in clean}
+        annotation_services.sample_update(
+            sample=sample,
+            changes=verdicts.changed_values(current, clean),
+            by=by,
+            source=ChangeSource.ADJUDICATION,
+            status=SampleStatus.VERIFIED,
+            reason=note,
+        )
+        status = SampleStatus.VERIFIED
+    elif decision == Decision.REJECT:
+        if reject_reason not in RejectReason.values or not reject_reason:
+            raise ValidationError({"reject_reason": _("A rejection needs a reason.")})
+        annotation_services.sample_update(
+            sample=sample,
+            changes={},
+            by=by,
+            source=ChangeSource.ADJUDICATION,
+            status=SampleStatus.REJECTED,
+            reason=f"{reject_reason}: {note}",
+        )
+        status = SampleStatus.REJECTED
+    else:
+        raise ValidationError({"decision": _("Accept or reject.")}, code="bad_decision")
+    earlier = Outcome.objects.filter(sample=sample).first()
+    outcome, _created = Outcome.objects.update_or_create(
+        sample=sample,
+        defaults={
+            "dataset_id": sample.dataset_id,
+            "status": status,
+            "agreement": earlier.agreement if earlier else False,
+            "adjudicated": True,
+            "adjudicated_by": by,
+            "note": note,
+        },
+    )
+    reviewers = list(
+        Review.objects.filter(sample=sample)
+        .order_by("created_at", "id")
+        .values_list("reviewer__username", flat=True)
+    )
+    _write_summary(sample, reviewers, agreement=outcome.agreement, adjudicated=True, note=note)
+    Slot.objects.filter(sample=sample, done=False).delete()
+    return outcome
+
+
+def draft_save(*, sample: Sample, reviewer: User, payload: Mapping[str, Any]) -> Draft:
+    """Keep the reviewer's unsaved form state for this sample (the last save wins)."""
+    if len(json.dumps(payload)) > MAX_DRAFT_BYTES:
+        raise ValidationError(_("The draft is too large."), code="draft_too_large")
+    draft, _created = Draft.objects.update_or_create(
+        sample=sample, reviewer=reviewer, defaults={"payload": dict(payload)}
+    )
+    return draft
+
+
+def comment_create(*, sample: Sample, author: User, text: str) -> Comment:
+    text = text.strip()
+    if not text:
+        raise ValidationError({"text": _("A comment cannot be empty.")}, code="empty")
+    if len(text) > 5000:
+        raise ValidationError({"text": _("Keep comments under 5,000 characters.")})
+    return Comment.objects.create(sample=sample, author=author, text=text)

@@ -1,0 +1,248 @@
+"""HTML pages of the review app: the queue, the workbench, adjudication and progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset
+from annotation.roles import acting_user, is_lead
+from review import selectors, services
+from review.forms import AdjudicationForm, ReviewSettingsForm
+from review.models import Decision, RejectReason
+
+
+def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
+    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise Http404(_("No such dataset."))
+    return dataset
+
+
+def _require_lead(request: HttpRequest) -> None:
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may do this."))
+
+
+def _user(request: HttpRequest) -> Any:
+    return acting_user(request.user)
+
+
+@require_GET
+def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _dataset(request, dataset_id)
+    overview = selectors.queue_overview(dataset=dataset, reviewer=_user(request))
+    settings = overview.settings
+    form = ReviewSettingsForm(
+        initial={
+            "overlap": settings.overlap,
+            "blind": settings.blind,
+            "show_judge_hints": settings.show_judge_hints,
+            "lease_minutes": max(settings.lease_seconds // 60, 1),
+        }
+    )
+    return render(
+        request,
+        "review/queue.html",
+        {
+            "dataset": dataset,
+            "overview": overview,
+            "settings_form": form,
+            "is_lead": is_lead(request.user),
+        },
+    )
+
+
+@require_POST
+def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    _require_lead(request)
+    dataset = _dataset(request, dataset_id)
+    form = ReviewSettingsForm(request.POST)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, str(error))
+        return redirect("review:queue", dataset_id=dataset.pk)
+    data = form.cleaned_data
+    try:
+        services.review_settings_update(
+            dataset=dataset,
+            overlap=data["overlap"],
+            blind=data["blind"],
+            show_judge_hints=data["show_judge_hints"],
+            lease_seconds=data["lease_minutes"] * 60,
+        )
+    except ValidationError as exc:
+        for error in exc.messages:
+            messages.error(request, error)
+    else:
+        messages.success(request, _("Review settings saved."))
+    return redirect("review:queue", dataset_id=dataset.pk)
+
+
+@require_POST
+def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    _require_lead(request)
+    dataset = _dataset(request, dataset_id)
+    created = services.queue_sync(dataset=dataset)
+    messages.success(request, _("Queue refreshed: %(n)d new review slots.") % {"n": created})
+    return redirect("review:queue", dataset_id=dataset.pk)
+
+
+@require_POST
+def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """Lease the next sample and open it; back to the queue when nothing is left."""
+    dataset = _dataset(request, dataset_id)
+    sample_id: int | None = None
+    if request.POST.get("sample"):
+        try:
+            sample_id = int(request.POST["sample"])
+        except ValueError as exc:
+            raise Http404(_("No such sample.")) from exc
+    lease = services.slot_claim(
+        dataset=dataset,
+        reviewer=_user(request),
+        skipped=request.POST.get("skipped") == "1",
+        sample_id=sample_id,
+    )
+    if lease is None:
+        messages.info(request, _("Nothing is left for you to review here."))
+        return redirect("review:queue", dataset_id=dataset.pk)
+    return redirect("review:workbench", sample_id=lease.sample_id)
+
+
+@require_GET
+def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
+    bench = selectors.workbench_get(user=_user(request), sample_id=sample_id)
+    if bench is None:
+        raise Http404(_("No such sample."))
+    sample = bench.sample
+    peaks = [link.asset.peaks for link in bench.audio]
+    config = {
+        "sampleId": sample.pk,
+        "datasetId": sample.dataset_id,
+        "kind": sample.dataset.kind,
+        "leaseHeld": bench.lease is not None,
+        "serverDraft": bench.draft,
+        "peaks": peaks[0] if peaks else None,
+        "urls": {
+            "draft": reverse("api_review_draft", args=[sample.pk]),
+            "reviews": reverse("api_reviews"),
+            "claim": reverse("api_review_claim", args=[sample.dataset_id]),
+            "skip": reverse("api_review_skip", args=[sample.pk]),
+            "comments": reverse("api_review_comments", args=[sample.pk]),
+            "queue": reverse("review:queue", args=[sample.dataset_id]),
+        },
+        "strings": {
+            "saved": _("Draft saved"),
+            "savedLocally": _("Offline: draft kept in this browser"),
+            "restored": _("Your draft was restored"),
+            "submitting": _("Submitting…"),
+            "submitted": _("Review submitted"),
+            "failed": _("Could not submit; your draft is kept. Try again."),
+            "nothingLeft": _("Nothing is left for you to review here."),
+            "needReason": _("Choose a reject reason (i, d, o, l)."),
+            "needSkipReason": _("Say why you skip this sample."),
+            "noDecision": _("Accept (a) or reject (x) first."),
+        },
+    }
+    return render(
+        request,
+        "review/workbench.html",
+        {
+            "bench": bench,
+            "sample": sample,
+            "config": config,
+            "reject_reasons": [c for c in RejectReason.choices if c[0]],
+            "ratings": range(1, 6),
+            "predicate_text": "\n".join(str(c) for c in sample.predicate or []),
+            "is_lead": is_lead(request.user),
+        },
+    )
+
+
+@require_GET
+def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    _require_lead(request)
+    dataset = _dataset(request, dataset_id)
+    page = Paginator(selectors.adjudication_queue(dataset=dataset), 25).get_page(
+        request.GET.get("page")
+    )
+    reviews = selectors.reviews_by_sample(sample_ids=[s.pk for s in page.object_list])
+    rows = [(sample, reviews.get(sample.pk, [])) for sample in page.object_list]
+    return render(
+        request,
+        "review/adjudication_list.html",
+        {"dataset": dataset, "page": page, "rows": rows},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
+    _require_lead(request)
+    bench = selectors.workbench_get(user=_user(request), sample_id=sample_id)
+    if bench is None:
+        raise Http404(_("No such sample."))
+    sample = bench.sample
+    initial: dict[str, Any] = {"decision": Decision.ACCEPT}
+    for name in bench.fields:
+        value = getattr(sample, name)
+        initial[f"value_{name}"] = "\n".join(value) if name == "predicate" else value
+    form = AdjudicationForm(
+        request.POST or None,
+        initial=initial,
+        kind=sample.dataset.kind,
+        groups=bench.groups,
+        categories=bench.categories,
+        scenarios=bench.scenarios,
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.sample_adjudicate(
+                sample=sample,
+                by=_user(request),
+                decision=form.cleaned_data["decision"],
+                values=form.values(),
+                reject_reason=form.cleaned_data["reject_reason"],
+                note=form.cleaned_data["note"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, _("Adjudicated."))
+            return redirect("review:adjudication_list", dataset_id=sample.dataset_id)
+    reviews = selectors.reviews_by_sample(sample_ids=[sample.pk]).get(sample.pk, [])
+    side_rows = [
+        (name, getattr(sample, name), [r.values.get(name, "") for r in reviews])
+        for name in bench.fields
+    ]
+    return render(
+        request,
+        "review/adjudicate.html",
+        {
+            "bench": bench,
+            "sample": sample,
+            "form": form,
+            "reviews": reviews,
+            "side_rows": side_rows,
+        },
+    )
+
+
+@require_GET
+def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _dataset(request, dataset_id)
+    return render(
+        request,
+        "review/progress.html",
+        {"dataset": dataset, "progress": selectors.progress_get(dataset=dataset)},
+    )

@@ -1,0 +1,298 @@
+"""The queue and the review life of a sample, through the services."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from annotation.models import ChangeSource, Sample, SampleRevision, SampleStatus
+from review import services
+from review.models import Draft, Outcome, Review, Skip, Slot
+from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
+from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
+
+pytestmark = pytest.mark.django_db
+
+
+def _fresh(sample: Sample) -> Sample:
+    return Sample.objects.select_related("dataset").get(pk=sample.pk)
+
+
+def test_queue_sync_gives_each_pending_sample_k_slots_once(annotator: Any) -> None:
+    """Opening the queue makes k slots per pending sample; running it again adds none."""
+    dataset = mmooc_dataset()
+    mmooc_sample(dataset)
+    mmooc_sample(dataset)
+    mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    open_queue(dataset, k=3)
+    assert Slot.objects.filter(dataset=dataset).count() == 6
+    assert services.queue_sync(dataset=dataset) == 0
+    services.review_settings_update(
+        dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=60
+    )
+    assert Slot.objects.filter(dataset=dataset).count() == 4
+
+
+def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
+    """The queue order: samples the judges disagreed on, then higher priority, then oldest."""
+    dataset = mmooc_dataset()
+    plain = mmooc_sample(dataset)
+    urgent = mmooc_sample(dataset, priority=5)
+    disputed = mmooc_sample(dataset)
+    Sample.objects.filter(pk=disputed.pk).update(judges_disagree=True)
+    open_queue(dataset, k=1)
+    order = []
+    for _ in range(3):
+        reviewer = UserFactory()
+        lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+        assert lease is not None
+        order.append(lease.sample_id)
+    assert order == [disputed.pk, urgent.pk, plain.pk]
+
+
+def test_claim_again_returns_the_same_lease_renewed() -> None:
+    """A reviewer holding a lease gets it back instead of a second sample."""
+    dataset = review_dataset(2)
+    reviewer = UserFactory()
+    first = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    again = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    assert first is not None and again is not None
+    assert (again.slot_id, again.resumed) == (first.slot_id, True)
+    assert Slot.objects.filter(reviewer=reviewer).count() == 1
+
+
+def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> None:
+    """With k=2 and three reviewers, each sample is served to two of them, once each."""
+    dataset = review_dataset(2, k=2)
+    reviewers = [UserFactory() for _ in range(3)]
+    served: dict[int, list[int]] = {}
+    for reviewer in reviewers:
+        while (lease := services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
+            served.setdefault(lease.sample_id, []).append(reviewer.pk)
+            submit(reviewer, _fresh(Sample.objects.get(pk=lease.sample_id)))
+    assert sorted(len(set(who)) for who in served.values()) == [2, 2]
+    assert all(len(who) == 2 for who in served.values())
+    assert Review.objects.count() == 4
+
+
+def test_an_expired_lease_returns_to_the_pool() -> None:
+    """After its lease expires, a slot goes to another reviewer; its first holder is refused."""
+    dataset = review_dataset(1, k=1)
+    first, second = UserFactory(), UserFactory()
+    lease = services.slot_claim(dataset=dataset, reviewer=first)
+    assert lease is not None
+    assert services.slot_claim(dataset=dataset, reviewer=second) is None
+    later = timezone.now() + dt.timedelta(seconds=901)
+    taken = services.slot_claim(dataset=dataset, reviewer=second, now=later)
+    assert taken is not None and taken.slot_id == lease.slot_id
+    sample = _fresh(Sample.objects.get(pk=lease.sample_id))
+    with pytest.raises(services.ReviewConflict):
+        services.review_submit(
+            reviewer=first, sample=sample, client_uuid=uuid.uuid4(), decision="accept"
+        )
+
+
+def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
+    """A reviewer whose lease expired unclaimed can still submit their review."""
+    dataset = review_dataset(1, k=1)
+    reviewer = UserFactory()
+    lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    assert lease is not None
+    Slot.objects.filter(pk=lease.slot_id).update(
+        lease_expires_at=timezone.now() - dt.timedelta(minutes=5)
+    )
+    result = services.review_submit(
+        reviewer=reviewer,
+        sample=_fresh(Sample.objects.get(pk=lease.sample_id)),
+        client_uuid=uuid.uuid4(),
+        decision="accept",
+    )
+    assert result.created and result.settled_status == "verified"
+
+
+def test_skip_puts_the_sample_aside_until_asked_for() -> None:
+    """A skipped sample is not served by "next", but is by a claim of skipped samples."""
+    dataset = review_dataset(1, k=2)
+    reviewer = UserFactory()
+    lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    assert lease is not None
+    sample = _fresh(Sample.objects.get(pk=lease.sample_id))
+    services.slot_skip(sample=sample, reviewer=reviewer, reason="image does not load")
+    assert services.slot_claim(dataset=dataset, reviewer=reviewer) is None
+    back = services.slot_claim(dataset=dataset, reviewer=reviewer, skipped=True)
+    assert back is not None and back.sample_id == sample.pk
+    submit(reviewer, sample)
+    assert not Skip.objects.filter(reviewer=reviewer).exists()
+
+
+def test_skip_needs_a_reason() -> None:
+    """An empty skip reason is refused with a readable message."""
+    dataset = review_dataset(1)
+    sample = _fresh(Sample.objects.filter(dataset=dataset).get())
+    with pytest.raises(ValidationError, match="why"):
+        services.slot_skip(sample=sample, reviewer=UserFactory(), reason="  ")
+
+
+def test_submitting_twice_with_one_uuid_makes_one_review() -> None:
+    """A retried submission returns the first review."""
+    dataset = review_dataset(1)
+    reviewer = UserFactory()
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    key = uuid.uuid4()
+    first = submit(reviewer, sample, client_uuid=key)
+    again = services.review_submit(
+        reviewer=reviewer, sample=sample, client_uuid=key, decision="accept"
+    )
+    assert first.created and not again.created
+    assert again.review.pk == first.review.pk
+    assert Review.objects.count() == 1
+    with pytest.raises(services.ReviewConflict):
+        services.review_submit(
+            reviewer=reviewer, sample=sample, client_uuid=uuid.uuid4(), decision="accept"
+        )
+
+
+def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> None:
+    """Two reviewers making the same correction verify the sample with it, source review."""
+    dataset = review_dataset(1, k=2)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    a, b = UserFactory(), UserFactory()
+    fix = {"category_code": "MKB", "explanation": "Nothing shows the place."}
+    first = submit(a, sample, values=fix, clarity=4, seconds_spent=12)
+    assert first.settled_status is None
+    assert _fresh(sample).status == SampleStatus.IN_REVIEW
+    Draft.objects.create(sample=sample, reviewer=b, payload={"x": 1})
+    second = submit(b, _fresh(sample), values=fix)
+    assert second.settled_status == "verified"
+    sample = _fresh(sample)
+    assert (sample.status, sample.category_code) == (SampleStatus.VERIFIED, "MKB")
+    revision = SampleRevision.objects.filter(sample=sample).order_by("number").last()
+    assert revision is not None and revision.source == ChangeSource.REVIEW
+    assert revision.after == {**fix, "status": "verified"}
+    summary = sample.extra["review_summary"]
+    assert summary["agreement"] is True and summary["adjudicated"] is False
+    assert sorted(summary["reviewers"]) == sorted([a.username, b.username])
+    assert not Draft.objects.filter(reviewer=b).exists()
+    assert not Slot.objects.filter(sample=sample, done=False).exists()
+
+
+def test_disagreement_goes_to_adjudication_and_the_lead_settles_it(lead: Any) -> None:
+    """Different verdicts need adjudication; the lead's values verify it, source adjudication."""
+    dataset = review_dataset(1, k=2)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    submit(UserFactory(), sample)
+    result = submit(UserFactory(), _fresh(sample), decision="reject")
+    assert result.settled_status == "needs_adjudication"
+    assert _fresh(sample).status == SampleStatus.NEEDS_ADJUDICATION
+    assert "review_summary" not in _fresh(sample).extra
+    outcome = services.sample_adjudicate(
+        sample=_fresh(sample),
+        by=lead,
+        decision="accept",
+        values={"scenario": "math"},
+        note="The image does support counting.",
+    )
+    assert outcome.adjudicated and not outcome.agreement
+    sample = _fresh(sample)
+    assert (sample.status, sample.scenario) == (SampleStatus.VERIFIED, "math")
+    last = SampleRevision.objects.filter(sample=sample).order_by("number").last()
+    assert last is not None and last.source == ChangeSource.ADJUDICATION
+    assert last.reason == "The image does support counting."
+    assert sample.extra["review_summary"]["adjudicated"] is True
+
+
+def test_adjudication_needs_a_note_and_valid_values(lead: Any) -> None:
+    """Without a note, or with a category outside the taxonomy, nothing changes."""
+    dataset = review_dataset(1)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    with pytest.raises(ValidationError):
+        services.sample_adjudicate(sample=sample, by=lead, decision="accept", note=" ")
+    with pytest.raises(ValidationError, match="Unknown category"):
+        services.sample_adjudicate(
+            sample=sample, by=lead, decision="accept", note="n", values={"category_code": "ZZ"}
+        )
+    assert _fresh(sample).status == SampleStatus.PENDING_REVIEW
+
+
+def test_all_rejecting_rejects_the_sample() -> None:
+    """A rejection agreed by every reviewer rejects the sample."""
+    dataset = review_dataset(1, k=2)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    submit(UserFactory(), sample, decision="reject", reject_reason="duplicate")
+    submit(UserFactory(), _fresh(sample), decision="reject", reject_reason="licence")
+    assert _fresh(sample).status == SampleStatus.REJECTED
+    assert Outcome.objects.get(sample=sample).agreement is True
+
+
+def test_bad_review_input_is_refused_readably() -> None:
+    """Unknown fields, taxonomy breaks, missing reject reasons and bad ratings are refused."""
+    dataset = review_dataset(1)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    reviewer = UserFactory()
+    services.slot_claim(dataset=dataset, reviewer=reviewer)
+    bad: list[dict[str, Any]] = [
+        {"decision": "accept", "values": {"question": "changed"}},
+        {"decision": "accept", "values": {"category_code": "MP"}},  # MP is shifted_ic
+        {"decision": "reject"},
+        {"decision": "accept", "clarity": 9},
+        {"decision": "maybe"},
+    ]
+    for kwargs in bad:
+        with pytest.raises(ValidationError):
+            services.review_submit(
+                reviewer=reviewer, sample=sample, client_uuid=uuid.uuid4(), **kwargs
+            )
+    assert Review.objects.count() == 0
+
+
+def test_trimodal_review_corrects_label_and_predicate() -> None:
+    """Tri-modal reviewers agreeing on a corrected predicate verify it; alignment is kept."""
+    unsafe, _safe = trimodal_pair()
+    open_queue(unsafe.dataset, k=2)
+    conditions = ["the stove is on (image)", "an alarm sounds (audio)"]
+    for _ in range(2):
+        submit(
+            UserFactory(),
+            _fresh(unsafe),
+            values={"predicate": conditions, "safety_label": "unsafe"},
+            image_aligned=True,
+            audio_aligned=False,
+        )
+    sample = _fresh(unsafe)
+    assert sample.status == SampleStatus.VERIFIED
+    assert sample.predicate == conditions
+    assert list(Review.objects.values_list("audio_aligned", flat=True)) == [False, False]
+
+
+def test_drafts_and_comments() -> None:
+    """A draft is kept per reviewer and sample (last save wins); comments must have text."""
+    dataset = review_dataset(1)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    reviewer = UserFactory()
+    services.draft_save(sample=sample, reviewer=reviewer, payload={"a": 1})
+    services.draft_save(sample=sample, reviewer=reviewer, payload={"a": 2})
+    assert Draft.objects.get(sample=sample, reviewer=reviewer).payload == {"a": 2}
+    with pytest.raises(ValidationError):
+        services.draft_save(sample=sample, reviewer=reviewer, payload={"a": "x" * 70000})
+    with pytest.raises(ValidationError):
+        services.comment_create(sample=sample, author=reviewer, text=" ")
+    assert services.comment_create(sample=sample, author=reviewer, text=" ok ").text == "ok"
+
+
+def test_settings_are_bounded() -> None:
+    """Overlap and lease duration outside their ranges are refused."""
+    dataset = mmooc_dataset()
+    for overlap, lease in ((0, 60), (11, 60), (2, 5)):
+        with pytest.raises(ValidationError):
+            services.review_settings_update(
+                dataset=dataset,
+                overlap=overlap,
+                blind=True,
+                show_judge_hints=False,
+                lease_seconds=lease,
+            )

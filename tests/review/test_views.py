@@ -1,0 +1,147 @@
+"""The review pages: who may open them, what they show, and fixed query counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Sample, SampleStatus
+from review import services
+from review.models import ReviewSettings, Slot
+from tests.annotation.factories import UserFactory
+from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _disputed(dataset: Any) -> None:
+    for sample in Sample.objects.filter(dataset=dataset).select_related("dataset"):
+        submit(UserFactory(), sample)
+        submit(UserFactory(), Sample.objects.select_related("dataset").get(pk=sample.pk), "reject")
+
+
+def _queries(client: Client, url: str) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url).status_code == 200
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize("page", ["review:queue", "review:progress", "review:adjudication_list"])
+def test_dataset_pages_run_a_fixed_number_of_queries(lead: Any, page: str) -> None:
+    """Queue, progress and adjudication pages cost the same queries for 2 or 8 samples."""
+    counts = []
+    for size in (2, 8):
+        dataset = review_dataset(size)
+        _disputed(dataset)
+        client = _client(lead)
+        counts.append(_queries(client, reverse(page, args=[dataset.pk])))
+    assert counts[0] == counts[1], counts
+
+
+def test_workbench_runs_a_fixed_number_of_queries(lead: Any) -> None:
+    """The workbench costs the same queries whatever the number of comments and reviews."""
+    counts = []
+    for comments in (1, 6):
+        dataset = review_dataset(1, blind=False)
+        sample = Sample.objects.select_related("dataset").get(dataset=dataset)
+        for i in range(comments):
+            services.comment_create(sample=sample, author=lead, text=f"c{i}")
+        submit(UserFactory(), sample)
+        counts.append(_queries(_client(lead), reverse("review:workbench", args=[sample.pk])))
+    assert counts[0] == counts[1], counts
+
+
+def test_start_reviewing_opens_the_next_sample(annotator: Any) -> None:
+    """ "Start reviewing" leases a sample and opens its workbench; then says nothing is left."""
+    dataset = review_dataset(1, members=[annotator])
+    client = _client(annotator)
+    response = client.post(reverse("review:next", args=[dataset.pk]))
+    sample = Sample.objects.get(dataset=dataset)
+    assert response.url == reverse("review:workbench", args=[sample.pk])
+    page = client.get(response.url)
+    assert page.status_code == 200
+    assert b"review-config" in page.content and b"Submit and next" in page.content
+    submit(annotator, Sample.objects.select_related("dataset").get(pk=sample.pk))
+    response = client.post(reverse("review:next", args=[dataset.pk]), follow=True)
+    assert b"Nothing is left" in response.content
+    assert (
+        client.post(reverse("review:next", args=[dataset.pk]), {"sample": "x"}).status_code == 404
+    )
+
+
+def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> None:
+    """The tri-modal form shows the pair side by side and streams audio by URL, and judge
+    votes only when hints are on."""
+    unsafe, safe = trimodal_pair()
+    Sample.objects.filter(pk=unsafe.pk).update(
+        extra={"judge_votes": [{"judge": "gpt-4o", "label": "unsafe", "category": None}]}
+    )
+    annotator = UserFactory(role="annotator")
+    open_queue(unsafe.dataset, hints=False, members=[annotator])
+    page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
+    assert safe.external_id in page and "differ minimally" in page
+    assert 'id="waveform"' in page and "base64" not in page
+    assert "gpt-4o" not in page
+    services.review_settings_update(
+        dataset=unsafe.dataset, overlap=2, blind=True, show_judge_hints=True, lease_seconds=900
+    )
+    page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
+    assert "gpt-4o" in page
+
+
+def test_lead_pages_are_for_leads(annotator: Any, lead: Any) -> None:
+    """Annotators get 403 on adjudication and settings; leads adjudicate with a note."""
+    dataset = review_dataset(1, members=[annotator])
+    _disputed(dataset)
+    sample = Sample.objects.get(dataset=dataset)
+    assert sample.status == SampleStatus.NEEDS_ADJUDICATION
+    client = _client(annotator)
+    assert client.get(reverse("review:adjudication_list", args=[dataset.pk])).status_code == 403
+    assert client.get(reverse("review:adjudicate", args=[sample.pk])).status_code == 403
+    assert client.post(reverse("review:settings", args=[dataset.pk])).status_code == 403
+    lead_client = _client(lead)
+    page = lead_client.get(reverse("review:adjudicate", args=[sample.pk]))
+    assert page.status_code == 200 and b"Reviews side by side" in page.content
+    response = lead_client.post(
+        reverse("review:adjudicate", args=[sample.pk]),
+        {
+            "decision": "accept",
+            "note": "Answerable after all.",
+            "value_answerability_group": "ooc",
+            "value_category_code": "VFP",
+            "value_scenario": "coarse_perception",
+            "value_reference_answer": "C",
+            "value_explanation": "No car.",
+        },
+    )
+    assert response.status_code == 302
+    assert Sample.objects.get(pk=sample.pk).status == SampleStatus.VERIFIED
+
+
+def test_lead_saves_settings_and_fills_the_queue(lead: Any) -> None:
+    """The settings form saves k and lease minutes; bad values come back as messages."""
+    dataset = review_dataset(2)
+    client = _client(lead)
+    form = {"overlap": "3", "blind": "on", "lease_minutes": "5"}
+    client.post(reverse("review:settings", args=[dataset.pk]), form)
+    saved = ReviewSettings.objects.get(dataset=dataset)
+    assert (saved.overlap, saved.lease_seconds, saved.show_judge_hints) == (3, 300, False)
+    assert Slot.objects.filter(dataset=dataset).count() == 6
+    response = client.post(
+        reverse("review:settings", args=[dataset.pk]), {**form, "overlap": "99"}, follow=True
+    )
+    assert response.status_code == 200
+    assert ReviewSettings.objects.get(dataset=dataset).overlap == 3
+    assert client.post(reverse("review:fill", args=[dataset.pk])).status_code == 302
