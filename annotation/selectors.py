@@ -75,11 +75,14 @@ def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Samp
     return samples.order_by("id")
 
 
-def sample_get_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
+def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True) -> Sample | None:
+    """A sample the user may see, with its dataset (and its pair and media unless told not)."""
     datasets = dataset_list_visible(user=user)
+    samples = Sample.objects.filter(pk=sample_id, dataset__in=datasets)
+    if not with_media:
+        return samples.select_related("dataset").first()
     return (
-        Sample.objects.filter(pk=sample_id, dataset__in=datasets)
-        .select_related("dataset", "pair")
+        samples.select_related("dataset", "pair")
         .prefetch_related(
             Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
         )

@@ -1,5 +1,35 @@
-"""API routes of this part of the site."""
+"""API routes of the judging app."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import include, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from judging import apis
+
+urlpatterns = [
+    path("judges/", apis.JudgeListCreateApi.as_view(), name="api_judges"),
+    path("judges/<int:judge_id>/", apis.JudgeDetailApi.as_view(), name="api_judge"),
+    path(
+        "datasets/<int:dataset_id>/judge-jobs/",
+        apis.DatasetJobListCreateApi.as_view(),
+        name="api_judge_jobs",
+    ),
+    path("judge-jobs/<int:job_id>/", apis.JobProgressApi.as_view(), name="api_judge_job"),
+    path(
+        "judge-jobs/<int:job_id>/cancel/", apis.JobCancelApi.as_view(), name="api_judge_job_cancel"
+    ),
+    path(
+        "datasets/<int:dataset_id>/leaderboard/",
+        apis.LeaderboardApi.as_view(),
+        name="api_leaderboard",
+    ),
+    path(
+        "datasets/<int:dataset_id>/verdicts/import/",
+        apis.VerdictImportApi.as_view(),
+        name="api_verdict_import",
+    ),
+    path(
+        "datasets/<int:dataset_id>/responses/import/",
+        apis.ResponseImportApi.as_view(),
+        name="api_response_import",
+    ),
+]
+urlpatterns += [path("", include("judging.audit.api_urls"))]  # type: ignore[list-item]

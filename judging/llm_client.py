@@ -158,6 +158,54 @@ async def call_judge(
     )
 
 
+async def call_judge_lean(
+    client: AsyncOpenAI,
+    model: str,
+    messages: list[dict[str, Any]],
+    *,
+    temperature: float = 0.0,
+    timeout: float = 60.0,
+    max_tokens: int = 512,
+    json_mode: bool = True,
+) -> CallResult:
+    """call_judge without the SDK's typed request transform and response models.
+
+    The same request, the same errors (raised by the SDK's transport), the same result; the
+    typed (de)serialisation costs several milliseconds of CPU per call, which at hundreds of
+    calls per second is what limits a worker.
+    """
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+    }
+    if json_mode:
+        body["response_format"] = {"type": "json_object"}
+    started = time.perf_counter()
+    raw = await client.post(
+        "/chat/completions", body=body, cast_to=object, options={"timeout": timeout}
+    )
+    latency = time.perf_counter() - started
+    if not isinstance(raw, dict):
+        raise MalformedOutput("response is not a JSON object")
+    choices = raw.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedOutput("response has no choices")
+    message = choices[0].get("message")
+    text = message.get("content") if isinstance(message, dict) else None
+    usage = raw.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return CallResult(
+        text=text if isinstance(text, str) else "",
+        latency_s=latency,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        raw=raw,
+    )
+
+
 def parse_retry_after(headers: Mapping[str, str] | httpx2.Headers | None) -> float | None:
     """Seconds to wait from retry-after-ms, or Retry-After as seconds or an HTTP date."""
     if not headers:
@@ -221,10 +269,12 @@ async def judge_with_retries(
     before_attempt: Callable[[], Awaitable[object]] | None = None,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     rng: random.Random | None = None,
+    call: Callable[..., Awaitable[CallResult]] = call_judge,
 ) -> JudgeOutcome:
     """Call the judge until a valid verdict or a final error; never raises for API errors.
 
-    `before_attempt` runs before every attempt (e.g. a shared rate limiter's acquire).
+    `before_attempt` runs before every attempt (e.g. a shared rate limiter's acquire);
+    `call` makes one request (call_judge, or call_judge_lean where CPU matters).
     """
     policy = policy or RetryPolicy()
     rng = rng or random.Random()  # noqa: S311 - jitter, not security
@@ -234,7 +284,7 @@ async def judge_with_retries(
         if before_attempt is not None:
             await before_attempt()
         try:
-            call = await call_judge(
+            result = await call(
                 client,
                 model,
                 messages,
@@ -243,8 +293,8 @@ async def judge_with_retries(
                 max_tokens=max_tokens,
                 json_mode=json_mode,
             )
-            verdict = parse_judge_output(call.text, task)
-            return JudgeOutcome(verdict, attempt, call=call, errors=errors)
+            verdict = parse_judge_output(result.text, task)
+            return JudgeOutcome(verdict, attempt, call=result, errors=errors)
         except Exception as exc:  # classified below; unknown ones are final
             info = classify_error(exc)
         errors.append(info)

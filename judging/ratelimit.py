@@ -122,3 +122,59 @@ class ConcurrencyCaps:
         """Hold one of the judge's slots for the duration of the block."""
         async with self._semaphore(judge_key):
             yield
+
+
+class LocalRateLimiter:
+    """The same GCRA as RedisRateLimiter, held in this process only.
+
+    The fallback when no Redis is configured (the local SQLite demo): each worker process then
+    keeps its own budget, so several processes together can exceed a judge's limit.
+    """
+
+    def __init__(
+        self,
+        limits: Mapping[str, RateLimit],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._limits = dict(limits)
+        self._clock = clock
+        self._sleep = sleep
+        self._tat: dict[str, float] = {}
+
+    def set_limit(self, judge_key: str, limit: RateLimit | None) -> None:
+        """Change (or remove) a judge's limit."""
+        if limit is None:
+            self._limits.pop(judge_key, None)
+        else:
+            self._limits[judge_key] = limit
+
+    def limit_for(self, judge_key: str) -> RateLimit | None:
+        """The configured limit of a judge, if any."""
+        return self._limits.get(judge_key)
+
+    async def try_acquire(self, judge_key: str) -> float:
+        """Take a slot now and return 0, or return the seconds until one is free."""
+        limit = self._limits.get(judge_key)
+        if limit is None:
+            return 0.0
+        now = self._clock()
+        interval = limit.interval_ms / 1000
+        tolerance = interval * (limit.burst - 1)
+        tat = max(self._tat.get(judge_key, now), now)
+        if tat - now > tolerance:
+            return tat - tolerance - now
+        self._tat[judge_key] = tat + interval
+        return 0.0
+
+    async def acquire(self, judge_key: str, *, timeout: float | None = None) -> float:
+        """Wait until the judge may be called; return the seconds waited."""
+        started = self._clock()
+        while True:
+            wait = await self.try_acquire(judge_key)
+            if wait <= 0:
+                return self._clock() - started
+            if timeout is not None and self._clock() - started + wait > timeout:
+                raise RateLimitTimeout(f"rate limit for {judge_key!r} not free within {timeout}s")
+            await self._sleep(wait)

@@ -228,3 +228,24 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
+
+# Imports (annotation.services.imports): folders the site may import server paths from (the
+# import_samples command, run by an operator, may import any path), and the credentials of
+# s3:// import sources (the S3_ENDPOINT_URL and S3_REGION above apply to them too).
+IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
+S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
+S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
+
+# How soon the Redis broker hands a message whose worker died to another worker (kombu's
+# default is an hour); judging's worker-kill test shortens it.
+if CELERY_BROKER_URL.startswith("redis"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env.int(
+        "CELERY_VISIBILITY_TIMEOUT", default=3600
+    )
+    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_interval"] = env.int(
+        "CELERY_UNACKED_RESTORE_INTERVAL", default=10
+    )
+    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_throttle"] = env.int(
+        "CELERY_UNACKED_RESTORE_THROTTLE", default=10
+    )
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["JudgeKindEnum"] = "judging.models.JudgeKind"  # type: ignore[index]

@@ -27,8 +27,10 @@ def _dataset(request: Request, dataset_id: int) -> Dataset:
     return dataset
 
 
-def _sample(request: Request, sample_id: int) -> Sample:
-    sample = annotation_selectors.sample_get_visible(user=request.user, sample_id=sample_id)
+def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
+    sample = annotation_selectors.sample_get_visible(
+        user=request.user, sample_id=sample_id, with_media=with_media
+    )
     if sample is None:
         raise NotFound()
     return sample
@@ -168,7 +170,7 @@ class ReviewCreateApi(APIView):
         payload = self.ReviewInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
-        sample = _sample(request, data.pop("sample"))
+        sample = _sample(request, data.pop("sample"), with_media=False)
         try:
             result = services.review_submit(reviewer=_user(request), sample=sample, **data)
         except services.ReviewConflict as exc:

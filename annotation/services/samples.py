@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import MediaRef, ParsedSample
@@ -160,20 +159,21 @@ def sample_update(
         before["status"], after["status"] = locked.status, status
     if not before:
         return None
-    merged = {k: getattr(locked, k) for k in LABEL_FIELDS} | {
-        k: v for k, v in after.items() if k != "status"
-    }
-    roles = locked.media_links.values_list("role", flat=True)
-    _check(locked.dataset, locked.external_id, merged, roles)
+    label_changes = {k: v for k, v in after.items() if k != "status"}
+    if label_changes:
+        # Only label changes need the taxonomy check and a new content hash; a status move
+        # (every review claim starts one) stays two cheap statements.
+        merged = {k: getattr(locked, k) for k in LABEL_FIELDS} | label_changes
+        roles = locked.media_links.values_list("role", flat=True)
+        _check(locked.dataset, locked.external_id, merged, roles)
+        media_hashes = locked.media_links.order_by("role", "position").values_list(
+            "asset__sha256", flat=True
+        )
+        locked.content_hash = _content_hash(merged, media_hashes)
     for key, value in after.items():
         setattr(locked, key, value)
-    media_hashes = locked.media_links.order_by("role", "position").values_list(
-        "asset__sha256", flat=True
-    )
-    locked.content_hash = _content_hash(merged, media_hashes)
-    locked.revision = F("revision") + 1
-    locked.save()
-    locked.refresh_from_db(fields=["revision"])
+    locked.revision += 1
+    locked.save(update_fields=[*after.keys(), "content_hash", "revision", "updated_at"])
     revision = SampleRevision.objects.create(
         sample=locked,
         number=locked.revision,
@@ -230,3 +230,12 @@ def sample_set_note(*, sample_ids: Iterable[int], key: str, values: Mapping[int,
 def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool) -> int:
     """Mark samples whose judges disagreed: the review queue serves them first."""
     return Sample.objects.filter(pk__in=list(sample_ids)).update(judges_disagree=disagree)
+
+
+def sample_content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:
+    """The content hash a sample stores: its label fields and its media hashes, in order.
+
+    Imports compare it with ``Sample.content_hash`` to recognise an unchanged row; pass the
+    media hashes ordered by (role, position), as ``sample_update`` computes them.
+    """
+    return _content_hash(values, media_hashes)

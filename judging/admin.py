@@ -1,0 +1,44 @@
+"""Admin pages of the judging app; the API key itself is never a field, only its variable."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from judging.models import Judge, JudgeJob, JudgeJobJudge, ModelResponse, Verdict
+
+
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin[Judge]):
+    list_display = ["name", "kind", "model", "base_url", "max_concurrency", "family", "enabled"]
+    list_filter = ["kind", "enabled", "family"]
+    search_fields = ["name", "model"]
+
+
+class JudgeJobJudgeInline(admin.TabularInline[JudgeJobJudge, JudgeJob]):
+    model = JudgeJobJudge
+    extra = 0
+    readonly_fields = ["judge", "prompt_version"]
+
+
+@admin.register(JudgeJob)
+class JudgeJobAdmin(admin.ModelAdmin[JudgeJob]):
+    list_display = ["id", "dataset", "task", "status", "total", "created_at", "finished_at"]
+    list_filter = ["task", "status"]
+    readonly_fields = ["total", "preexisting", "started_at", "finished_at", "rate_limit_scope"]
+    inlines = [JudgeJobJudgeInline]
+
+
+@admin.register(ModelResponse)
+class ModelResponseAdmin(admin.ModelAdmin[ModelResponse]):
+    list_display = ["model_name", "sample", "dataset", "updated_at"]
+    list_filter = ["model_name"]
+    raw_id_fields = ["sample"]
+    list_select_related = ["sample", "dataset"]
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin[Verdict]):
+    list_display = ["judge", "task", "sample", "response", "label", "answer_score", "error_kind"]
+    list_filter = ["task", "judge", "source", "error_kind"]
+    raw_id_fields = ["sample", "response", "job"]
+    list_select_related = ["judge", "sample", "response"]

@@ -1,0 +1,282 @@
+"""REST API of the judging app: judges, jobs and their progress, imports, the leaderboard."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset
+from annotation.roles import acting_user
+from judging import selectors, services
+from judging.models import Judge, JudgeJob, JudgeKind
+from mmooc_site.api import IsLead
+
+MAX_JOBS_LISTED = 50
+
+
+class JudgeOutput(serializers.ModelSerializer[Judge]):
+    class Meta:
+        model = Judge
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "base_url",
+            "model",
+            "api_key_env",
+            "temperature",
+            "timeout_s",
+            "max_concurrency",
+            "requests_per_minute",
+            "max_tokens",
+            "text_only",
+            "family",
+            "prompt_version",
+            "max_attempts",
+            "backoff_base_s",
+            "backoff_max_s",
+            "retry_after_max_s",
+            "enabled",
+        ]
+
+
+class JudgeInput(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=JudgeKind.choices, required=False)
+    base_url = serializers.URLField(required=False, allow_blank=True)
+    model = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    api_key_env = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
+    timeout_s = serializers.FloatField(required=False, min_value=0.001)
+    max_concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1024)
+    requests_per_minute = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    max_tokens = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    text_only = serializers.BooleanField(required=False)
+    family = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    prompt_version = serializers.CharField(required=False, max_length=20)
+    max_attempts = serializers.IntegerField(required=False, min_value=1, max_value=20)
+    backoff_base_s = serializers.FloatField(required=False, min_value=0)
+    backoff_max_s = serializers.FloatField(required=False, min_value=0)
+    retry_after_max_s = serializers.FloatField(required=False, min_value=0)
+    enabled = serializers.BooleanField(required=False)
+
+
+class JudgeListCreateApi(APIView):
+    permission_classes = [IsLead]
+
+    class JudgeCreateInput(JudgeInput):
+        name = serializers.CharField(max_length=100)
+
+    @extend_schema(responses=JudgeOutput(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(JudgeOutput(selectors.judge_list(), many=True).data)
+
+    @extend_schema(request=JudgeCreateInput, responses={201: JudgeOutput})
+    def post(self, request: Request) -> Response:
+        payload = self.JudgeCreateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        judge = services.judge_create(**payload.validated_data)
+        return Response(JudgeOutput(judge).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeDetailApi(APIView):
+    permission_classes = [IsLead]
+
+    def _judge(self, judge_id: int) -> Judge:
+        judge = selectors.judge_list().filter(pk=judge_id).first()
+        if judge is None:
+            raise NotFound()
+        return judge
+
+    @extend_schema(responses=JudgeOutput)
+    def get(self, request: Request, judge_id: int) -> Response:
+        return Response(JudgeOutput(self._judge(judge_id)).data)
+
+    @extend_schema(request=JudgeInput, responses=JudgeOutput)
+    def patch(self, request: Request, judge_id: int) -> Response:
+        payload = JudgeInput(data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        judge = services.judge_update(judge=self._judge(judge_id), changes=payload.validated_data)
+        return Response(JudgeOutput(judge).data)
+
+
+class JobOutput(serializers.ModelSerializer[JudgeJob]):
+    judges = serializers.SerializerMethodField()
+    dataset_name = serializers.CharField(source="dataset.name")
+
+    class Meta:
+        model = JudgeJob
+        fields = [
+            "id",
+            "dataset",
+            "dataset_name",
+            "task",
+            "judges",
+            "repeats",
+            "model_names",
+            "status",
+            "total",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "cancel_requested",
+            "message",
+        ]
+
+    def get_judges(self, job: JudgeJob) -> list[dict[str, str]]:
+        return [
+            {"name": jj.judge.name, "prompt_version": jj.prompt_version}
+            for jj in job.job_judges.all()
+        ]
+
+
+class ProgressOutput(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    status_label = serializers.CharField()
+    task = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    made = serializers.IntegerField()
+    errors = serializers.IntegerField()  # type: ignore[assignment]
+    preexisting = serializers.IntegerField()
+    percent = serializers.FloatField()
+    chunks_total = serializers.IntegerField()
+    chunks_done = serializers.IntegerField()
+    chunks_failed = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    verdicts_per_second = serializers.FloatField(allow_null=True)
+    elapsed_seconds = serializers.FloatField(allow_null=True)
+    cancel_requested = serializers.BooleanField()
+    rate_limit_scope = serializers.CharField()
+    message = serializers.CharField()
+    error_kinds = serializers.DictField(child=serializers.IntegerField())
+
+
+def _dataset(request: Request, dataset_id: int) -> Dataset:
+    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise NotFound()
+    return dataset
+
+
+def _job(request: Request, job_id: int) -> JudgeJob:
+    job = selectors.job_get_visible(user=request.user, job_id=job_id)
+    if job is None:
+        raise NotFound()
+    return job
+
+
+class DatasetJobListCreateApi(APIView):
+    class JobCreateInput(serializers.Serializer[Any]):
+        task = serializers.ChoiceField(choices=["answerability", "scoring"])
+        judges = serializers.ListField(child=serializers.CharField(), min_length=1)
+        repeats = serializers.IntegerField(min_value=1, max_value=20, default=1)
+        models = serializers.ListField(child=serializers.CharField(), required=False, default=[])
+
+    @extend_schema(responses=JobOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        jobs = selectors.job_list(dataset=_dataset(request, dataset_id))[:MAX_JOBS_LISTED]
+        return Response(JobOutput(jobs, many=True).data)
+
+    @extend_schema(request=JobCreateInput, responses={201: JobOutput})
+    def post(self, request: Request, dataset_id: int) -> Response:
+        if not IsLead().has_permission(request, self):
+            self.permission_denied(request, message=IsLead.message)
+        dataset = _dataset(request, dataset_id)
+        payload = self.JobCreateInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        judges, unknown = selectors.judges_by_names(data["judges"])
+        if unknown:
+            raise serializers.ValidationError({"judges": [f"Unknown judges: {', '.join(unknown)}"]})
+        job = services.judge_job_start(
+            dataset=dataset,
+            task=data["task"],
+            judges=judges,
+            repeats=data["repeats"],
+            model_names=data["models"],
+            by=acting_user(request.user),
+        )
+        return Response(JobOutput(_job(request, job.pk)).data, status=status.HTTP_201_CREATED)
+
+
+class JobProgressApi(APIView):
+    @extend_schema(responses=ProgressOutput)
+    def get(self, request: Request, job_id: int) -> Response:
+        progress = selectors.job_progress(job=_job(request, job_id))
+        return Response(ProgressOutput(progress.as_dict()).data)
+
+
+class JobCancelApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=ProgressOutput)
+    def post(self, request: Request, job_id: int) -> Response:
+        job = services.judge_job_cancel(job=_job(request, job_id))
+        return Response(ProgressOutput(selectors.job_progress(job=job).as_dict()).data)
+
+
+class LeaderboardApi(APIView):
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request, dataset_id: int) -> Response:
+        """Per model: the ensemble's and each judge's scores by group, category, format and
+        scenario, each cell with its mean and n."""
+        board = selectors.leaderboard(dataset=_dataset(request, dataset_id))
+        return Response(asdict(board))
+
+
+class ImportOutput(serializers.Serializer[Any]):
+    imported = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    rejections = serializers.ListField(child=serializers.DictField())
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class VerdictImportApi(APIView):
+    permission_classes = [IsLead]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class VerdictImportInput(serializers.Serializer[Any]):
+        file = serializers.FileField()
+
+    @extend_schema(request=VerdictImportInput, responses=ImportOutput)
+    def post(self, request: Request, dataset_id: int) -> Response:
+        dataset = _dataset(request, dataset_id)
+        payload = self.VerdictImportInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        summary = services.verdict_import(dataset=dataset, source=payload.validated_data["file"])
+        return Response(ImportOutput(summary.as_dict()).data)
+
+
+class ResponseImportApi(APIView):
+    permission_classes = [IsLead]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class ResponseImportInput(serializers.Serializer[Any]):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(choices=list(services.RESPONSE_FORMATS))
+        model = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=ResponseImportInput, responses=ImportOutput)
+    def post(self, request: Request, dataset_id: int) -> Response:
+        dataset = _dataset(request, dataset_id)
+        payload = self.ResponseImportInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        summary = services.response_import(
+            dataset=dataset, source=data["file"], format=data["format"], model=data["model"]
+        )
+        return Response(ImportOutput(summary.as_dict()).data)

@@ -1,0 +1,142 @@
+"""The worker side of a judge job: many chat-completions calls to one judge, concurrently.
+
+Django-free. A process keeps one event loop, its HTTP clients (connections are reused from
+chunk to chunk), its per-judge concurrency caps and its rate limiter; a chunk hands over the
+calls and gets one outcome per call back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from openai import AsyncOpenAI
+
+from judging.llm_client import (
+    JudgeOutcome,
+    RetryPolicy,
+    call_judge_lean,
+    judge_with_retries,
+    make_client,
+)
+from judging.ratelimit import ConcurrencyCaps, LocalRateLimiter, RateLimit, RedisRateLimiter
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """How to call one judge: its endpoint, sampling settings, limits and retry policy."""
+
+    key: str
+    base_url: str
+    api_key: str
+    model: str
+    temperature: float
+    timeout_s: float
+    max_tokens: int
+    max_concurrency: int
+    requests_per_minute: int | None
+    policy: RetryPolicy
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request: `key` identifies the item (and repeat) it is for."""
+
+    key: Hashable
+    messages: list[dict[str, Any]]
+
+
+class JudgeRunner:
+    """Runs calls for judges in this process; one instance per process (see `for_process`)."""
+
+    _instance: JudgeRunner | None = None
+
+    def __init__(self, redis_url: str | None) -> None:
+        self.redis_url = redis_url or None
+        self.loop = asyncio.new_event_loop()
+        self._clients: dict[tuple[str, str, str, float], AsyncOpenAI] = {}
+        self._caps: dict[tuple[str, int], ConcurrencyCaps] = {}
+        self._local = LocalRateLimiter({})
+        self._redis: Any = None
+        self._pid = os.getpid()
+
+    @property
+    def rate_limit_scope(self) -> str:
+        """ "redis" when limits hold across every worker, "process" when only within this one."""
+        return "redis" if self.redis_url else "process"
+
+    @classmethod
+    def for_process(cls, redis_url: str | None) -> JudgeRunner:
+        """The runner of this process, made afresh after a fork (loops do not survive one)."""
+        current = cls._instance
+        if (
+            current is None
+            or current._pid != os.getpid()
+            or current.redis_url != (redis_url or None)
+        ):
+            current = cls._instance = cls(redis_url)
+        return current
+
+    def _client(self, spec: EndpointSpec) -> AsyncOpenAI:
+        key = (spec.key, spec.base_url, spec.api_key, spec.timeout_s)
+        if key not in self._clients:
+            self._clients[key] = make_client(spec.base_url, spec.api_key, timeout_s=spec.timeout_s)
+        return self._clients[key]
+
+    def _cap(self, spec: EndpointSpec) -> ConcurrencyCaps:
+        key = (spec.key, spec.max_concurrency)
+        if key not in self._caps:
+            self._caps[key] = ConcurrencyCaps({spec.key: spec.max_concurrency})
+        return self._caps[key]
+
+    def _limiter(self, spec: EndpointSpec) -> RedisRateLimiter | LocalRateLimiter | None:
+        if not spec.requests_per_minute:
+            return None
+        # A burst of the concurrency cap lets a fresh job start at full speed.
+        limit = RateLimit(spec.requests_per_minute, burst=max(1, spec.max_concurrency))
+        if self.redis_url:
+            if self._redis is None:
+                from redis.asyncio import Redis
+
+                self._redis = Redis.from_url(self.redis_url)
+            return RedisRateLimiter(self._redis, {spec.key: limit})
+        self._local.set_limit(spec.key, limit)
+        return self._local
+
+    def run(self, spec: EndpointSpec, calls: Sequence[Call], task: str) -> list[JudgeOutcome]:
+        """Make every call (retrying as the policy says); outcomes in the order of `calls`."""
+        return self.loop.run_until_complete(self._run(spec, calls, task))
+
+    async def _run(
+        self, spec: EndpointSpec, calls: Sequence[Call], task: str
+    ) -> list[JudgeOutcome]:
+        client = self._client(spec)
+        caps = self._cap(spec)
+        limiter = self._limiter(spec)
+        rng = random.Random()  # noqa: S311 - backoff jitter
+
+        async def before_attempt() -> None:
+            if limiter is not None:
+                await limiter.acquire(spec.key)
+
+        async def one(call: Call) -> JudgeOutcome:
+            async with caps.slot(spec.key):
+                return await judge_with_retries(
+                    client,
+                    spec.model,
+                    call.messages,
+                    task,
+                    policy=spec.policy,
+                    temperature=spec.temperature,
+                    timeout=spec.timeout_s,
+                    max_tokens=spec.max_tokens,
+                    before_attempt=before_attempt,
+                    rng=rng,
+                    call=call_judge_lean,
+                )
+
+        return list(await asyncio.gather(*(one(call) for call in calls)))

@@ -1,0 +1,255 @@
+"""Reads of the judging app: judges, jobs and their live progress, the leaderboard."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
+from django.utils import timezone
+
+from annotation.models import Dataset, DatasetKind
+from annotation.selectors import dataset_list_visible
+from judging.extraction import is_refusal_reference
+from judging.leaderboard import ModelRow, ScoreRow, build_leaderboard
+from judging.models import (
+    ChunkStatus,
+    Judge,
+    JudgeJob,
+    JudgeJobJudge,
+    JudgeTask,
+    ModelResponse,
+    Verdict,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    AnyUser = User | AnonymousUser
+
+
+def judge_list() -> QuerySet[Judge]:
+    return Judge.objects.order_by("name")
+
+
+def judges_by_names(names: list[str]) -> tuple[list[Judge], list[str]]:
+    """The judges with these names, in order, and the names that match none."""
+    found = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    return [found[n] for n in names if n in found], [n for n in names if n not in found]
+
+
+def _jobs() -> QuerySet[JudgeJob]:
+    return (
+        JudgeJob.objects.select_related("dataset", "created_by")
+        .prefetch_related(
+            Prefetch("job_judges", queryset=JudgeJobJudge.objects.select_related("judge"))
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def job_list(*, dataset: Dataset) -> QuerySet[JudgeJob]:
+    """A dataset's jobs, newest first, with their judges (three queries for any page)."""
+    return _jobs().filter(dataset=dataset)
+
+
+def job_get_visible(*, user: AnyUser, job_id: int) -> JudgeJob | None:
+    return _jobs().filter(pk=job_id, dataset__in=dataset_list_visible(user=user)).first()
+
+
+def response_models(*, dataset: Dataset) -> list[tuple[str, int]]:
+    """The evaluated models of a dataset with their number of responses."""
+    return list(
+        ModelResponse.objects.filter(dataset=dataset)
+        .values_list("model_name")
+        .annotate(n=Count("id"))
+        .order_by("model_name")
+        .values_list("model_name", "n")
+    )
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    """What the job page shows live."""
+
+    id: int
+    status: str
+    status_label: str
+    task: str
+    total: int
+    done: int
+    made: int
+    errors: int
+    preexisting: int
+    percent: float
+    chunks_total: int
+    chunks_done: int
+    chunks_failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    verdicts_per_second: float | None
+    elapsed_seconds: float | None
+    cancel_requested: bool
+    rate_limit_scope: str
+    message: str
+    error_kinds: dict[str, int]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def job_progress(*, job: JudgeJob) -> JobProgress:
+    """Live progress of a job, from the verdicts themselves (never a counter that can drift)."""
+    verdicts = Verdict.objects.filter(job=job)
+    totals = verdicts.aggregate(
+        made=Count("id"),
+        errors=Count("id", filter=~Q(error_kind="")),
+        prompt=Sum("prompt_tokens"),
+        completion=Sum("completion_tokens"),
+        last=Max("created_at"),
+    )
+    kinds = dict(
+        verdicts.exclude(error_kind="")
+        .values_list("error_kind")
+        .annotate(n=Count("id"))
+        .values_list("error_kind", "n")
+    )
+    chunks = job.chunks.aggregate(
+        total=Count("id"),
+        done=Count("id", filter=Q(status=ChunkStatus.DONE)),
+        failed=Count("id", filter=Q(status=ChunkStatus.FAILED)),
+    )
+    made = totals["made"] or 0
+    done = min(job.total, made + job.preexisting) if job.total else made
+    elapsed = None
+    rate = None
+    if job.started_at:
+        end = job.finished_at or timezone.now()
+        elapsed = max((end - job.started_at).total_seconds(), 0.0)
+        if made and elapsed > 0:
+            rate = round(made / elapsed, 2)
+    return JobProgress(
+        id=job.pk,
+        status=job.status,
+        status_label=str(job.get_status_display()),
+        task=job.task,
+        total=job.total,
+        done=done,
+        made=made,
+        errors=totals["errors"] or 0,
+        preexisting=job.preexisting,
+        percent=round(100 * done / job.total, 1) if job.total else 0.0,
+        chunks_total=chunks["total"] or 0,
+        chunks_done=chunks["done"] or 0,
+        chunks_failed=chunks["failed"] or 0,
+        prompt_tokens=totals["prompt"] or 0,
+        completion_tokens=totals["completion"] or 0,
+        verdicts_per_second=rate,
+        elapsed_seconds=round(elapsed, 1) if elapsed is not None else None,
+        cancel_requested=job.cancel_requested,
+        rate_limit_scope=job.rate_limit_scope,
+        message=job.message,
+        error_kinds=kinds,
+    )
+
+
+def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
+    return (
+        Verdict.objects.filter(job=job)
+        .exclude(error_kind="")
+        .select_related("judge", "sample")
+        .order_by("-id")[:limit]
+    )
+
+
+@dataclass
+class Leaderboard:
+    """Per evaluated model, the ensemble's and each judge's scores, with the groups shown."""
+
+    task: str
+    groups: list[str]
+    judges: list[str]
+    models: list[ModelRow]
+
+
+def leaderboard(*, dataset: Dataset) -> Leaderboard:
+    """The leaderboard of a dataset's scored responses (one query over the verdicts).
+
+    Every judge's verdicts count, whichever prompt version made them; a response's score is
+    first averaged over a judge's repeated votes.
+    """
+    if dataset.kind == DatasetKind.TRIMODAL:
+        task, groups = JudgeTask.MCBENCH_SAFETY, ["unsafe", "safe"]
+    else:
+        task, groups = JudgeTask.MMOOC_SCORING, ["shifted_ic", "ooc"]
+    rows = (
+        Verdict.objects.filter(task=task, response__dataset=dataset, error_kind="")
+        .order_by()
+        .values_list(
+            "judge__name",
+            "response__model_name",
+            "response_id",
+            "sample__answerability_group",
+            "sample__reference_answer",
+            "sample__category_code",
+            "sample__question_format",
+            "sample__scenario",
+            "sample__safety_label",
+            "sample__safety_category",
+            "sample__safety_subcategory",
+            "answer_score",
+            "reasoning_score",
+            "label",
+        )
+    )
+    scored: list[ScoreRow] = []
+    for (
+        judge,
+        model,
+        response_id,
+        group,
+        reference,
+        category,
+        question_format,
+        scenario,
+        safety_label,
+        safety_category,
+        safety_subcategory,
+        answer,
+        reasoning,
+        label,
+    ) in rows:
+        if task == JudgeTask.MCBENCH_SAFETY:
+            scored.append(
+                ScoreRow(
+                    model,
+                    judge,
+                    response_id,
+                    safety_label or "unsafe",
+                    safety_category,
+                    "",
+                    safety_subcategory,
+                    1.0 if label == "safe" else 0.0,
+                )
+            )
+            continue
+        if answer is None or reasoning is None:
+            continue
+        if not group:
+            group = "ooc" if is_refusal_reference(reference) else "shifted_ic"
+        scored.append(
+            ScoreRow(
+                model,
+                judge,
+                response_id,
+                group,
+                category,
+                question_format,
+                scenario,
+                (answer + reasoning) / 2,
+                float(answer),
+                reasoning,
+            )
+        )
+    judges = sorted({row.judge for row in scored})
+    return Leaderboard(task, groups, judges, build_leaderboard(scored, groups))

@@ -1,0 +1,41 @@
+"""Writes and business rules of the judging app: ``from judging import services``."""
+
+from judging.services.jobs import (
+    job_task_for,
+    judge_chunk_fail,
+    judge_chunk_run,
+    judge_job_apply_consensus,
+    judge_job_cancel,
+    judge_job_finish_if_done,
+    judge_job_plan,
+    judge_job_resume,
+    judge_job_start,
+)
+from judging.services.judges import (
+    judge_api_key,
+    judge_create,
+    judge_get_or_create_external,
+    judge_update,
+)
+from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response_import
+from judging.services.verdicts import verdict_import
+
+__all__ = [
+    "RESPONSE_FORMATS",
+    "ImportSummary",
+    "job_task_for",
+    "judge_api_key",
+    "judge_chunk_fail",
+    "judge_chunk_run",
+    "judge_create",
+    "judge_get_or_create_external",
+    "judge_job_apply_consensus",
+    "judge_job_cancel",
+    "judge_job_finish_if_done",
+    "judge_job_plan",
+    "judge_job_resume",
+    "judge_job_start",
+    "judge_update",
+    "response_import",
+    "verdict_import",
+]

@@ -1,0 +1,127 @@
+"""Judge configurations: checked on every write; keys stay in the environment."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from judging.models import Judge, JudgeKind
+from judging.prompts import PROMPTS
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+EDITABLE_FIELDS = (
+    "kind",
+    "base_url",
+    "model",
+    "api_key_env",
+    "temperature",
+    "timeout_s",
+    "max_concurrency",
+    "requests_per_minute",
+    "max_tokens",
+    "text_only",
+    "family",
+    "prompt_version",
+    "max_attempts",
+    "backoff_base_s",
+    "backoff_max_s",
+    "retry_after_max_s",
+    "enabled",
+)
+
+
+def _check(judge: Judge) -> None:
+    errors: dict[str, list[str]] = {}
+
+    def add(field: str, text: str) -> None:
+        errors.setdefault(field, []).append(text)
+
+    if not judge.name.strip():
+        add("name", _("A judge needs a name."))
+    elif "," in judge.name:
+        add("name", _("A judge's name cannot contain a comma."))
+    if judge.kind not in JudgeKind.values:
+        add("kind", _("Unknown judge kind “%(kind)s”.") % {"kind": judge.kind})
+    if judge.kind == JudgeKind.OPENAI:
+        if not judge.base_url:
+            add("base_url", _("An endpoint judge needs a base URL."))
+        if not judge.model:
+            add("model", _("An endpoint judge needs a model name."))
+    if judge.api_key_env and not _ENV_NAME.match(judge.api_key_env):
+        add(
+            "api_key_env",
+            _("Give the name of an environment variable (letters, digits, _), never the key."),
+        )
+    if not 0 <= judge.temperature <= 2:
+        add("temperature", _("The temperature must lie between 0 and 2."))
+    if judge.timeout_s <= 0:
+        add("timeout_s", _("The timeout must be positive."))
+    if judge.max_concurrency < 1:
+        add("max_concurrency", _("At least one concurrent call is needed."))
+    if judge.requests_per_minute is not None and judge.requests_per_minute < 1:
+        add("requests_per_minute", _("The rate limit must be at least one request per minute."))
+    if judge.max_attempts < 1:
+        add("max_attempts", _("At least one attempt is needed."))
+    if min(judge.backoff_base_s, judge.backoff_max_s, judge.retry_after_max_s) < 0:
+        add("backoff_base_s", _("Backoff times cannot be negative."))
+    versions = {version for _task, version in PROMPTS}
+    if judge.kind == JudgeKind.OPENAI and judge.prompt_version not in versions:
+        add(
+            "prompt_version",
+            _("Unknown prompt version “%(version)s” (known: %(known)s).")
+            % {"version": judge.prompt_version, "known": ", ".join(sorted(versions))},
+        )
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def judge_create(*, name: str, **fields: Any) -> Judge:
+    """Configure a judge; raises ValidationError with readable messages for bad settings."""
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise TypeError(f"Not judge fields: {sorted(unknown)}")
+    if Judge.objects.filter(name=name.strip()).exists():
+        raise ValidationError(
+            {"name": [_("A judge named “%(name)s” already exists.") % {"name": name}]}
+        )
+    judge = Judge(name=name.strip(), **fields)
+    _check(judge)
+    judge.save()
+    return judge
+
+
+@transaction.atomic
+def judge_update(*, judge: Judge, changes: dict[str, Any]) -> Judge:
+    """Change a judge's settings (never its name, which verdict imports refer to)."""
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise TypeError(f"Not judge fields: {sorted(unknown)}")
+    for key, value in changes.items():
+        setattr(judge, key, value)
+    _check(judge)
+    judge.save()
+    return judge
+
+
+def judge_api_key(judge: Judge) -> str:
+    """The judge's key from the environment; ValueError names the missing variable."""
+    if not judge.api_key_env:
+        return "not-needed"
+    value = os.environ.get(judge.api_key_env)
+    if not value:
+        raise ValueError(f"environment variable {judge.api_key_env} is not set in the worker")
+    return value
+
+
+def judge_get_or_create_external(*, name: str) -> tuple[Judge, bool]:
+    """A judge for verdicts made elsewhere: created as "external" when the name is new."""
+    judge = Judge.objects.filter(name=name).first()
+    if judge is not None:
+        return judge, False
+    return judge_create(name=name, kind=JudgeKind.EXTERNAL), True

@@ -1,0 +1,168 @@
+"""Verdicts made elsewhere, imported from JSON lines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from annotation.formats.records import FormatError, RowError
+from annotation.formats.textio import Source, iter_json_objects
+from annotation.models import Dataset, Sample
+from judging.llm_output import (
+    AnswerabilityOutput,
+    MalformedOutput,
+    SafetyOutput,
+    ScoringOutput,
+    parse_judge_output,
+)
+from judging.models import Judge, JudgeTask, ModelResponse, Verdict, VerdictSource
+from judging.services.jobs import job_task_for
+from judging.services.judges import judge_get_or_create_external
+from judging.services.responses import ImportSummary
+
+DEFAULT_PROMPT_VERSION = "external"
+_COMPARED = ("label", "category", "answer_score", "reasoning_score", "rationale")
+
+
+def _verdict_payload(task: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The line as the judge output it stands for, checked by the same rules as live output."""
+    reason = record.get("rationale", record.get("reason", ""))
+    if task == JudgeTask.ANSWERABILITY:
+        data: dict[str, Any] = {
+            "answerable": record.get("label", record.get("answerable")),
+            "category": record.get("category"),
+            "reason": reason,
+        }
+    elif task == JudgeTask.MMOOC_SCORING:
+        data = {
+            "answer_score": record.get("answer_score"),
+            "reasoning_score": record.get("reasoning_score"),
+            "reason": reason,
+        }
+    else:
+        data = {"label": record.get("label"), "reason": reason}
+    parsed = parse_judge_output(json.dumps(data), task)
+    if isinstance(parsed, ScoringOutput):
+        return {
+            "answer_score": parsed.answer_score,
+            "reasoning_score": parsed.reasoning_score,
+            "rationale": parsed.reason,
+        }
+    if isinstance(parsed, AnswerabilityOutput):
+        return {
+            "label": "answerable" if parsed.answerable else "unanswerable",
+            "category": parsed.category or "",
+            "rationale": parsed.reason,
+        }
+    assert isinstance(parsed, SafetyOutput)
+    return {"label": parsed.label, "rationale": parsed.reason}
+
+
+def _text(record: dict[str, Any], *names: str) -> str:
+    for name in names:
+        value = record.get(name)
+        if value is not None and str(value).strip():
+            return str(value).strip()
+    return ""
+
+
+def verdict_import(*, dataset: Dataset, source: Source) -> ImportSummary:
+    """Import verdicts (JSONL: sample id, judge, task, label or scores, rationale [, model]).
+
+    Idempotent: the same line again is unchanged; a different label for the same (judge,
+    item, task, prompt version, repeat) updates it. Unknown judges are created as external
+    judges. Bad lines are rejected with their line number and reason.
+    """
+    summary = ImportSummary()
+    judges: dict[str, Judge] = {}
+    try:
+        for row, record in iter_json_objects(source):
+            if isinstance(record, RowError):
+                summary.rejected.append(record)
+                continue
+            try:
+                outcome = _import_line(dataset, row, record, judges, summary)
+            except (ValidationError, MalformedOutput) as exc:
+                reason = (
+                    exc.message if isinstance(exc, MalformedOutput) else "; ".join(exc.messages)
+                )
+                summary.rejected.append(
+                    RowError(
+                        row,
+                        _text(record, "sample_id", "id", "question_id"),
+                        _("line %(row)s: %(reason)s") % {"row": row, "reason": reason},
+                    )
+                )
+                continue
+            setattr(summary, outcome, getattr(summary, outcome) + 1)
+    except FormatError as exc:
+        raise ValidationError(exc.message) from exc
+    return summary
+
+
+@transaction.atomic
+def _import_line(
+    dataset: Dataset,
+    row: int,
+    record: dict[str, Any],
+    judges: dict[str, Judge],
+    summary: ImportSummary,
+) -> str:
+    external_id = _text(record, "sample_id", "id", "question_id")
+    judge_name = _text(record, "judge")
+    if not external_id or not judge_name:
+        raise ValidationError(_("the line needs a sample_id and a judge"))
+    task = job_task_for(dataset, _text(record, "task") or "answerability")
+    sample = Sample.objects.filter(dataset=dataset, external_id=external_id).first()
+    if sample is None:
+        raise ValidationError(
+            _("no sample “%(id)s” in dataset %(dataset)s")
+            % {"id": external_id, "dataset": dataset.name}
+        )
+    response = None
+    if task != JudgeTask.ANSWERABILITY:
+        model = _text(record, "model", "model_name")
+        response = ModelResponse.objects.filter(sample=sample, model_name=model).first()
+        if response is None:
+            raise ValidationError(
+                _("no response of model “%(model)s” to sample “%(id)s”; import it first")
+                % {"model": model, "id": external_id}
+            )
+    try:
+        repeat = int(record.get("repeat", 0))
+    except (TypeError, ValueError):
+        repeat = -1
+    if repeat < 0:
+        raise ValidationError(_("repeat must be a whole number from 0"))
+    values = _verdict_payload(task, record)
+    if judge_name not in judges:
+        judges[judge_name], created = judge_get_or_create_external(name=judge_name)
+        if created:
+            summary.notes.append(_("created external judge %(name)s") % {"name": judge_name})
+    key = {
+        "judge": judges[judge_name],
+        "task": task,
+        "prompt_version": _text(record, "prompt_version") or DEFAULT_PROMPT_VERSION,
+        "repeat": repeat,
+        "sample": sample,
+        "response": response,
+    }
+    existing = Verdict.objects.filter(**key).first()
+    if existing is None:
+        Verdict.objects.create(**key, **values, source=VerdictSource.IMPORT, raw=record)
+        return "imported"
+    current = {name: getattr(existing, name) for name in _COMPARED}
+    if all(current[name] == values.get(name, current[name]) for name in _COMPARED) and not (
+        existing.error_kind
+    ):
+        return "unchanged"
+    for name, value in values.items():
+        setattr(existing, name, value)
+    existing.error_kind, existing.error, existing.raw = "", "", record
+    existing.source = VerdictSource.IMPORT
+    existing.save()
+    return "updated"

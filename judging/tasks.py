@@ -1,0 +1,52 @@
+"""Background work of judge jobs: thin tasks that take ids and call one service each.
+
+Both are safe to run twice (acks_late: a task whose worker died is delivered again).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Task, shared_task
+from django.db import DatabaseError
+
+from judging import services
+
+
+class _ChunkTask(Task):
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        """A chunk whose retries ran out is recorded as failed, so the job can end."""
+        chunk_id = args[0] if args else kwargs.get("chunk_id")
+        services.judge_chunk_fail(chunk_id=chunk_id, message=f"{type(exc).__name__}: {exc}")
+
+
+@shared_task(
+    name="judging.plan_judge_job",
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=True,
+    max_retries=5,
+    soft_time_limit=300,
+    time_limit=360,
+)
+def plan_judge_job(job_id: int) -> None:
+    """Split a job into chunks and queue the chunks not yet done."""
+    services.judge_job_plan(job_id=job_id)
+
+
+@shared_task(
+    base=_ChunkTask,
+    name="judging.run_judge_chunk",
+    acks_late=True,
+    autoretry_for=(DatabaseError, OSError),
+    retry_backoff=True,
+    retry_backoff_max=60,
+    max_retries=5,
+    soft_time_limit=1800,
+    time_limit=1900,
+)
+def run_judge_chunk(chunk_id: int) -> None:
+    """Judge one chunk's missing items."""
+    services.judge_chunk_run(chunk_id=chunk_id)

@@ -1,0 +1,157 @@
+"""HTML pages of the judging app: judges, a dataset's jobs, live job progress, leaderboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset
+from annotation.roles import acting_user, is_lead
+from judging import selectors, services
+from judging.forms import JobStartForm, JudgeForm
+from judging.models import JudgeJob
+
+MAX_JOBS_SHOWN = 50
+CHART_WIDTH = 300
+
+
+def _require_lead(request: HttpRequest) -> None:
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may do this."))
+
+
+def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
+    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise Http404(_("No such dataset."))
+    return dataset
+
+
+def _job(request: HttpRequest, job_id: int) -> JudgeJob:
+    job = selectors.job_get_visible(user=request.user, job_id=job_id)
+    if job is None:
+        raise Http404(_("No such job."))
+    return job
+
+
+@require_http_methods(["GET", "POST"])
+def judge_list(request: HttpRequest) -> HttpResponse:
+    _require_lead(request)
+    form = JudgeForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        try:
+            services.judge_create(name=data.pop("name"), **data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, _("Judge saved."))
+            return redirect("judging:judge_list")
+    return render(
+        request, "judging/judge_list.html", {"judges": selectors.judge_list(), "form": form}
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_judging(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _dataset(request, dataset_id)
+    models = selectors.response_models(dataset=dataset)
+    form = JobStartForm(request.POST or None, model_names=[name for name, _n in models])
+    if request.method == "POST":
+        _require_lead(request)
+        if form.is_valid():
+            try:
+                job = services.judge_job_start(
+                    dataset=dataset,
+                    task=form.cleaned_data["task"],
+                    judges=list(form.cleaned_data["judges"]),
+                    repeats=form.cleaned_data["repeats"],
+                    model_names=form.cleaned_data["models"],
+                    by=acting_user(request.user),
+                )
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                messages.success(request, _("Job started."))
+                return redirect("judging:job_detail", job_id=job.pk)
+    return render(
+        request,
+        "judging/dataset_judging.html",
+        {
+            "dataset": dataset,
+            "jobs": selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN],
+            "models": models,
+            "form": form,
+            "can_run": is_lead(request.user),
+        },
+    )
+
+
+@require_GET
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job(request, job_id)
+    return render(
+        request,
+        "judging/job_detail.html",
+        {
+            "job": job,
+            "progress": selectors.job_progress(job=job),
+            "errors": selectors.job_recent_errors(job=job),
+            "can_cancel": is_lead(request.user) and not job.is_finished,
+        },
+    )
+
+
+@require_POST
+def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    _require_lead(request)
+    job = _job(request, job_id)
+    try:
+        services.judge_job_cancel(job=job)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("The job will stop after the chunks now running."))
+    return redirect("judging:job_detail", job_id=job.pk)
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    mean: float
+    n: int
+    y: int
+    width: int
+    colour: str
+
+
+def _chart(board: selectors.Leaderboard) -> dict[str, object]:
+    """Bars of the ensemble score per model and group, laid out for an inline SVG."""
+    colours = ["#2563eb", "#f59e0b", "#10b981", "#ef4444"]
+    bars, labels, y = [], [], 0
+    for row in board.models:
+        labels.append({"text": row.model, "y": y + 18})
+        for index, (group, cell) in enumerate(row.ensemble.groups.items()):
+            mean = cell.mean or 0.0
+            bars.append(Bar(group, mean, cell.n, y, round(mean * CHART_WIDTH), colours[index % 4]))
+            y += 24
+        y += 12
+    return {"bars": bars, "labels": labels, "height": y, "width": CHART_WIDTH + 420}
+
+
+@require_GET
+def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _dataset(request, dataset_id)
+    board = selectors.leaderboard(dataset=dataset)
+    return render(
+        request,
+        "judging/leaderboard.html",
+        {"dataset": dataset, "board": board, "chart": _chart(board)},
+    )

@@ -1,0 +1,142 @@
+"""Tests for judging.apis: permissions, shapes and query counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.urls import reverse
+
+from annotation import services as annotation_services
+from judging import services
+from judging.models import Judge, JudgeJob
+from tests.annotation.factories import mmooc_dataset
+from tests.conftest import client_for
+from tests.judging.factories import bulk_responses, bulk_samples, jsonl, rule_judge
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def scored(django_capture_on_commit_callbacks: Any) -> Any:
+    """A dataset with two models' responses scored by the rule judge."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 6), ["m1", "m2"])
+    with django_capture_on_commit_callbacks(execute=True):
+        services.judge_job_start(dataset=dataset, task="scoring", judges=[rule_judge()])
+    return dataset
+
+
+def test_only_leads_configure_judges_and_keys_are_never_returned(
+    lead: Any, annotator: Any, auditor: Any
+) -> None:
+    """Annotators and auditors get 403; a lead's judge shows the key's variable only."""
+    url = reverse("api_judges")
+    payload = {
+        "name": "gpt-4o",
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "gpt-4o",
+        "api_key_env": "OPENAI_API_KEY",
+        "max_concurrency": 16,
+    }
+    for user in (annotator, auditor):
+        assert client_for(user).post(url, payload, format="json").status_code == 403
+        assert client_for(user).get(url).status_code == 403
+    reply = client_for(lead).post(url, payload, format="json")
+    assert reply.status_code == 201
+    assert reply.json()["api_key_env"] == "OPENAI_API_KEY"
+    assert "api_key" not in reply.json()
+    bad = client_for(lead).post(url, {**payload, "name": "x", "api_key_env": "sk-123"})
+    assert bad.status_code == 400 and "api_key_env" in bad.json()
+    judge = Judge.objects.get(name="gpt-4o")
+    patch = client_for(lead).patch(
+        reverse("api_judge", args=[judge.pk]), {"temperature": 5}, format="json"
+    )
+    assert patch.status_code == 400
+
+
+def test_leads_start_and_cancel_jobs_others_may_only_watch(
+    lead: Any, annotator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A member annotator sees the job's progress but may neither start nor cancel one."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 3)
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    url = reverse("api_judge_jobs", args=[dataset.pk])
+    body = {"task": "answerability", "judges": ["rule"]}
+    assert client_for(annotator).post(url, body, format="json").status_code == 403
+    unknown = client_for(lead).post(url, {**body, "judges": ["nobody"]}, format="json")
+    assert unknown.status_code == 400 and "nobody" in str(unknown.json())
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = client_for(lead).post(url, body, format="json")
+    assert reply.status_code == 201
+    job = JudgeJob.objects.get(pk=reply.json()["id"])
+    progress = client_for(annotator).get(reverse("api_judge_job", args=[job.pk]))
+    assert progress.status_code == 200
+    assert progress.json()["status"] == "succeeded" and progress.json()["done"] == 3
+    cancel = reverse("api_judge_job_cancel", args=[job.pk])
+    assert client_for(annotator).post(cancel).status_code == 403
+    assert client_for(lead).post(cancel).status_code == 400  # already finished
+
+
+def test_the_job_list_and_progress_take_a_fixed_number_of_queries(
+    lead: Any, django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Listing jobs and polling progress cost the same few queries however many jobs exist."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 3)
+    for _ in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            job = services.judge_job_start(
+                dataset=dataset, task="answerability", judges=[rule_judge()]
+            )
+    client = client_for(lead)
+    client.get(reverse("api_judge_jobs", args=[dataset.pk]))
+    # dataset, jobs, their judges (roles cached on the user)
+    with django_assert_num_queries(3):
+        reply = client.get(reverse("api_judge_jobs", args=[dataset.pk]))
+    assert len(reply.json()) == 3 and reply.json()[0]["judges"][0]["name"] == "rule"
+    # job with its judges (2), verdict totals, error kinds, chunks (roles cached on the user)
+    with django_assert_num_queries(5):
+        client.get(reverse("api_judge_job", args=[job.pk]))
+
+
+def test_the_leaderboard_is_open_to_members_only_in_constant_queries(
+    scored: Any, annotator: Any, auditor: Any, django_assert_num_queries: Any
+) -> None:
+    """Members (auditors included) see the leaderboard with n per cell; others get 404."""
+    url = reverse("api_leaderboard", args=[scored.pk])
+    assert client_for(auditor).get(url).status_code == 404
+    annotation_services.dataset_add_member(dataset=scored, user=auditor)
+    client = client_for(auditor)
+    client.get(url)
+    with django_assert_num_queries(2):  # the visible dataset, then all verdicts in one query
+        reply = client.get(url)
+    board = reply.json()
+    assert reply.status_code == 200 and board["judges"] == ["rule"]
+    model = board["models"][0]
+    assert set(model["ensemble"]["groups"]) == {"shifted_ic", "ooc"}
+    assert model["ensemble"]["overall"]["n"] == 6
+    assert "category" in model["ensemble"]["breakdowns"]["ooc"]
+
+
+def test_imports_through_the_api_report_rejections(lead: Any, tmp_path: Path) -> None:
+    """Responses and verdicts upload as files; bad rows come back with their line."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 1)
+    responses = jsonl(tmp_path / "r.jsonl", [{"id": "bulk-0", "response": "A"}, {"id": "x"}])
+    with responses.open("rb") as handle:
+        reply = client_for(lead).post(
+            reverse("api_response_import", args=[dataset.pk]),
+            {"file": handle, "format": "jsonl", "model": "m"},
+            format="multipart",
+        )
+    assert reply.status_code == 200
+    assert reply.json()["imported"] == 1 and reply.json()["rejected"] == 1
+    verdicts = jsonl(tmp_path / "v.jsonl", [{"sample_id": "bulk-0", "judge": "o3", "label": "?"}])
+    with verdicts.open("rb") as handle:
+        reply = client_for(lead).post(
+            reverse("api_verdict_import", args=[dataset.pk]), {"file": handle}, format="multipart"
+        )
+    assert reply.json()["rejections"][0]["reason"].startswith("line 1")

@@ -1,0 +1,46 @@
+"""Tests for judging.consensus: when all judges agree with a sample's answerability."""
+
+from __future__ import annotations
+
+from judging.consensus import (
+    ANSWERABLE,
+    UNANSWERABLE,
+    Vote,
+    consensus,
+    judge_label,
+    sample_answerability,
+)
+
+
+def test_all_judges_agreeing_with_the_sample_is_consensus() -> None:
+    """Three judges voting like the sample's own label agree; the votes are summarised."""
+    votes = [Vote(j, UNANSWERABLE, "VFP") for j in ("gpt-4o", "o1", "o3")]
+    result = consensus(UNANSWERABLE, votes, ["gpt-4o", "o1", "o3"])
+    assert result.agree
+    assert result.votes[0] == {"judge": "gpt-4o", "label": UNANSWERABLE, "category": "VFP"}
+
+
+def test_one_dissenting_or_missing_judge_breaks_consensus() -> None:
+    """A single different label, or a judge with no vote (an error), flags the sample."""
+    judges = ["a", "b", "c"]
+    dissent = [Vote("a", ANSWERABLE), Vote("b", ANSWERABLE), Vote("c", UNANSWERABLE)]
+    assert not consensus(ANSWERABLE, dissent, judges).agree
+    missing = [Vote("a", ANSWERABLE), Vote("b", ANSWERABLE), Vote("c", None)]
+    result = consensus(ANSWERABLE, missing, judges)
+    assert not result.agree
+    assert result.votes[2]["label"] is None
+
+
+def test_repeated_votes_count_by_strict_majority() -> None:
+    """Two of three repeats decide a judge's label; a tie gives no clear vote."""
+    assert judge_label([Vote("a", ANSWERABLE), Vote("a", UNANSWERABLE), Vote("a", ANSWERABLE)])[
+        0
+    ] == (ANSWERABLE)
+    assert judge_label([Vote("a", ANSWERABLE), Vote("a", UNANSWERABLE)]) == (None, None)
+
+
+def test_a_samples_label_comes_from_its_group_or_refusal_reference() -> None:
+    """Out-of-context or a refusal reference means unanswerable; anything else answerable."""
+    assert sample_answerability("ooc", False) == UNANSWERABLE
+    assert sample_answerability("", True) == UNANSWERABLE
+    assert sample_answerability("shifted_ic", False) == ANSWERABLE

@@ -1,0 +1,291 @@
+"""Tests for judging.services: judges, jobs end to end (eager), consensus, imports, cancel."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from annotation.models import JobStatus, Sample
+from judging import services
+from judging.models import JudgeJob, JudgeJobChunk, JudgeKind, ModelResponse, Verdict
+from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes
+from tests.judging.factories import (
+    bulk_responses,
+    bulk_samples,
+    fake_judge,
+    jsonl,
+    rule_judge,
+)
+from tests.support.fake_openai import FakeOpenAI
+
+pytestmark = pytest.mark.django_db
+
+
+def run_job(capture: Any, **kwargs: Any) -> JudgeJob:
+    with capture(execute=True):
+        job = services.judge_job_start(**kwargs)
+    job.refresh_from_db()
+    return job
+
+
+def test_a_judge_never_stores_a_key_and_rejects_bad_settings() -> None:
+    """The key variable must be a name; an endpoint judge needs a URL and a model."""
+    with pytest.raises(ValidationError) as error:
+        services.judge_create(name="gpt", base_url="", model="", api_key_env="sk-live-123")
+    assert {"base_url", "model", "api_key_env"} <= set(error.value.message_dict)
+    judge = services.judge_create(
+        name="gpt", base_url="http://x/v1", model="gpt-4o", api_key_env="OPENAI_API_KEY"
+    )
+    assert judge.api_key_env == "OPENAI_API_KEY"
+    with pytest.raises(ValidationError):
+        services.judge_update(judge=judge, changes={"prompt_version": "v999"})
+
+
+def test_the_rule_judge_runs_a_whole_scoring_job_offline(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Every response gets exactly one verdict from the rule judge; the job succeeds."""
+    dataset = mmooc_dataset()
+    responses = bulk_responses(bulk_samples(dataset, 12), ["m1", "m2"])
+    job = run_job(
+        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[rule_judge()]
+    )
+    assert job.status == JobStatus.SUCCEEDED and job.task == "mmooc_scoring"
+    verdicts = Verdict.objects.filter(job=job)
+    assert verdicts.count() == len(responses) == job.total
+    assert not verdicts.exclude(error_kind="").exists()
+    assert {v.answer_score for v in verdicts} <= {0, 1}
+
+
+def test_running_a_job_again_fills_only_what_is_missing(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A second job on the same data makes no call for items that already hold a verdict."""
+    dataset = mmooc_dataset()
+    samples = bulk_samples(dataset, 10)
+    bulk_responses(samples, ["m"])
+    with FakeOpenAI() as server:
+        judge = fake_judge(server.base_url)
+        first = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        calls_after_first = len(server.chat_records())
+        ModelResponse.objects.filter(sample=samples[0]).first().verdicts.all().delete()  # type: ignore[union-attr]
+        second = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        assert len(server.chat_records()) == calls_after_first + 1
+    assert second.preexisting == 9
+    assert Verdict.objects.filter(job=second).count() == 1
+    assert Verdict.objects.filter(judge=judge).count() == 10 == first.total
+
+
+def test_errors_are_recorded_then_retried_by_the_next_job(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """An item whose attempts all fail holds an explicit error; a later job replaces it."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 1), ["m"])
+    with FakeOpenAI() as server:
+        judge = fake_judge(server.base_url, max_attempts=2)
+        server.queue_faults("error_500", "error_500")
+        first = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        (error,) = Verdict.objects.filter(judge=judge)
+        assert error.error_kind == "server_error" and error.attempts == 2 and error.job == first
+        second = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+    (verdict,) = Verdict.objects.filter(judge=judge)
+    assert verdict.pk == error.pk and verdict.error_kind == "" and verdict.job == second
+    assert verdict.answer_score in (0, 1) and verdict.raw and verdict.latency_ms is not None
+    assert verdict.prompt_tokens and verdict.completion_tokens
+
+
+def test_a_missing_key_variable_is_an_explicit_error_on_every_item(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge whose key variable is unset ends the job with config errors, naming it."""
+    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 3), ["m"])
+    judge = fake_judge("http://127.0.0.1:9/v1", api_key_env="NO_SUCH_JUDGE_KEY")
+    job = run_job(
+        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+    )
+    errors = Verdict.objects.filter(job=job)
+    assert errors.count() == 3
+    assert all("NO_SUCH_JUDGE_KEY" in v.error for v in errors)
+
+
+def test_answerability_flags_disagreements_and_notes_every_vote(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Samples where a judge disagrees with the sample's label are flagged; votes are noted."""
+    dataset = mmooc_dataset()
+    samples = bulk_samples(dataset, 9)
+    Sample.objects.filter(pk=samples[0].pk).update(judges_disagree=True)
+
+    def responder(request: dict[str, Any], digest: str) -> str:
+        text = str(request["messages"][1]["content"])
+        return '{"answerable": %s, "category": null, "reason": "r"}' % (
+            "false" if "number 4:" in text else "true"
+        )
+
+    with FakeOpenAI(responder=responder) as server:
+        judge = fake_judge(server.base_url, name="llm")
+        job = run_job(
+            django_capture_on_commit_callbacks,
+            dataset=dataset,
+            task="answerability",
+            judges=[rule_judge(), judge],
+        )
+    assert job.status == JobStatus.SUCCEEDED
+    # bulk_samples: i % 3 == 0 are out-of-context; the fake says only sample 4 is unanswerable.
+    flagged = set(Sample.objects.filter(judges_disagree=True).values_list("external_id", flat=True))
+    assert flagged == {"bulk-0", "bulk-3", "bulk-6", "bulk-4"}
+    votes = Sample.objects.get(external_id="bulk-4").extra["judge_votes"]
+    assert votes == [
+        {"judge": "llm", "label": "unanswerable", "category": None},
+        {"judge": "rule", "label": "answerable", "category": "MP"},
+    ]
+
+
+def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """A vision judge receives the sample's PNG as a base64 data URL; a text-only one does not."""
+    dataset = mmooc_dataset()
+    sample = mmooc_sample(dataset)
+    with FakeOpenAI() as server:
+        vision = fake_judge(server.base_url, name="vision")
+        text = fake_judge(server.base_url, name="text", text_only=True)
+        run_job(
+            django_capture_on_commit_callbacks,
+            dataset=dataset,
+            task="answerability",
+            judges=[vision, text],
+        )
+        bodies = {r.body["model"] + str(i): r.body for i, r in enumerate(server.chat_records())}  # type: ignore[index]
+    parts = [b["messages"][1]["content"] for b in bodies.values()]
+    images = [p for p in parts if isinstance(p, list)]
+    assert len(images) == 1 and len(parts) == 2
+    url = images[0][1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    stored = sample.media_links.get().asset.file.read()
+    assert base64.b64decode(url.split(",", 1)[1]) == stored
+    assert png_bytes()[:8] == stored[:8]
+
+
+def test_repeated_sampling_stores_one_verdict_per_repeat(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """k = 3 votes per item at temperature > 0 give three verdicts with repeat 0, 1, 2."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 2), ["m"])
+    with FakeOpenAI() as server:
+        judge = fake_judge(server.base_url, temperature=0.7)
+        job = run_job(
+            django_capture_on_commit_callbacks,
+            dataset=dataset,
+            task="scoring",
+            judges=[judge],
+            repeats=3,
+        )
+    repeats = sorted(Verdict.objects.filter(job=job).values_list("response_id", "repeat"))
+    assert len(repeats) == 6 and {r for _i, r in repeats} == {0, 1, 2}
+    with pytest.raises(ValidationError, match="temperature"):
+        services.judge_job_start(dataset=dataset, task="scoring", judges=[rule_judge()], repeats=2)
+
+
+def test_bad_job_requests_are_refused_with_reasons() -> None:
+    """No judges, an external judge, or scoring without responses: a readable refusal."""
+    dataset = mmooc_dataset()
+    external, _created = services.judge_get_or_create_external(name="elsewhere")
+    assert external.kind == JudgeKind.EXTERNAL
+    with pytest.raises(ValidationError) as error:
+        services.judge_job_start(dataset=dataset, task="scoring", judges=[external])
+    text = " ".join(error.value.messages)
+    assert "imported verdicts" in text and "no model responses" in text
+    with pytest.raises(ValidationError):
+        services.judge_job_start(dataset=dataset, task="answerability", judges=[])
+    with pytest.raises(ValidationError):
+        services.judge_job_start(dataset=dataset, task="bogus", judges=[rule_judge()])
+
+
+def test_a_cancelled_job_skips_its_remaining_chunks(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Chunks that start after the cancel make no verdict; the job ends cancelled."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 20), ["m"])
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        job = services.judge_job_start(
+            dataset=dataset, task="scoring", judges=[rule_judge()], chunk_size=5
+        )
+    services.judge_job_plan(job_id=job.pk)  # plan without running the chunks
+    chunk = JudgeJobChunk.objects.filter(job=job).first()
+    assert chunk is not None and callbacks
+    services.judge_job_cancel(job=job)
+    services.judge_chunk_run(chunk_id=chunk.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED
+    assert not Verdict.objects.filter(job=job).exists()
+    with pytest.raises(ValidationError):
+        services.judge_job_cancel(job=job)
+
+
+def test_a_chunk_run_twice_makes_no_duplicate_verdict(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Running a finished chunk again (a redelivered task) changes nothing."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 4), ["m"])
+    job = run_job(
+        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[rule_judge()]
+    )
+    chunk = JudgeJobChunk.objects.get(job=job)
+    JudgeJobChunk.objects.filter(pk=chunk.pk).update(status="running")
+    assert services.judge_chunk_run(chunk_id=chunk.pk) == 0
+    assert Verdict.objects.filter(job=job).count() == 4
+
+
+def test_verdicts_made_elsewhere_are_imported_idempotently(tmp_path: Path) -> None:
+    """Good lines are imported (judges created), a rerun is unchanged, bad lines say why."""
+    dataset = mmooc_dataset()
+    samples = bulk_samples(dataset, 2)
+    bulk_responses(samples, ["m"])
+    rows = [
+        {
+            "sample_id": "bulk-0",
+            "judge": "gpt-4o",
+            "task": "answerability",
+            "label": "unanswerable",
+        },
+        {
+            "sample_id": "bulk-1",
+            "judge": "gpt-4o",
+            "task": "scoring",
+            "model": "m",
+            "answer_score": 1,
+            "reasoning_score": 0.75,
+            "rationale": "fine",
+        },
+        {"sample_id": "nope", "judge": "gpt-4o", "task": "answerability", "label": "answerable"},
+        {"sample_id": "bulk-1", "judge": "o1", "task": "scoring", "model": "m", "answer_score": 3},
+    ]
+    path = jsonl(tmp_path / "v.jsonl", rows)
+    first = services.verdict_import(dataset=dataset, source=path)
+    assert (first.imported, first.unchanged, len(first.rejected)) == (2, 0, 2)
+    reasons = [r.message for r in first.rejected]
+    assert "line 3" in reasons[0] and "nope" in reasons[0]
+    assert "line 4" in reasons[1] and "answer_score" in reasons[1]
+    again = services.verdict_import(dataset=dataset, source=path)
+    assert (again.imported, again.unchanged) == (0, 2)
+    scored = Verdict.objects.get(task="mmooc_scoring")
+    assert scored.overall == pytest.approx(0.875) and scored.source == "import"

@@ -1,0 +1,97 @@
+"""Tests for judging.views: the pages, who may use them, and their query counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation import services as annotation_services
+from judging import services
+from judging.models import JudgeJob
+from tests.annotation.factories import mmooc_dataset
+from tests.judging.factories import bulk_responses, bulk_samples, rule_judge
+
+pytestmark = pytest.mark.django_db
+
+
+def login(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_lead_starts_a_job_from_the_page_and_watches_it(
+    lead: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The form starts a job and leads to its page, which polls the JSON endpoint."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 4)
+    client = login(lead)
+    url = reverse("judging:dataset_judging", args=[dataset.pk])
+    assert client.get(url).status_code == 200
+    rule = rule_judge()
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = client.post(url, {"task": "answerability", "judges": [rule.pk], "repeats": 1})
+    job = JudgeJob.objects.get()
+    assert reply.status_code == 302 and reply.url == reverse("judging:job_detail", args=[job.pk])
+    page = client.get(reply.url).content.decode()
+    assert reverse("api_judge_job", args=[job.pk]) in page and "js/judging.js" in page
+
+
+def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
+    """Scoring a dataset without responses re-renders the form with the reason (no 500)."""
+    dataset = mmooc_dataset()
+    reply = login(lead).post(
+        reverse("judging:dataset_judging", args=[dataset.pk]),
+        {"task": "scoring", "judges": [rule_judge().pk], "repeats": 1},
+    )
+    assert reply.status_code == 200 and "no model responses" in reply.content.decode()
+
+
+def test_annotators_may_not_start_jobs_or_configure_judges(annotator: Any) -> None:
+    """Member annotators see the judging page but posting a job or opening judges is 403."""
+    dataset = mmooc_dataset()
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    client = login(annotator)
+    url = reverse("judging:dataset_judging", args=[dataset.pk])
+    assert client.get(url).status_code == 200
+    assert client.post(url, {"task": "answerability"}).status_code == 403
+    assert client.get(reverse("judging:judge_list")).status_code == 403
+
+
+def test_the_leaderboard_page_draws_an_svg_in_constant_queries(
+    auditor: Any, django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """An auditor member sees an inline SVG chart and the n behind each score."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 6), ["m1", "m2", "m3"])
+    with django_capture_on_commit_callbacks(execute=True):
+        services.judge_job_start(dataset=dataset, task="scoring", judges=[rule_judge()])
+    annotation_services.dataset_add_member(dataset=dataset, user=auditor)
+    client = login(auditor)
+    url = reverse("judging:leaderboard", args=[dataset.pk])
+    client.get(url)
+    with django_assert_num_queries(5):  # session, user, roles, dataset, verdicts
+        page = client.get(url).content.decode()
+    assert "<svg" in page and "n=6" in page and "m3" in page
+    assert "cdn" not in page.lower()
+
+
+def test_the_jobs_page_takes_constant_queries(
+    lead: Any, django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The dataset's judging page costs the same queries with one job or five."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 2)
+    client = login(lead)
+    url = reverse("judging:dataset_judging", args=[dataset.pk])
+    for _ in range(5):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.judge_job_start(dataset=dataset, task="answerability", judges=[rule_judge()])
+    client.get(url)
+    # session, user, roles, dataset, models, jobs, job judges, form's judges
+    with django_assert_num_queries(8):
+        client.get(url)
