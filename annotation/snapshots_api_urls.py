@@ -1,5 +1,23 @@
-"""API routes of this part of the site."""
+"""API routes of release snapshots."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from annotation import snapshot_apis
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path(
+        "datasets/<int:dataset_id>/snapshots/",
+        snapshot_apis.DatasetSnapshotListCreateApi.as_view(),
+        name="api_dataset_snapshots",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/",
+        snapshot_apis.SnapshotDetailApi.as_view(),
+        name="api_snapshot",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/download/",
+        snapshot_apis.SnapshotDownloadApi.as_view(),
+        name="api_snapshot_download",
+    ),
+]

@@ -1,5 +1,20 @@
-"""Pages of this part of the site."""
+"""Pages of release snapshots."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from annotation import snapshot_views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path(
+        "datasets/<int:dataset_id>/snapshots/",
+        snapshot_views.snapshot_list,
+        name="snapshot_list",
+    ),
+    path("snapshots/<int:snapshot_id>/", snapshot_views.snapshot_detail, name="snapshot_detail"),
+    path(
+        "snapshots/<int:snapshot_id>/download/",
+        snapshot_views.snapshot_download,
+        name="snapshot_download",
+    ),
+    path("snapshots/file/<str:token>/", snapshot_views.snapshot_file, name="snapshot_file"),
+]

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_demo_loads_every_benchmark_kind_once() -> None:
-    """The demo creates the three datasets, paired tri-modal samples with audio, and is idempotent."""
+    """The demo makes three datasets and paired tri-modal samples with audio, idempotently."""
     logins = demo_load()
     assert {login.role for login in logins} == {"lead", "annotator", "auditor"}
     counts = (Dataset.objects.count(), Sample.objects.count(), MediaAsset.objects.count())

@@ -140,7 +140,7 @@ def test_sha256_hex() -> None:
     assert sha256_hex(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
-@pytest.mark.skipif(not AUDIO.exists(), reason="shared audio data is absent")
+@pytest.mark.shared_data
 def test_real_ogg_clips_are_inspected_and_peaked() -> None:
     """Every real Ogg Vorbis clip is recognised and gives peaks within [0, 1]."""
     clips = sorted(AUDIO.glob("*.ogg"))

@@ -198,7 +198,7 @@ def test_refusal_references() -> None:
         assert not is_refusal_reference(reference)
 
 
-@pytest.mark.skipif(not LOGICVISTA.exists(), reason="LogicVista data not available")
+@pytest.mark.shared_data
 def test_every_logicvista_answer_is_processed_and_most_yield_a_letter() -> None:
     """All 3,381 answers of 21 models are processed; most yield a letter.
 

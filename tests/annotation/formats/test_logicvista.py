@@ -12,7 +12,7 @@ from annotation.media_checks import inspect_image
 # CI keeps ../shared beside the clone.
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "logicvista"
 
-pytestmark = pytest.mark.skipif(not DATA.exists(), reason="shared LogicVista data is absent")
+pytestmark = pytest.mark.shared_data
 
 
 def test_all_161_items_parse_and_their_images_are_valid() -> None:

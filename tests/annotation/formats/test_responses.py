@@ -17,7 +17,7 @@ from annotation.formats.responses import (
 ANSWERS = Path(__file__).resolve().parents[4] / "shared" / "data" / "logicvista" / "answers"
 
 
-@pytest.mark.skipif(not ANSWERS.exists(), reason="shared LogicVista answers are absent")
+@pytest.mark.shared_data
 def test_all_real_answer_files_parse_without_losing_a_row() -> None:
     """Each of the 21 answer files gives one response per item, text kept exactly."""
     files = sorted(ANSWERS.glob("*-answers.json"))

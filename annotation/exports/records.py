@@ -1,0 +1,93 @@
+"""What a writer receives for each exported sample, and the field lists every format shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# The label fields of a sample by the shape of their values (together: the model's LABEL_FIELDS).
+TEXT_FIELDS: tuple[str, ...] = (
+    "question",
+    "question_format",
+    "reference_answer",
+    "explanation",
+    "answerability_group",
+    "category_code",
+    "scenario",
+    "split",
+    "pipeline",
+    "source_dataset",
+    "image_description",
+    "audio_description",
+    "speech_utterance",
+    "safety_label",
+    "safety_category",
+    "safety_subcategory",
+)
+STRING_LIST_FIELDS: tuple[str, ...] = ("generator_models", "predicate")
+OPTION_FIELD = "options"
+LABEL_FIELD_NAMES: frozenset[str] = frozenset((*TEXT_FIELDS, *STRING_LIST_FIELDS, OPTION_FIELD))
+
+
+@dataclass(frozen=True)
+class ExportMedia:
+    """One media file of a sample; ``read`` loads its bytes only when a writer needs them."""
+
+    role: str
+    position: int
+    sha256: str
+    mime_type: str
+    extension: str
+    read: Callable[[], bytes]
+    licence: str = ""
+    source_url: str = ""
+
+    @property
+    def archive_path(self) -> str:
+        """Where the file lives inside an exported folder or zip (one copy per content)."""
+        return f"media/{self.role}/{self.sha256}{self.extension}"
+
+
+@dataclass
+class ExportRecord:
+    """A sample as it goes into a release: final labels, media, provenance and review trail."""
+
+    external_id: str
+    labels: dict[str, Any]
+    content_hash: str
+    status: str = ""
+    revision: int = 1
+    pair_external_id: str = ""
+    media: list[ExportMedia] = field(default_factory=list)
+    review: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def text(self, name: str) -> str:
+        value = self.labels.get(name)
+        return value if isinstance(value, str) else ""
+
+    def string_list(self, name: str) -> list[str]:
+        value = self.labels.get(name) or []
+        return [str(item) for item in value] if isinstance(value, list) else []
+
+    def options(self) -> list[dict[str, str]]:
+        value = self.labels.get(OPTION_FIELD) or []
+        if not isinstance(value, list):
+            return []
+        return [
+            {"label": str(item.get("label", "")), "text": str(item.get("text", ""))}
+            for item in value
+            if isinstance(item, dict)
+        ]
+
+    def media_of(self, role: str) -> list[ExportMedia]:
+        return sorted((m for m in self.media if m.role == role), key=lambda m: m.position)
+
+    @property
+    def licence(self) -> str:
+        return next((m.licence for m in self.media if m.licence), "")
+
+    @property
+    def source_url(self) -> str:
+        return next((m.source_url for m in self.media if m.source_url), "")

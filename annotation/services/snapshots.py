@@ -1,0 +1,388 @@
+"""Release snapshots: a named, immutable export of a dataset's selected samples, built by a
+worker in id-ordered chunks, stored in the media storage with a manifest and a diff.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import connection, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from annotation import tasks
+from annotation.exports.files import file_sha256, tree_files, zip_folder
+from annotation.exports.hf import HfCard, write_hf_folder
+from annotation.exports.jsonl import write_jsonl
+from annotation.exports.manifest import Diff, Tally, build_manifest, file_hashes
+from annotation.exports.mmooc_layout import write_mmooc_layout
+from annotation.exports.parquet import write_parquet
+from annotation.exports.records import ExportMedia, ExportRecord
+from annotation.exports.review import RevisionInfo, review_trail
+from annotation.exports.tsv import write_tsv
+from annotation.models import (
+    Dataset,
+    DatasetKind,
+    JobStatus,
+    SampleStatus,
+    Snapshot,
+    SnapshotEntry,
+)
+from annotation.selectors import taxonomy_view
+from annotation.services.samples import LABEL_FIELDS
+from annotation.snapshot_selectors import (
+    FILTER_FIELDS,
+    snapshot_diff,
+    snapshot_option_labels,
+    snapshot_previous,
+    snapshot_sample_chunks,
+    snapshot_samples,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+logger = logging.getLogger(__name__)
+
+EXPORT_FORMATS: dict[str, Any] = {
+    "jsonl": gettext_lazy("JSON lines (tri-modal: zip with media files)"),
+    "parquet": gettext_lazy("Parquet"),
+    "tsv": gettext_lazy("VLMEvalKit TSV"),
+    "hf": gettext_lazy("Hugging Face datasets folder (zip)"),
+    "mmooc": gettext_lazy("MMOOC split layout (zip)"),
+}
+IMAGE_ONLY_FORMATS = frozenset({"tsv", "mmooc"})
+DEFAULT_STATUSES = (SampleStatus.VERIFIED.value,)
+CHUNK_SIZE = 1000
+
+
+def snapshot_filter_clean(*, dataset: Dataset, filter: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A snapshot filter in canonical form (verified by default); ValidationError if unknown.
+
+    Keys: ``statuses`` and, optionally, ``groups``, ``categories``, ``formats``, ``scenarios``,
+    ``splits`` (each a list of codes). Removed samples are never exported, whatever the filter.
+    """
+    given = dict(filter or {})
+    unknown = sorted(set(given) - {"statuses", *FILTER_FIELDS})
+    if unknown:
+        raise ValidationError(
+            _("Unknown filter keys: %(keys)s.") % {"keys": ", ".join(unknown)}, code="bad_filter"
+        )
+    cleaned: dict[str, Any] = {"statuses": _codes(given.get("statuses")) or list(DEFAULT_STATUSES)}
+    allowed = set(SampleStatus.values) - {SampleStatus.REMOVED}
+    bad = sorted(set(cleaned["statuses"]) - allowed)
+    if bad:
+        raise ValidationError(
+            _("These statuses cannot be exported: %(values)s.") % {"values": ", ".join(bad)},
+            code="bad_filter",
+        )
+    taxonomy = taxonomy_view(dataset)
+    known: dict[str, set[str]] = {
+        "groups": taxonomy.groups,
+        "categories": set(taxonomy.categories),
+        "formats": taxonomy.formats,
+        "scenarios": taxonomy.scenarios,
+    }
+    for key in FILTER_FIELDS:
+        values = _codes(given.get(key))
+        if not values:
+            continue
+        unknown_codes = sorted(set(values) - known[key]) if known.get(key) else []
+        if unknown_codes:
+            raise ValidationError(
+                _("Unknown codes in “%(key)s”: %(values)s.")
+                % {"key": key, "values": ", ".join(unknown_codes)},
+                code="bad_filter",
+            )
+        cleaned[key] = values
+    return cleaned
+
+
+def _codes(value: Any) -> list[str]:
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValidationError(_("Filter values must be lists of codes."), code="bad_filter")
+    return sorted({v.strip() for v in value if v.strip()})
+
+
+@transaction.atomic
+def snapshot_create(
+    *,
+    dataset: Dataset,
+    name: str,
+    format: str,
+    filter: Mapping[str, Any] | None = None,
+    by: User | None = None,
+    queue: bool = True,
+) -> Snapshot:
+    """Register a snapshot and queue its build once committed (``queue=False``: build it
+    yourself with ``snapshot_build``). Names are unique per dataset: a release never changes.
+    """
+    name = name.strip()
+    if not name:
+        raise ValidationError(_("A snapshot needs a name."), code="name_required")
+    if format not in EXPORT_FORMATS:
+        raise ValidationError(
+            _("Unknown export format “%(format)s” (known: %(known)s).")
+            % {"format": format, "known": ", ".join(EXPORT_FORMATS)},
+            code="bad_format",
+        )
+    if format in IMAGE_ONLY_FORMATS and dataset.kind == DatasetKind.TRIMODAL:
+        raise ValidationError(
+            _("The format “%(format)s” holds image questions only, not tri-modal scenarios.")
+            % {"format": format},
+            code="bad_format",
+        )
+    cleaned = snapshot_filter_clean(dataset=dataset, filter=filter)
+    if Snapshot.objects.filter(dataset=dataset, name=name).exists():
+        raise ValidationError(
+            _("This dataset already has a snapshot named “%(name)s”; snapshots never change.")
+            % {"name": name},
+            code="name_taken",
+        )
+    snapshot = Snapshot.objects.create(
+        dataset=dataset, name=name, format=format, filter=cleaned, created_by=by
+    )
+    if queue:
+        transaction.on_commit(lambda: tasks.build_snapshot.delay(snapshot.pk))
+    return snapshot
+
+
+def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapshot | None:
+    """Build a queued snapshot: write the release, store it, record entries and the manifest.
+
+    Safe to run twice: a finished or failed snapshot is left alone; one interrupted while
+    running starts over. A failure marks the snapshot failed with a readable message.
+    """
+    claimed = Snapshot.objects.filter(
+        pk=snapshot_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    ).update(status=JobStatus.RUNNING, done=0, message="")
+    snapshot = Snapshot.objects.select_related("dataset").filter(pk=snapshot_id).first()
+    if not claimed or snapshot is None:
+        return snapshot
+    SnapshotEntry.objects.filter(snapshot=snapshot).delete()
+    try:
+        with tempfile.TemporaryDirectory(prefix="snapshot-") as tmp:
+            _build(snapshot, Path(tmp), chunk_size)
+    except Exception as exc:
+        logger.exception("snapshot %s failed", snapshot_id)
+        SnapshotEntry.objects.filter(snapshot=snapshot).delete()
+        snapshot.status = JobStatus.FAILED
+        snapshot.message = _("The export failed: %(error)s") % {"error": exc}
+        snapshot.finished_at = timezone.now()
+        snapshot.save(update_fields=["status", "message", "finished_at"])
+    return snapshot
+
+
+def _build(snapshot: Snapshot, tmp: Path, chunk_size: int) -> None:
+    dataset = snapshot.dataset
+    total = snapshot_samples(dataset=dataset, filter=snapshot.filter).count()
+    Snapshot.objects.filter(pk=snapshot.pk).update(total=total)
+    snapshot.total = total
+    tally = Tally()
+    records = tally.counted(_records(snapshot, chunk_size))
+    out = tmp / "release"
+    out.mkdir()
+    slug = slugify(snapshot.name) or f"snapshot-{snapshot.pk}"
+    trimodal = dataset.kind == DatasetKind.TRIMODAL
+    notes: dict[str, Any] = {}
+    packed = True
+    if snapshot.format == "jsonl" and trimodal:
+        write_jsonl(records, out / "data.jsonl", media_dir=out)
+    elif snapshot.format == "jsonl":
+        write_jsonl(records, out / f"{slug}.jsonl")
+        packed = False
+    elif snapshot.format == "parquet":
+        write_parquet(records, out / f"{slug}.parquet")
+        packed = False
+    elif snapshot.format == "tsv":
+        labels = snapshot_option_labels(dataset=dataset, filter=snapshot.filter)
+        write_tsv(records, out / f"{slug}.tsv", option_labels=labels)
+        packed = False
+    elif snapshot.format == "hf":
+        card = HfCard(
+            title=f"{dataset.name} ({snapshot.name})",
+            description=dataset.description,
+            version=dataset.version,
+        )
+        notes["splits"] = write_hf_folder(records, out, card=card, with_audio=trimodal)
+    else:
+        counts = write_mmooc_layout(records, out)
+        notes.update(ooc=counts.ooc, ic=counts.ic, skipped_not_ooc_or_ic=counts.skipped)
+
+    previous = snapshot_previous(snapshot=snapshot)
+    diff: Diff | None = None
+    if previous is not None:
+        _refresh_entry_statistics()
+        diff = snapshot_diff(snapshot=snapshot, previous=previous)
+    names = tree_files(out)
+    manifest_args: dict[str, Any] = {
+        "snapshot": {
+            "id": snapshot.pk,
+            "name": snapshot.name,
+            "format": snapshot.format,
+            "created_at": snapshot.created_at.isoformat(),
+            "created_by": snapshot.created_by.get_username() if snapshot.created_by else None,
+        },
+        "dataset": {"id": dataset.pk, "name": dataset.name, "version": dataset.version},
+        "filter": snapshot.filter,
+        "app_version": _app_version(),
+        "tally": tally,
+        "files": file_hashes(out, names),
+        "previous": {"id": previous.pk, "name": previous.name} if previous else None,
+        "diff": diff,
+        "notes": notes or None,
+    }
+    folder = f"snapshots/{dataset.pk}/{snapshot.pk}-{slug}"
+    if packed:
+        (out / "manifest.json").write_text(
+            _json(build_manifest(artifact={}, **manifest_args)), encoding="utf-8"
+        )
+        artifact_path = tmp / f"{slug}-{snapshot.format}.zip"
+        zip_folder(out, [*names, "manifest.json"], artifact_path)
+    else:
+        artifact_path = out / names[0]
+    artifact = {
+        "name": artifact_path.name,
+        "sha256": file_sha256(artifact_path),
+        "bytes": artifact_path.stat().st_size,
+    }
+    manifest = build_manifest(artifact=artifact, **manifest_args)
+    stored = _store(f"{folder}/{artifact_path.name}", artifact_path)
+    _store_bytes(f"{folder}/manifest.json", _json(manifest).encode("utf-8"))
+    snapshot.file.name = stored
+    snapshot.manifest = manifest
+    snapshot.previous = previous
+    snapshot.status = JobStatus.SUCCEEDED
+    snapshot.done = tally.samples
+    snapshot.finished_at = timezone.now()
+    snapshot.save(
+        update_fields=["file", "manifest", "previous", "status", "done", "total", "finished_at"]
+    )
+
+
+def _records(snapshot: Snapshot, chunk_size: int) -> Iterator[ExportRecord]:
+    """Export records chunk by chunk; each chunk also records its entries and the progress."""
+    done = 0
+    chunks = snapshot_sample_chunks(
+        dataset=snapshot.dataset, filter=snapshot.filter, chunk_size=chunk_size
+    )
+    for chunk in chunks:
+        records = [
+            _record(row, chunk.media.get(row["id"], []), chunk.revisions.get(row["id"], []))
+            for row in chunk.samples
+        ]
+        SnapshotEntry.objects.bulk_create(
+            [
+                SnapshotEntry(
+                    snapshot=snapshot,
+                    sample_id=row["id"],
+                    external_id=row["external_id"],
+                    content_hash=row["content_hash"],
+                )
+                for row in chunk.samples
+            ],
+            batch_size=chunk_size,
+        )
+        done += len(chunk.samples)
+        Snapshot.objects.filter(pk=snapshot.pk).update(done=done)
+        yield from records
+
+
+def _record(
+    row: dict[str, Any], media: list[dict[str, Any]], revisions: list[dict[str, Any]]
+) -> ExportRecord:
+    extra = dict(row["extra"] or {})
+    review_summary = extra.pop("review_summary", None)
+    judge_votes = extra.pop("judge_votes", None)
+    history = [
+        RevisionInfo(
+            number=revision["number"],
+            source=revision["source"],
+            changed_by=revision["changed_by__username"] or "",
+            changed_at=revision["changed_at"].isoformat(),
+        )
+        for revision in revisions
+    ]
+    return ExportRecord(
+        external_id=row["external_id"],
+        labels={name: row[name] for name in LABEL_FIELDS},
+        content_hash=row["content_hash"],
+        status=row["status"],
+        revision=row["revision"],
+        pair_external_id=row["pair_external_id"] or "",
+        media=[_media(link) for link in media],
+        review=review_trail(history, review_summary, judge_votes),
+        extra=extra,
+    )
+
+
+def _media(link: dict[str, Any]) -> ExportMedia:
+    name = str(link["asset__file"])
+
+    def read() -> bytes:
+        with default_storage.open(name, "rb") as handle:
+            return bytes(handle.read())
+
+    return ExportMedia(
+        role=link["role"],
+        position=link["position"],
+        sha256=link["asset__sha256"],
+        mime_type=link["asset__mime_type"],
+        extension=Path(name).suffix,
+        read=read,
+        licence=link["asset__licence"],
+        source_url=link["asset__source_url"],
+    )
+
+
+def _refresh_entry_statistics() -> None:
+    """Let PostgreSQL's planner see the entries just written before the diff joins them.
+
+    Right after tens of thousands of rows are inserted the statistics still describe an almost
+    empty table, and the planner picks a nested loop of sequential scans: a 42k-entry diff
+    then takes minutes instead of a fraction of a second.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {SnapshotEntry._meta.db_table}")
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def _store(name: str, path: Path) -> str:
+    """Upload a local file to the media storage under exactly this name (replacing a rerun's)."""
+    if default_storage.exists(name):
+        default_storage.delete(name)
+    with path.open("rb") as handle:
+        return default_storage.save(name, File(handle, name=path.name))
+
+
+def _store_bytes(name: str, data: bytes) -> str:
+    if default_storage.exists(name):
+        default_storage.delete(name)
+    return default_storage.save(name, ContentFile(data))
+
+
+def _app_version() -> str:
+    """The site's version (the API's declared version unless APP_VERSION is set)."""
+    return str(
+        getattr(settings, "APP_VERSION", "") or settings.SPECTACULAR_SETTINGS.get("VERSION", "")
+    )

@@ -1,0 +1,144 @@
+"""REST API of release snapshots: leads list, create and watch snapshots and fetch a
+short-lived download link. Annotators and auditors get 403 on every operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services, snapshot_selectors
+from annotation.models import Dataset, Snapshot
+from annotation.roles import acting_user
+from mmooc_site.api import IsLead
+
+
+class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
+    url = serializers.SerializerMethodField()
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Snapshot
+        fields = [
+            "id",
+            "dataset",
+            "name",
+            "format",
+            "filter",
+            "status",
+            "total",
+            "done",
+            "message",
+            "previous",
+            "created_at",
+            "finished_at",
+            "url",
+            "download_url",
+        ]
+
+    def get_url(self, snapshot: Snapshot) -> str:
+        return reverse("api_snapshot", kwargs={"snapshot_id": snapshot.pk})
+
+    def get_download_url(self, snapshot: Snapshot) -> str:
+        return reverse("api_snapshot_download", kwargs={"snapshot_id": snapshot.pk})
+
+
+class SnapshotDetailOutput(SnapshotOutput):
+    class Meta(SnapshotOutput.Meta):
+        fields = [*SnapshotOutput.Meta.fields, "manifest"]
+
+
+def _dataset(request: Request, dataset_id: int) -> Dataset:
+    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise NotFound(_("No such dataset."))
+    return dataset
+
+
+def _snapshot(request: Request, snapshot_id: int) -> Snapshot:
+    snapshot = snapshot_selectors.snapshot_get_for_lead(user=request.user, snapshot_id=snapshot_id)
+    if snapshot is None:
+        raise NotFound(_("No such snapshot."))
+    return snapshot
+
+
+class DatasetSnapshotListCreateApi(APIView):
+    permission_classes = [IsLead]
+
+    class SnapshotCreateInputSerializer(serializers.Serializer[Any]):
+        name = serializers.CharField(max_length=200)
+        format = serializers.ChoiceField(choices=list(services.EXPORT_FORMATS))
+        statuses = serializers.ListField(child=serializers.CharField(), required=False)
+        groups = serializers.ListField(child=serializers.CharField(), required=False)
+        categories = serializers.ListField(child=serializers.CharField(), required=False)
+        formats = serializers.ListField(child=serializers.CharField(), required=False)
+        scenarios = serializers.ListField(child=serializers.CharField(), required=False)
+        splits = serializers.ListField(child=serializers.CharField(), required=False)
+
+    @extend_schema(responses=SnapshotOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        snapshots = snapshot_selectors.snapshot_list(dataset=_dataset(request, dataset_id))
+        return Response(SnapshotOutput(snapshots, many=True).data)
+
+    @extend_schema(request=SnapshotCreateInputSerializer, responses={201: SnapshotOutput})
+    def post(self, request: Request, dataset_id: int) -> Response:
+        """Queue a snapshot; its build runs in a worker (watch ``status``, ``done``, ``total``)."""
+        dataset = _dataset(request, dataset_id)
+        payload = self.SnapshotCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        snapshot = services.snapshot_create(
+            dataset=dataset,
+            name=data.pop("name"),
+            format=data.pop("format"),
+            filter=data,
+            by=acting_user(request.user),
+        )
+        return Response(SnapshotOutput(snapshot).data, status=status.HTTP_201_CREATED)
+
+
+class SnapshotDetailApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(responses=SnapshotDetailOutput)
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        return Response(SnapshotDetailOutput(_snapshot(request, snapshot_id)).data)
+
+
+class SnapshotDownloadApi(APIView):
+    permission_classes = [IsLead]
+
+    class DownloadOutputSerializer(serializers.Serializer[Any]):
+        url = serializers.CharField()
+        expires_in = serializers.IntegerField()
+
+    @extend_schema(
+        parameters=[OpenApiParameter("file", str, enum=["release", "manifest"], required=False)],
+        responses=DownloadOutputSerializer,
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        """A short-lived link to the release (or ``?file=manifest``); 409 until it is built."""
+        snapshot = _snapshot(request, snapshot_id)
+        which = request.query_params.get("file", "release")
+        if which not in {"release", "manifest"}:
+            raise serializers.ValidationError({"file": [_("Choose “release” or “manifest”.")]})
+        link = snapshot_selectors.snapshot_download_link(snapshot=snapshot, which=which)
+        if link is None:
+            return Response(
+                {"detail": _("The snapshot is not ready to download.")},
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(
+            {
+                "url": request.build_absolute_uri(link),
+                "expires_in": snapshot_selectors.download_seconds(),
+            }
+        )

@@ -1,0 +1,489 @@
+"""Release snapshots (annotation/services/snapshots.py and annotation/snapshot_selectors.py):
+what a filter selects, round trips through every format, the manifest and its diff, takedowns,
+bounded queries per chunk, and readable failures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation import services
+from annotation.exports.parquet import iter_release_parquet
+from annotation.exports.records import LABEL_FIELD_NAMES
+from annotation.formats.records import ParsedSample, RowError
+from annotation.models import (
+    ChangeSource,
+    Dataset,
+    DatasetKind,
+    ImportSourceKind,
+    JobStatus,
+    Sample,
+    SampleStatus,
+    Snapshot,
+    SnapshotEntry,
+)
+from tests.annotation.factories import (
+    image_asset,
+    mmooc_dataset,
+    mmooc_sample,
+    png_bytes,
+    wav_bytes,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def verified(dataset: Dataset, **overrides: Any) -> Sample:
+    return mmooc_sample(dataset, status=SampleStatus.VERIFIED, **overrides)
+
+
+def build(dataset: Dataset, name: str, fmt: str = "jsonl", **kwargs: Any) -> Snapshot:
+    chunk_size = kwargs.pop("chunk_size", 1000)
+    snapshot = services.snapshot_create(
+        dataset=dataset, name=name, format=fmt, queue=False, **kwargs
+    )
+    built = services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=chunk_size)
+    assert built is not None
+    assert built.status == JobStatus.SUCCEEDED, built.message
+    return built
+
+
+def download(snapshot: Snapshot, folder: Path) -> Path:
+    """The stored release copied out of the media storage."""
+    target = folder / snapshot.file.name.rsplit("/", 1)[-1]
+    with default_storage.open(snapshot.file.name, "rb") as handle:
+        target.write_bytes(handle.read())
+    return target
+
+
+def entry_ids(snapshot: Snapshot) -> set[str]:
+    return set(
+        SnapshotEntry.objects.filter(snapshot=snapshot).values_list("external_id", flat=True)
+    )
+
+
+def fingerprint(dataset: Dataset) -> dict[str, Any]:
+    """Every sample's labels, media (role, position, sha256) and pair, by external id."""
+    samples = Sample.objects.filter(dataset=dataset).select_related("pair")
+    return {
+        s.external_id: (
+            {name: getattr(s, name) for name in services.LABEL_FIELDS},
+            sorted(s.media_links.values_list("role", "position", "asset__sha256")),
+            s.pair.external_id if s.pair else "",
+        )
+        for s in samples
+    }
+
+
+def import_with_service(dataset: Dataset, path: Path, fmt: str, file: str = "") -> None:
+    """Import a release with the site's own import service, as a lead would."""
+    job = services.import_job_create(
+        dataset=dataset,
+        format=fmt,
+        source_kind=ImportSourceKind.SERVER_PATH,
+        source=str(path),
+        options={"file": file} if file else {},
+        trusted=True,
+        queue=False,
+    )
+    done = services.import_job_run(job_id=job.pk)
+    assert done is not None
+    assert done.status == JobStatus.SUCCEEDED, done.message
+    assert done.rejected == 0, list(done.row_errors.values_list("message", flat=True))
+
+
+def import_parsed(dataset: Dataset, parsed: Iterable[ParsedSample | RowError]) -> None:
+    """Import parsed records through the sample services (the Parquet formats have no import
+    format of their own yet)."""
+    pairs: list[tuple[str, str]] = []
+    for item in parsed:
+        assert isinstance(item, ParsedSample), item
+        media = [
+            (
+                ref.role,
+                services.media_asset_store(
+                    data=ref.data or b"", kind=ref.role, licence=item.licence
+                ),
+            )
+            for ref in sorted(item.media, key=lambda m: (m.role, m.position))
+        ]
+        services.sample_create(
+            dataset=dataset,
+            external_id=item.external_id,
+            media=media,
+            **{name: getattr(item, name) for name in services.LABEL_FIELDS},
+        )
+        if item.pair_external_id:
+            pairs.append((item.external_id, item.pair_external_id))
+    for one, other in pairs:
+        samples = Sample.objects.filter(dataset=dataset)
+        services.sample_link_pair(
+            unsafe=samples.get(external_id=one), safe=samples.get(external_id=other)
+        )
+
+
+def mmooc_mixture(dataset: Dataset) -> None:
+    """Verified OOC and shifted-IC samples of every question format, plus ones not exported."""
+    verified(dataset, source_dataset="MMOOC", generator_models=["gpt-4o", "o1"])
+    verified(
+        dataset,
+        source_dataset="MMOOC",
+        question_format="yesno",
+        options=[],
+        reference_answer="no",
+        answerability_group="shifted_ic",
+        category_code="MP",
+        scenario="math",
+        pipeline="human_designed",
+        split="test",
+    )
+    verified(
+        dataset,
+        source_dataset="MMOOC",
+        question="Which breed is the dog?",
+        question_format="vqa",
+        options=[],
+        reference_answer="A beagle",
+        answerability_group="shifted_ic",
+        category_code="PA",
+        scenario="fine_grained_perception",
+        pipeline="mllm_generated",
+    )
+    mmooc_sample(dataset, status=SampleStatus.PENDING_REVIEW)
+    mmooc_sample(dataset, status=SampleStatus.REMOVED)
+
+
+def test_export_field_lists_match_the_sample_label_fields() -> None:
+    """The pure writers know exactly the label fields the model keeps (none lost, none extra)."""
+    assert set(services.LABEL_FIELDS) == LABEL_FIELD_NAMES
+
+
+def test_default_filter_exports_verified_samples_and_never_removed_ones(lead: Any) -> None:
+    """Without a filter only verified samples go in; removed ones never, whatever is asked."""
+    dataset = mmooc_dataset()
+    keep = verified(dataset)
+    mmooc_sample(dataset, status=SampleStatus.PENDING_REVIEW)
+    mmooc_sample(dataset, status=SampleStatus.REMOVED)
+    snapshot = build(dataset, "v1", by=lead)
+    assert entry_ids(snapshot) == {keep.external_id}
+    assert snapshot.filter == {"statuses": ["verified"]}
+    assert snapshot.total == snapshot.done == 1
+    with pytest.raises(ValidationError, match="cannot be exported: removed"):
+        services.snapshot_create(
+            dataset=dataset, name="v2", format="jsonl", filter={"statuses": ["removed"]}
+        )
+
+
+def test_filter_selects_by_group_category_format_and_scenario() -> None:
+    """Each filter key narrows the verified samples; keys combine with AND."""
+    dataset = mmooc_dataset()
+    mmooc_mixture(dataset)
+    by = {
+        "groups": (["shifted_ic"], 2),
+        "categories": (["VFP", "PA"], 2),
+        "formats": (["yesno"], 1),
+        "scenarios": (["math", "coarse_perception"], 2),
+    }
+    for key, (codes, expected) in by.items():
+        snapshot = build(dataset, f"by-{key}", filter={key: codes})
+        assert len(entry_ids(snapshot)) == expected, key
+    both = build(dataset, "both", filter={"groups": ["shifted_ic"], "formats": ["vqa"]})
+    assert len(entry_ids(both)) == 1
+    statuses = build(dataset, "all", filter={"statuses": ["verified", "pending_review"]})
+    assert len(entry_ids(statuses)) == 4
+
+
+def test_bad_requests_are_refused_with_readable_messages() -> None:
+    """Unknown codes, formats, filter keys, duplicate names and tri-modal TSVs are refused."""
+    dataset = mmooc_dataset()
+    build(dataset, "v1")
+    cases = [
+        ({"name": "x", "format": "jsonl", "filter": {"categories": ["NOPE"]}}, "NOPE"),
+        ({"name": "x", "format": "csv"}, "Unknown export format"),
+        ({"name": "x", "format": "jsonl", "filter": {"colour": ["red"]}}, "colour"),
+        ({"name": "v1", "format": "parquet"}, "already has a snapshot"),
+        ({"name": " ", "format": "jsonl"}, "needs a name"),
+    ]
+    for kwargs, text in cases:
+        with pytest.raises(ValidationError, match=text):
+            services.snapshot_create(dataset=dataset, **kwargs)
+    trimodal = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
+    for fmt in ("tsv", "mmooc"):
+        with pytest.raises(ValidationError, match="image questions only"):
+            services.snapshot_create(dataset=trimodal, name="t", format=fmt)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "hf", "mmooc"])
+def test_image_question_round_trip_gives_back_the_same_samples(
+    fmt: str, tmp_path: Path, lead: Any
+) -> None:
+    """Importing a snapshot into an empty dataset gives back the same samples and labels."""
+    source = mmooc_dataset()
+    mmooc_mixture(source)
+    snapshot = build(source, "release", fmt, by=lead)
+    path = download(snapshot, tmp_path)
+    target = mmooc_dataset(name=f"reimported-{fmt}")
+    if fmt == "jsonl":
+        import_with_service(target, path, "jsonl")
+    elif fmt == "mmooc":
+        import_with_service(target, path, "mmooc", file="data/ooc.parquet")
+        import_with_service(target, path, "mmooc", file="data/ic.parquet")
+    else:
+        if fmt == "hf":
+            with zipfile.ZipFile(path) as archive:
+                archive.extractall(tmp_path / "hf")
+            files = sorted((tmp_path / "hf" / "data").glob("*.parquet"))
+        else:
+            files = [path]
+        for file in files:
+            import_parsed(target, iter_release_parquet(file))
+    expected = fingerprint(source)
+    for external_id in list(expected):
+        if external_id not in entry_ids(snapshot):
+            del expected[external_id]
+    assert len(expected) == 3
+    assert fingerprint(target) == expected
+
+
+def test_vlmevalkit_tsv_round_trip_gives_back_the_same_samples(tmp_path: Path) -> None:
+    """A multiple-choice benchmark exported as TSV imports back with the same labels."""
+    source = services.dataset_create(
+        name="mmt", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
+    )
+    common = {
+        "explanation": "",
+        "answerability_group": "",
+        "source_dataset": "MMT-Bench",
+        "status": SampleStatus.VERIFIED,
+    }
+    verified_ids = []
+    for n, answer in enumerate(["A", "D"]):
+        sample = mmooc_sample(
+            source,
+            question=f"Which option is right? {n}",
+            options=[{"label": letter, "text": f"text {letter}"} for letter in "ABCD"[: 2 + 2 * n]],
+            reference_answer=answer,
+            category_code="visual_recognition",
+            scenario="object_detection",
+            split="val" if n else "",
+            **common,
+        )
+        verified_ids.append(sample.external_id)
+    snapshot = build(source, "tsv", "tsv")
+    target = services.dataset_create(
+        name="mmt2", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
+    )
+    import_with_service(target, download(snapshot, tmp_path), "vlmevalkit")
+    assert fingerprint(target) == fingerprint(source)
+
+
+def trimodal_pair(dataset: Dataset) -> tuple[Sample, Sample]:
+    def scenario(n: int, label: str) -> Sample:
+        return services.sample_create(
+            dataset=dataset,
+            external_id=f"s{n}",
+            status=SampleStatus.VERIFIED,
+            media=[
+                (
+                    "image",
+                    services.media_asset_store(data=png_bytes(colour=(n, 2, 3)), kind="image"),
+                ),
+                (
+                    "audio",
+                    services.media_asset_store(data=wav_bytes(freq=300.0 + n), kind="audio"),
+                ),
+            ],
+            image_description="A kitchen with a pan on the stove.",
+            audio_description="Sizzling followed by a smoke alarm.",
+            speech_utterance="Should I leave the house now?",
+            safety_label=label,
+            safety_category="physical_harm",
+            safety_subcategory="bodily_injury",
+            predicate=["the pan is on fire", "the alarm rings"],
+        )
+
+    unsafe, safe = scenario(1, "unsafe"), scenario(2, "safe")
+    services.sample_link_pair(unsafe=unsafe, safe=safe)
+    return unsafe, safe
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "hf"])
+def test_trimodal_round_trip_carries_audio_and_pairs(fmt: str, tmp_path: Path) -> None:
+    """Tri-modal releases carry their audio files; importing them restores scenarios and pairs."""
+    source = services.dataset_create(name="mc", kind=DatasetKind.TRIMODAL, preset="mcbench")
+    trimodal_pair(source)
+    snapshot = build(source, "release", fmt)
+    path = download(snapshot, tmp_path)
+    target = services.dataset_create(name="mc2", kind=DatasetKind.TRIMODAL, preset="mcbench")
+    if fmt == "jsonl":
+        assert path.suffix == ".zip"
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+        assert "data.jsonl" in names and any(n.startswith("media/audio/") for n in names)
+        import_with_service(target, path, "jsonl", file="data.jsonl")
+    elif fmt == "hf":
+        with zipfile.ZipFile(path) as archive:
+            archive.extractall(tmp_path / "hf")
+        import_parsed(
+            target, iter_release_parquet(tmp_path / "hf/data/train-00000-of-00001.parquet")
+        )
+    else:
+        import_parsed(target, iter_release_parquet(path))
+    assert fingerprint(target) == fingerprint(source)
+
+
+def test_manifest_counts_hashes_and_filter(tmp_path: Path, lead: Any) -> None:
+    """The manifest counts per category, format and scenario, records the filter and app
+    version, and its sha256 values match the stored bytes, inside the zip and of the zip."""
+    dataset = mmooc_dataset()
+    mmooc_mixture(dataset)
+    snapshot = build(dataset, "v1", "hf", by=lead)
+    manifest = snapshot.manifest
+    assert manifest["counts"]["samples"] == 3
+    assert manifest["counts"]["category"] == {"MP": 1, "PA": 1, "VFP": 1}
+    assert manifest["counts"]["format"] == {"mcq": 1, "vqa": 1, "yesno": 1}
+    assert manifest["counts"]["scenario"]["math"] == 1
+    assert manifest["filter"] == {"statuses": ["verified"]}
+    assert manifest["app_version"]
+    assert manifest["snapshot"]["created_by"] == lead.username
+    path = download(snapshot, tmp_path)
+    assert manifest["artifact"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    with zipfile.ZipFile(path) as archive:
+        inner = json.loads(archive.read("manifest.json"))
+        for name, info in manifest["files"].items():
+            assert hashlib.sha256(archive.read(name)).hexdigest() == info["sha256"], name
+    assert inner["files"] == manifest["files"] and inner["counts"] == manifest["counts"]
+    stored = snapshot.file.name.rsplit("/", 1)[0] + "/manifest.json"
+    with default_storage.open(stored, "rb") as handle:
+        assert json.loads(handle.read()) == manifest
+
+
+def test_diff_against_the_previous_snapshot_and_takedowns(lead: Any) -> None:
+    """Added, removed and changed samples are counted; a takedown shows in the next diff and
+    in no later snapshot."""
+    dataset = mmooc_dataset()
+    first, second, third = verified(dataset), verified(dataset), verified(dataset)
+    v1 = build(dataset, "v1")
+    assert v1.manifest["previous"] is None and v1.manifest["diff"] is None
+    services.sample_update(
+        sample=second,
+        changes={"explanation": "Corrected."},
+        by=lead,
+        source=ChangeSource.EDIT,
+        reason="typo",
+    )
+    services.sample_set_status(
+        sample=third, status=SampleStatus.REMOVED, by=lead, reason="takedown"
+    )
+    fourth = verified(dataset)
+    v2 = build(dataset, "v2", "parquet")
+    diff = v2.manifest["diff"]
+    assert v2.previous == v1 and v2.manifest["previous"]["name"] == "v1"
+    assert (diff["added"], diff["removed"], diff["changed"], diff["unchanged"]) == (1, 1, 1, 1)
+    assert diff["taken_down"] == [third.external_id]
+    assert diff["examples"]["added"] == [fourth.external_id]
+    assert diff["examples"]["changed"] == [second.external_id]
+    assert third.external_id not in entry_ids(v2)
+    v3 = build(dataset, "v3")
+    assert third.external_id not in entry_ids(v3)
+    assert v3.manifest["diff"]["taken_down"] == [] and v3.manifest["diff"]["removed"] == 0
+    assert entry_ids(v3) == {first.external_id, second.external_id, fourth.external_id}
+
+
+def test_export_runs_a_fixed_number_of_queries_per_chunk() -> None:
+    """Samples, media links and history load in three queries per chunk, plus one for the
+    chunk's entries and one for progress: no query per sample, however many there are."""
+    dataset = mmooc_dataset()
+    for _ in range(4):
+        verified(dataset)
+    build(dataset, "base")  # so that both measured builds compute a diff
+
+    def queries(name: str) -> int:
+        snapshot = services.snapshot_create(
+            dataset=dataset, name=name, format="parquet", queue=False
+        )
+        with CaptureQueriesContext(connection) as captured:
+            services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=2)
+        return len(captured.captured_queries)
+
+    two_chunks = queries("a")
+    for _ in range(4):
+        verified(dataset)
+    four_chunks = queries("b")
+    assert four_chunks - two_chunks == 2 * 5
+    # Fixed part: claim, load, clear entries, count, total, the empty last chunk, previous
+    # snapshot, diff counts and lists, the final save (and ANALYZE on PostgreSQL).
+    fixed = 16 + (connection.vendor == "postgresql")
+    assert two_chunks == fixed + 2 * 5
+
+
+def test_building_twice_changes_nothing(tmp_path: Path) -> None:
+    """A second delivery of the build task leaves a finished snapshot and its file alone."""
+    dataset = mmooc_dataset()
+    verified(dataset)
+    snapshot = build(dataset, "v1")
+    before = download(snapshot, tmp_path).read_bytes()
+    again = services.snapshot_build(snapshot_id=snapshot.pk)
+    assert again is not None and again.status == JobStatus.SUCCEEDED
+    assert again.finished_at == snapshot.finished_at
+    assert download(again, tmp_path).read_bytes() == before
+    assert SnapshotEntry.objects.filter(snapshot=snapshot).count() == 1
+    assert services.snapshot_build(snapshot_id=10**9) is None
+
+
+def test_a_missing_media_file_fails_the_snapshot_readably() -> None:
+    """A broken storage fails the snapshot with a message and leaves no entries behind."""
+    dataset = mmooc_dataset()
+    sample = verified(dataset)
+    default_storage.delete(sample.media_links.get().asset.file.name)
+    snapshot = services.snapshot_create(dataset=dataset, name="v1", format="jsonl", queue=False)
+    failed = services.snapshot_build(snapshot_id=snapshot.pk)
+    assert failed is not None and failed.status == JobStatus.FAILED
+    assert failed.message.startswith("The export failed:")
+    assert not SnapshotEntry.objects.filter(snapshot=snapshot).exists()
+    assert services.snapshot_build(snapshot_id=snapshot.pk).status == JobStatus.FAILED  # type: ignore[union-attr]
+
+
+def test_jsonl_carries_the_review_trail(tmp_path: Path, lead: Any, annotator: Any) -> None:
+    """Each line names the reviewers, agreement, adjudication and judge votes of its sample."""
+    dataset = mmooc_dataset()
+    sample = verified(dataset, media=[("image", image_asset(colour=(9, 9, 9)))])
+    services.sample_update(
+        sample=sample,
+        changes={"explanation": "Checked."},
+        by=annotator,
+        source=ChangeSource.REVIEW,
+    )
+    services.sample_update(
+        sample=sample,
+        changes={"reference_answer": "B"},
+        by=lead,
+        source=ChangeSource.ADJUDICATION,
+    )
+    services.sample_set_note(
+        sample_ids=[sample.pk], key="review_summary", values={sample.pk: {"agreement": 0.5}}
+    )
+    services.sample_set_note(
+        sample_ids=[sample.pk], key="judge_votes", values={sample.pk: {"gpt-4o": "refuse"}}
+    )
+    snapshot = build(dataset, "v1")
+    line = json.loads(download(snapshot, tmp_path).read_text().splitlines()[0])
+    review = line["review"]
+    assert review["reviewers"] == sorted([annotator.username, lead.username])
+    assert review["agreement"] == 0.5 and review["adjudicated"] is True
+    assert review["judge_votes"] == {"gpt-4o": "refuse"}
+    assert review["revisions"] == 3
+    assert "review_summary" not in line["extra"] and "judge_votes" not in line["extra"]
+    assert line["reference_answer"] == "B" and line["explanation"] == "Checked."
+    assert line["content_hash"] == Sample.objects.get(pk=sample.pk).content_hash
