@@ -487,3 +487,26 @@ def test_jsonl_carries_the_review_trail(tmp_path: Path, lead: Any, annotator: An
     assert "review_summary" not in line["extra"] and "judge_votes" not in line["extra"]
     assert line["reference_answer"] == "B" and line["explanation"] == "Checked."
     assert line["content_hash"] == Sample.objects.get(pk=sample.pk).content_hash
+
+
+def test_the_hf_folder_loads_with_hugging_face_datasets(
+    tmp_path: Path, lead: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Hugging Face folder loads with `datasets.load_dataset(folder)`, images decoded."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    import datasets
+
+    source = mmooc_dataset()
+    mmooc_mixture(source)
+    snapshot = build(source, "release", "hf", by=lead)
+    with zipfile.ZipFile(download(snapshot, tmp_path)) as archive:
+        archive.extractall(tmp_path / "hf")
+    loaded = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "cache"))
+    rows = [row for split in loaded.values() for row in split]
+    assert sorted(row["external_id"] for row in rows) == sorted(entry_ids(snapshot))
+    first = rows[0]
+    assert first["image"].size == (64, 48)  # a PIL image, decoded by the Image feature
+    sample = Sample.objects.get(dataset=source, external_id=first["external_id"])
+    assert first["reference_answer"] == sample.reference_answer
