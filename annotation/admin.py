@@ -3,10 +3,14 @@ from django.contrib import admin
 from annotation.models import (
     Dataset,
     DatasetMembership,
+    ImportJob,
+    ImportRowError,
     MediaAsset,
     Sample,
     SampleMedia,
     SampleRevision,
+    Snapshot,
+    SnapshotEntry,
     TaxonomyTerm,
 )
 
@@ -71,3 +75,46 @@ class SampleRevisionAdmin(admin.ModelAdmin[SampleRevision]):
     list_display = ["sample", "number", "source", "changed_by", "changed_at"]
     list_select_related = ["sample", "changed_by"]
     raw_id_fields = ["sample"]
+
+
+@admin.register(SampleMedia)
+class SampleMediaAdmin(admin.ModelAdmin[SampleMedia]):
+    list_display = ["sample", "role", "position", "asset"]
+    list_select_related = ["sample", "asset"]
+    raw_id_fields = ["sample", "asset"]
+
+
+class ImportRowErrorInline(admin.TabularInline[ImportRowError, ImportJob]):
+    model = ImportRowError
+    extra = 0
+    readonly_fields = ["row", "external_id", "message"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
+    list_display = ["id", "dataset", "format", "status", "rows_done", "imported", "rejected"]
+    list_filter = ["status", "format"]
+    list_select_related = ["dataset"]
+    inlines = [ImportRowErrorInline]
+
+
+@admin.register(ImportRowError)
+class ImportRowErrorAdmin(admin.ModelAdmin[ImportRowError]):
+    list_display = ["job", "row", "external_id", "message"]
+    list_select_related = ["job"]
+    raw_id_fields = ["job"]
+
+
+@admin.register(Snapshot)
+class SnapshotAdmin(admin.ModelAdmin[Snapshot]):
+    list_display = ["name", "dataset", "format", "status", "done", "created_at"]
+    list_filter = ["status", "format"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["previous"]
+
+
+@admin.register(SnapshotEntry)
+class SnapshotEntryAdmin(admin.ModelAdmin[SnapshotEntry]):
+    list_display = ["snapshot", "external_id", "content_hash"]
+    list_select_related = ["snapshot"]
+    raw_id_fields = ["snapshot", "sample"]

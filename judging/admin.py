@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from judging.models import Judge, JudgeJob, JudgeJobJudge, ModelResponse, Verdict
+from judging.models import Judge, JudgeJob, JudgeJobChunk, JudgeJobJudge, ModelResponse, Verdict
 
 
 @admin.register(Judge)
@@ -42,3 +42,19 @@ class VerdictAdmin(admin.ModelAdmin[Verdict]):
     list_filter = ["task", "judge", "source", "error_kind"]
     raw_id_fields = ["sample", "response", "job"]
     list_select_related = ["judge", "sample", "response"]
+
+
+from judging.audit import admin as audit_admin  # noqa: E402,F401
+
+
+@admin.register(JudgeJobJudge)
+class JudgeJobJudgeAdmin(admin.ModelAdmin[JudgeJobJudge]):
+    list_display = ["job", "judge", "prompt_version"]
+    list_select_related = ["job", "judge"]
+
+
+@admin.register(JudgeJobChunk)
+class JudgeJobChunkAdmin(admin.ModelAdmin[JudgeJobChunk]):
+    list_display = ["job", "judge", "index", "status"]
+    list_filter = ["status"]
+    list_select_related = ["job", "judge"]

@@ -1,0 +1,57 @@
+"""Admin pages of the review app: read-mostly views of the queue and the reviews."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from review.models import Comment, Draft, Outcome, Review, ReviewSettings, Skip, Slot
+
+
+@admin.register(ReviewSettings)
+class ReviewSettingsAdmin(admin.ModelAdmin[ReviewSettings]):
+    list_display = ["dataset", "overlap", "blind", "show_judge_hints", "lease_seconds"]
+    list_select_related = ["dataset"]
+
+
+@admin.register(Slot)
+class SlotAdmin(admin.ModelAdmin[Slot]):
+    list_display = ["id", "dataset", "sample", "position", "reviewer", "done", "lease_expires_at"]
+    list_filter = ["done", "dataset"]
+    list_select_related = ["dataset", "sample", "reviewer"]
+    raw_id_fields = ["sample", "reviewer"]
+
+
+@admin.register(Review)
+class ReviewAdmin(admin.ModelAdmin[Review]):
+    list_display = ["id", "sample", "reviewer", "decision", "reject_reason", "created_at"]
+    list_filter = ["decision", "reject_reason", "dataset"]
+    list_select_related = ["sample", "reviewer"]
+    raw_id_fields = ["sample", "slot", "reviewer"]
+
+
+@admin.register(Draft)
+class DraftAdmin(admin.ModelAdmin[Draft]):
+    list_display = ["sample", "reviewer"]
+    list_select_related = ["sample", "reviewer"]
+    raw_id_fields = ["sample", "reviewer"]
+
+
+@admin.register(Skip)
+class SkipAdmin(admin.ModelAdmin[Skip]):
+    list_display = ["sample", "reviewer", "reason"]
+    list_select_related = ["sample", "reviewer"]
+    raw_id_fields = ["sample", "reviewer"]
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin[Comment]):
+    list_display = ["sample", "author", "created_at"]
+    list_select_related = ["sample", "author"]
+    raw_id_fields = ["sample", "author"]
+
+
+@admin.register(Outcome)
+class OutcomeAdmin(admin.ModelAdmin[Outcome]):
+    list_display = ["sample", "status", "agreement", "adjudicated", "decided_at"]
+    list_select_related = ["sample"]
+    raw_id_fields = ["sample"]
