@@ -1,0 +1,1 @@
+"""The calibration audit: audit sets, auditors' rating queue and form, statistics."""

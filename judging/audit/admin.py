@@ -1,0 +1,34 @@
+"""Admin pages of the calibration audit (read mostly: audit sets are drawn by the service)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet
+
+
+@admin.register(AuditSet)
+class AuditSetAdmin(admin.ModelAdmin[AuditSet]):
+    list_display = ["name", "dataset", "task", "size", "method", "seed", "created_at"]
+    list_filter = ["task", "method"]
+    readonly_fields = ["frame", "created_by", "created_at"]
+
+
+@admin.register(AuditItem)
+class AuditItemAdmin(admin.ModelAdmin[AuditItem]):
+    list_display = ["audit_set", "position", "stratum", "weight", "needs_second_rating"]
+    list_filter = ["needs_second_rating", "rare", "judges_disagree"]
+    raw_id_fields = ["sample", "response"]
+
+
+@admin.register(AuditLease)
+class AuditLeaseAdmin(admin.ModelAdmin[AuditLease]):
+    list_display = ["item", "slot", "auditor", "lease_expires_at", "done"]
+    list_filter = ["done", "slot"]
+    raw_id_fields = ["item"]
+
+
+@admin.register(AuditRating)
+class AuditRatingAdmin(admin.ModelAdmin[AuditRating]):
+    list_display = ["item", "auditor", "answer_score", "reasoning_score", "refused", "safety_label"]
+    raw_id_fields = ["item", "lease"]

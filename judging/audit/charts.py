@@ -1,0 +1,148 @@
+"""Geometry of the statistics page's inline SVG pictures (no Django): heatmaps, forest plots,
+score distributions and reliability diagrams, laid out as plain numbers for the template."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CELL = 44
+LABEL = 90
+PLOT_W = 360
+ROW_H = 22
+
+
+def heatmap(confusion: Sequence[Sequence[int]], labels: Sequence[str]) -> dict[str, Any]:
+    """Cells of a confusion matrix (rows human, columns judge), shaded by count."""
+    top = max((c for row in confusion for c in row), default=0) or 1
+    cells = [
+        {
+            "x": LABEL + j * CELL,
+            "y": 20 + i * CELL,
+            "count": count,
+            "opacity": round(0.08 + 0.92 * count / top, 3),
+            "dark": count / top > 0.5,
+            "diagonal": i == j,
+        }
+        for i, row in enumerate(confusion)
+        for j, count in enumerate(row)
+    ]
+    return {
+        "cells": cells,
+        "cell": CELL,
+        "half": CELL // 2,
+        "rows": [
+            {"label": label, "y": 20 + i * CELL + CELL // 2} for i, label in enumerate(labels)
+        ],
+        "cols": [
+            {"label": label, "x": LABEL + j * CELL + CELL // 2} for j, label in enumerate(labels)
+        ],
+        "width": LABEL + CELL * len(labels) + 10,
+        "height": 20 + CELL * len(labels) + 10,
+    }
+
+
+def _x(value: float, low: float, high: float) -> float:
+    return round(LABEL + 10 + (min(max(value, low), high) - low) / (high - low) * PLOT_W, 1)
+
+
+def forest(
+    rows: Sequence[Mapping[str, Any]], low: float = -1.0, high: float = 1.0
+) -> dict[str, Any]:
+    """One row per group: a point and its interval on a [low, high] axis.
+
+    ``rows`` carry ``label`` and a figure dict (value, ci_low, ci_high, n, too_small).
+    """
+    out = []
+    for i, row in enumerate(rows):
+        fig = row["figure"]
+        y = 20 + i * ROW_H
+        value = fig["value"]
+        out.append(
+            {
+                "label": row["label"],
+                "y": y,
+                "text_y": y + 4,
+                "n": fig["n"],
+                "too_small": fig["too_small"],
+                "x": None if value is None else _x(value, low, high),
+                "x_low": None if fig["ci_low"] is None else _x(fig["ci_low"], low, high),
+                "x_high": None if fig["ci_high"] is None else _x(fig["ci_high"], low, high),
+                "value": value,
+            }
+        )
+    ticks = [low + k * (high - low) / 4 for k in range(5)]
+    height = 30 + ROW_H * max(len(rows), 1)
+    return {
+        "rows": out,
+        "ticks": [{"x": _x(t, low, high), "label": f"{t:g}"} for t in ticks],
+        "zero_x": _x(0.0, low, high) if low < 0 < high else None,
+        "axis_y": height - 6,
+        "height": height + 8,
+        "width": LABEL + 10 + PLOT_W + 70,
+        "plot_left": LABEL + 10,
+        "plot_right": LABEL + 10 + PLOT_W,
+    }
+
+
+def distribution(
+    labels: Sequence[str], human: Sequence[int], judge: Sequence[int]
+) -> dict[str, Any]:
+    """Paired bars per label: the share of items the human and the judge gave each label."""
+    total_h, total_j = sum(human) or 1, sum(judge) or 1
+    height = 120
+    group = 2 * 22 + 14
+    bars = []
+    for k in range(len(labels)):
+        x = 30 + k * group
+        for offset, (who, counts, total) in enumerate(
+            (("human", human, total_h), ("judge", judge, total_j))
+        ):
+            share = counts[k] / total
+            h = round(share * height, 1)
+            bars.append(
+                {
+                    "who": who,
+                    "x": x + offset * 22,
+                    "y": round(10 + height - h, 1),
+                    "h": h,
+                    "share": share,
+                    "count": counts[k],
+                }
+            )
+    return {
+        "bars": bars,
+        "labels": [{"label": label, "x": 30 + k * group + 22} for k, label in enumerate(labels)],
+        "base_y": 10 + height,
+        "height": height + 40,
+        "width": 30 + group * len(labels) + 10,
+    }
+
+
+def reliability(bins: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A reliability diagram: accuracy against mean confidence per non-empty bin."""
+    size = 200
+    points = []
+    for b in bins:
+        if not b["count"] or b["confidence"] is None or b["accuracy"] is None:
+            continue
+        points.append(
+            {
+                "cx": round(30 + b["confidence"] * size, 1),
+                "cy": round(10 + (1 - b["accuracy"]) * size, 1),
+                "r": round(min(3 + b["count"] ** 0.5, 12), 1),
+                "count": b["count"],
+                "confidence": b["confidence"],
+                "accuracy": b["accuracy"],
+            }
+        )
+    return {
+        "points": points,
+        "size": size,
+        "left": 30,
+        "top": 10,
+        "right": 30 + size,
+        "bottom": 10 + size,
+        "width": size + 50,
+        "height": size + 40,
+    }

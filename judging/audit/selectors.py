@@ -1,0 +1,319 @@
+"""Reads of the calibration audit: the sampling frame, audit sets, items to rate, progress."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from statistics import median
+from typing import TYPE_CHECKING
+
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Dataset, Sample, SampleMedia
+from annotation.roles import is_auditor
+from annotation.selectors import dataset_list_visible
+from judging.extraction import is_refusal
+from judging.models import JudgeTask, ModelResponse, Verdict
+from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
+from judging.stats.sampling import FrameItem, stratum_key
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    AnyUser = User | AnonymousUser
+
+VERDICT_TASK: dict[str, str] = {
+    AuditTask.SCORING: JudgeTask.MMOOC_SCORING,
+    AuditTask.ANSWERABILITY: JudgeTask.ANSWERABILITY,
+    AuditTask.SAFETY: JudgeTask.MCBENCH_SAFETY,
+}
+# Frame rows stream from the database in chunks of this size.
+CHUNK = 5000
+MISSING = "-"
+
+
+def item_stratum(*, task: str, category: str, fmt: str, model: str | None) -> str:
+    """The stratum of an audit item: category|format|evaluated model (no model for samples)."""
+    if task == AuditTask.ANSWERABILITY:
+        return stratum_key(category or MISSING, fmt or MISSING)
+    return stratum_key(category or MISSING, fmt or MISSING, model or MISSING)
+
+
+def item_category(*, category_code: str, safety_category: str) -> str:
+    return category_code or safety_category
+
+
+def item_format(*, question_format: str, safety_label: str) -> str:
+    """MCBench has no question format; its scenario side (safe or unsafe) stands in."""
+    return question_format or safety_label
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    """One judged item of the frame, with the rows it stands for."""
+
+    item: FrameItem
+    sample_id: int
+    response_id: int | None
+
+
+def _first_votes(
+    rows: Iterable[tuple[int, int, int, object]],
+) -> dict[int, dict[int, object]]:
+    """item → judge → the value of the judge's lowest-repeat verdict.
+
+    Repeated votes serve the calibration figures only; every other figure takes a judge's
+    first vote, so that adding repeats never changes them.
+    """
+    best: dict[int, dict[int, tuple[int, object]]] = {}
+    for item_id, judge_id, repeat, value in rows:
+        per = best.setdefault(item_id, {})
+        held = per.get(judge_id)
+        if held is None or repeat < held[0]:
+            per[judge_id] = (repeat, value)
+    return {item: {judge: v for judge, (_r, v) in per.items()} for item, per in best.items()}
+
+
+def _majority_is(values: Iterable[object], positive: str) -> bool:
+    """True when the positive label has at least as many votes as the rest (ties: positive)."""
+    listed = list(values)
+    hits = sum(1 for value in listed if value == positive)
+    return hits > 0 and 2 * hits >= len(listed)
+
+
+def _response_frame(dataset: Dataset, task: str) -> Iterator[FrameRow]:
+    verdicts = Verdict.objects.filter(
+        task=VERDICT_TASK[task], response__dataset=dataset, error_kind=""
+    ).order_by()
+    raw: Iterator[tuple[int, int, int, object]]
+    if task == AuditTask.SCORING:
+        scored = verdicts.filter(answer_score__isnull=False, reasoning_score__isnull=False)
+        raw = (
+            (r, j, rep, (a, s))
+            for r, j, rep, a, s in scored.values_list(
+                "response_id", "judge_id", "repeat", "answer_score", "reasoning_score"
+            ).iterator(chunk_size=CHUNK)
+        )
+    else:
+        labelled = verdicts.filter(label__in=["safe", "unsafe"])
+        raw = (
+            (r, j, rep, label)
+            for r, j, rep, label in labelled.values_list(
+                "response_id", "judge_id", "repeat", "label"
+            ).iterator(chunk_size=CHUNK)
+        )
+    votes = _first_votes(raw)
+    fields = [
+        "id",
+        "sample_id",
+        "model_name",
+        "sample__category_code",
+        "sample__safety_category",
+        "sample__question_format",
+        "sample__safety_label",
+    ]
+    if task == AuditTask.SCORING:
+        fields.append("response")
+    responses = ModelResponse.objects.filter(dataset=dataset).order_by().values_list(*fields)
+    for row in responses.iterator(chunk_size=CHUNK):
+        response_id, sample_id, model, category, safety_category, fmt, safety_label = row[:7]
+        per = votes.get(response_id)
+        if not per:
+            continue
+        if task == AuditTask.SCORING:
+            answers = {vote[0] for vote in per.values()}  # type: ignore[index]
+            reasons = [float(vote[1]) for vote in per.values()]  # type: ignore[index]
+            disagree = len(answers) > 1 or max(reasons) - min(reasons) >= 0.5
+            # The judges' scores carry no refusal label: refusals are found by the rule
+            # extractor's patterns, the same ones the judges' rule pass uses.
+            rare = is_refusal(row[7])
+        else:
+            disagree = len(set(per.values())) > 1
+            rare = _majority_is(per.values(), "unsafe")
+        stratum = item_stratum(
+            task=task,
+            category=item_category(category_code=category, safety_category=safety_category),
+            fmt=item_format(question_format=fmt, safety_label=safety_label),
+            model=model,
+        )
+        yield FrameRow(
+            FrameItem(f"r{response_id}", stratum, rare, disagree), sample_id, response_id
+        )
+
+
+def _sample_frame(dataset: Dataset) -> Iterator[FrameRow]:
+    verdicts = (
+        Verdict.objects.filter(
+            task=JudgeTask.ANSWERABILITY,
+            sample__dataset=dataset,
+            response__isnull=True,
+            error_kind="",
+            label__in=["answerable", "unanswerable"],
+        )
+        .order_by()
+        .values_list("sample_id", "judge_id", "repeat", "label")
+    )
+    votes = _first_votes(verdicts.iterator(chunk_size=CHUNK))
+    samples = (
+        Sample.objects.filter(dataset=dataset)
+        .order_by()
+        .values_list("id", "category_code", "question_format")
+    )
+    for sample_id, category, fmt in samples.iterator(chunk_size=CHUNK):
+        per = votes.get(sample_id)
+        if not per:
+            continue
+        stratum = item_stratum(task=AuditTask.ANSWERABILITY, category=category, fmt=fmt, model=None)
+        yield FrameRow(
+            FrameItem(
+                f"s{sample_id}",
+                stratum,
+                rare=_majority_is(per.values(), "unanswerable"),
+                disagree=len(set(per.values())) > 1,
+            ),
+            sample_id,
+            None,
+        )
+
+
+def audit_frame(*, dataset: Dataset, task: str) -> list[FrameRow]:
+    """The sampling frame: every judged item of the task, with its stratum and flags.
+
+    Two streamed queries: the verdicts, then the items. Rare: the judges' majority says
+    unsafe (safety) or unanswerable (answerability), or the response refuses (scoring).
+    Disagree: the judges' first votes differ (scores: different answer scores, or reasoning
+    scores half a point or more apart).
+    """
+    if task == AuditTask.ANSWERABILITY:
+        return list(_sample_frame(dataset))
+    return list(_response_frame(dataset, task))
+
+
+def frame_strata_sizes(rows: Iterable[FrameRow]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for row in rows:
+        sizes[row.item.stratum] = sizes.get(row.item.stratum, 0) + 1
+    return sizes
+
+
+def audit_set_list(*, dataset: Dataset) -> QuerySet[AuditSet]:
+    """A dataset's audit sets, newest first, with their counts (one query for any page)."""
+    return (
+        AuditSet.objects.filter(dataset=dataset)
+        .select_related("created_by")
+        .annotate(
+            n_items=Count("items", distinct=True),
+            n_ratings=Count("ratings", distinct=True),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def audit_set_get_visible(*, user: AnyUser, audit_set_id: int) -> AuditSet | None:
+    """The audit set, when the user is an auditor or lead who may see its dataset."""
+    if not is_auditor(user):
+        return None
+    return (
+        AuditSet.objects.select_related("dataset")
+        .filter(pk=audit_set_id, dataset__in=dataset_list_visible(user=user))
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class RatingItem:
+    """What the rating form shows: the item, its sample with media, the response, the lease."""
+
+    item: AuditItem
+    sample: Sample
+    response: ModelResponse | None
+    lease: AuditLease | None
+    rating: AuditRating | None
+
+
+def audit_item_for_rating(*, user: User, item_id: int) -> RatingItem | None:
+    """An item of a visible audit set with everything the form shows (never a verdict)."""
+    if not is_auditor(user):
+        return None
+    item = (
+        AuditItem.objects.select_related("audit_set__dataset", "sample", "response")
+        .prefetch_related(
+            Prefetch(
+                "sample__media_links",
+                queryset=SampleMedia.objects.select_related("asset").order_by("role", "position"),
+            )
+        )
+        .filter(pk=item_id, audit_set__dataset__in=dataset_list_visible(user=user))
+        .first()
+    )
+    if item is None:
+        return None
+    lease = AuditLease.objects.filter(item=item, auditor=user, done=False).first()
+    rating = AuditRating.objects.filter(item=item, auditor=user).first()
+    return RatingItem(item, item.sample, item.response, lease, rating)
+
+
+@dataclass(frozen=True)
+class AuditorProgress:
+    username: str
+    ratings: int
+    median_seconds: float | None
+
+
+@dataclass(frozen=True)
+class AuditProgress:
+    """Slots filled and open, ratings per auditor, and what this auditor holds."""
+
+    items: int
+    slots: int
+    done: int
+    leased: int
+    double_rated_items: int
+    last_rating_at: object
+    auditors: list[AuditorProgress]
+
+    @property
+    def percent(self) -> float:
+        return round(100 * self.done / self.slots, 1) if self.slots else 0.0
+
+
+def audit_progress(*, audit_set: AuditSet) -> AuditProgress:
+    """Progress of an audit set in three queries."""
+    now = timezone.now()
+    slots = AuditLease.objects.filter(audit_set=audit_set).aggregate(
+        n_total=Count("id"),
+        n_done=Count("id", filter=Q(done=True)),
+        n_leased=Count("id", filter=Q(done=False, lease_expires_at__gte=now)),
+        n_items=Count("item", distinct=True),
+        n_double=Count("id", filter=Q(slot=1)),
+    )
+    seconds: dict[str, list[float]] = {}
+    last = None
+    for username, spent, created in (
+        AuditRating.objects.filter(audit_set=audit_set)
+        .order_by()
+        .values_list("auditor__username", "seconds_spent", "created_at")
+    ):
+        seconds.setdefault(username, []).append(spent)
+        last = created if last is None or created > last else last
+    return AuditProgress(
+        items=slots["n_items"] or 0,
+        slots=slots["n_total"] or 0,
+        done=slots["n_done"] or 0,
+        leased=slots["n_leased"] or 0,
+        double_rated_items=slots["n_double"] or 0,
+        last_rating_at=last,
+        auditors=[
+            AuditorProgress(name, len(values), round(median(values), 1) if values else None)
+            for name, values in sorted(seconds.items())
+        ],
+    )
+
+
+def audit_ratings_version(*, audit_set: AuditSet) -> tuple[int, str]:
+    """(number of ratings, time of the last one): changes whenever a rating is added."""
+    row = AuditRating.objects.filter(audit_set=audit_set).aggregate(
+        n=Count("id"), last=Max("created_at")
+    )
+    return row["n"] or 0, row["last"].isoformat() if row["last"] else ""

@@ -1,0 +1,73 @@
+"""The audit rating form in real headless Chromium: an auditor rates two items by keyboard."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from annotation import roles
+from judging.models_audit import AuditItem, AuditRating
+from tests.annotation.factories import UserFactory
+from tests.judging import audit_factories as af
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
+# synchronous calls between browser steps.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        yield context.new_page()
+        context.close()
+        browser.close()
+
+
+def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> None:
+    """Keys pick the answer and reasoning scores, Enter saves and opens the next item; an
+    incomplete rating is refused on the page; after the last item the audit set reappears."""
+    dataset, _ = af.scoring_dataset(n_samples=3, models=("gpt-4o",))
+    auditor = UserFactory(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=2, double_rating_fraction=0)
+    first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
+
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", auditor.username)
+    page.fill("input[name=password]", "pw-for-tests-1")
+    page.click("form [type=submit]")
+    page.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    page.click("#start-rating")
+    page.wait_for_url(f"**/audit-items/{first.pk}/rate/")
+
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")  # no reasoning score yet: refused on the page
+    page.wait_for_function("document.getElementById('form-error').textContent.length > 0")
+    assert AuditRating.objects.count() == 0
+    page.keyboard.press("r")  # 0.75
+    assert page.is_checked("input[name=answer_score][value='1']")
+    assert page.is_checked("input[name=reasoning_score][value='0.75']")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/audit-items/{second.pk}/rate/")
+
+    page.keyboard.press("0")
+    page.keyboard.press("q")  # 0
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/audits/{audit_set.pk}/")
+
+    ratings = {r.item_id: (r.answer_score, r.reasoning_score) for r in AuditRating.objects.all()}
+    assert ratings == {first.pk: (1, 0.75), second.pk: (0, 0.0)}
+    assert all(r.seconds_spent > 0 for r in AuditRating.objects.all())

@@ -1,0 +1,314 @@
+"""The audit pages: permissions for every role, the planner, the blind rating form, the
+statistics page (figures equal to judging.stats'), its CSV and printable report."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation import roles
+from judging.audit.selectors import audit_frame, frame_strata_sizes
+from judging.models import Verdict
+from judging.models_audit import AuditItem, AuditRating, AuditSet
+from judging.stats.bootstrap import stratum_weights
+from judging.stats.human_judge import human_judge_report
+from judging.stats.sampling import bootstrap_strata, compare_allocations
+from tests.annotation.factories import UserFactory
+from tests.conftest import client_for
+from tests.judging import audit_factories as af
+
+pytestmark = pytest.mark.django_db
+
+
+def browser(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def audit_set(auditor: Any) -> AuditSet:
+    dataset, _ = af.scoring_dataset(n_samples=20)
+    af.add_member(dataset, auditor)
+    return af.draw(dataset, size=12, double_rating_fraction=0.25)
+
+
+def _pages(audit_set: AuditSet) -> list[str]:
+    item = AuditItem.objects.filter(audit_set=audit_set).first()
+    assert item is not None
+    return [
+        reverse("judging:audit_list", args=[audit_set.dataset_id]),
+        reverse("judging:audit_detail", args=[audit_set.pk]),
+        reverse("judging:audit_statistics", args=[audit_set.pk]),
+        reverse("judging:audit_statistics_csv", args=[audit_set.pk]),
+        reverse("judging:audit_report", args=[audit_set.pk]),
+        reverse("judging:audit_rate", args=[item.pk]),
+    ]
+
+
+def test_every_page_by_role(audit_set: AuditSet, lead: Any, auditor: Any, annotator: Any) -> None:
+    """Leads and member auditors see every audit page; annotators get 403 even as members;
+    auditors of other datasets 404; anonymous visitors go to the login page."""
+    af.add_member(audit_set.dataset, annotator)
+    outsider = UserFactory(role=roles.AUDITOR)
+    for url in _pages(audit_set):
+        assert browser(lead).get(url).status_code == 200, url
+        assert browser(auditor).get(url).status_code == 200, url
+        assert browser(annotator).get(url).status_code == 403, url
+        assert browser(outsider).get(url).status_code == 404, url
+        assert Client().get(url).status_code == 302, url
+
+
+def test_only_leads_plan_and_draw(audit_set: AuditSet, auditor: Any) -> None:
+    """The new-set page is for leads: an auditor gets 403 for the page and the draw."""
+    url = reverse("judging:audit_new", args=[audit_set.dataset_id])
+    assert browser(auditor).get(url).status_code == 403
+    assert browser(auditor).post(url, {"task": "scoring", "size": 5}).status_code == 403
+
+
+def test_planner_shows_every_allocations_margin_before_drawing(lead: Any) -> None:
+    """The preview table lists compare_allocations' overall margins for the frame, and the
+    draw then stores a set and redirects to it."""
+    dataset, _ = af.scoring_dataset(n_samples=30)
+    url = reverse("judging:audit_new", args=[dataset.pk])
+    params = {
+        "task": "scoring",
+        "size": 20,
+        "method": "sqrt",
+        "floor": 3,
+        "oversample_rare": 2,
+        "oversample_disagree": 1,
+        "seed": 4,
+        "double_rating_fraction": 0.1,
+        "name": "",
+    }
+    page = browser(lead).get(url, params)
+    assert page.status_code == 200
+    html = page.content.decode()
+    sizes = frame_strata_sizes(audit_frame(dataset=dataset, task="scoring"))
+    for choice in compare_allocations(sizes, 20, floor=3):
+        assert f'data-method="{choice.method}">{choice.overall_margin:.3f}<' in html
+    drawn = browser(lead).post(url, params)
+    audit_set = AuditSet.objects.get(dataset=dataset)
+    assert drawn.status_code == 302
+    assert drawn["Location"] == reverse("judging:audit_detail", args=[audit_set.pk])
+    assert audit_set.method == "sqrt" and audit_set.items.count() == 20
+
+
+def test_bad_design_is_a_readable_400(lead: Any) -> None:
+    """A draw with bad values re-renders the form with the errors, status 400."""
+    dataset, _ = af.scoring_dataset(n_samples=5)
+    url = reverse("judging:audit_new", args=[dataset.pk])
+    page = browser(lead).post(
+        url,
+        {
+            "task": "scoring",
+            "size": 0,
+            "method": "sqrt",
+            "floor": 0,
+            "oversample_rare": 1,
+            "oversample_disagree": 1,
+            "seed": 0,
+            "double_rating_fraction": 0.1,
+        },
+    )
+    assert page.status_code == 400
+    assert 'class="error"' in page.content.decode()
+    assert not AuditSet.objects.exists()
+
+
+def test_rating_form_is_blind_to_the_judges(audit_set: AuditSet, auditor: Any) -> None:
+    """The form shows the question, reference, reasoning, image and response with the keys,
+    and never a judge's name, rationale or score."""
+    client = browser(auditor)
+    claimed = client.post(reverse("judging:audit_next", args=[audit_set.pk]))
+    assert claimed.status_code == 302
+    page = client.get(claimed["Location"])
+    html = page.content.decode()
+    item = AuditItem.objects.select_related("sample", "response").get(
+        pk=int(claimed["Location"].rstrip("/").split("/")[-2])
+    )
+    assert item.sample.question in html
+    assert item.response is not None and item.response.response in html
+    assert item.sample.explanation in html
+    for key in ("<kbd>0</kbd>", "<kbd>1</kbd>", "<kbd>q</kbd>", "<kbd>t</kbd>", "<kbd>Enter</kbd>"):
+        assert key in html
+    for judge in ("gpt-judge", "qwen-judge", "claude-judge", "judge rationale text"):
+        assert judge not in html
+    assert "verdict" not in html.lower()
+
+
+def test_rating_form_shows_the_image_through_the_media_view(auditor: Any) -> None:
+    """An item whose sample has an image shows it from annotation's permission-checked URL."""
+    from tests.annotation.factories import mmooc_sample
+
+    dataset, _ = af.scoring_dataset(n_samples=0)
+    sample = mmooc_sample(dataset)
+    response = af.ModelResponse.objects.create(
+        dataset=dataset, sample=sample, model_name="gpt-4o", response="It is red."
+    )
+    judge = af.judges(("gpt-judge",))[0]
+    Verdict.objects.create(
+        judge=judge,
+        task="mmooc_scoring",
+        prompt_version="v1",
+        sample=sample,
+        response=response,
+        answer_score=1,
+        reasoning_score=1.0,
+    )
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=1)
+    item = audit_set.items.get()
+    html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
+    asset_id = sample.media_links.get().asset_id
+    assert reverse("annotation:media_file", args=[asset_id]) in html
+
+
+def test_audit_list_queries_do_not_grow_with_sets(
+    audit_set: AuditSet, auditor: Any, django_assert_max_num_queries: Any
+) -> None:
+    """The list page costs the same number of queries for one set or five."""
+    client = browser(auditor)
+    url = reverse("judging:audit_list", args=[audit_set.dataset_id])
+    client.get(url)
+    with django_assert_max_num_queries(8) as one:
+        client.get(url)
+    for _ in range(4):
+        af.draw(audit_set.dataset, size=3)
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        assert client.get(url).status_code == 200
+
+
+def _independent_report(audit_set: AuditSet) -> Any:
+    """Recompute the reasoning-score figures from the tables, without the page's code."""
+    items = list(AuditItem.objects.filter(audit_set=audit_set).order_by("position"))
+    first: dict[int, str] = {}
+    second: dict[int, str] = {}
+    for rating in AuditRating.objects.filter(audit_set=audit_set).order_by(
+        "item", "created_at", "id"
+    ):
+        (second if rating.item_id in first else first)[rating.item_id] = (
+            f"{rating.reasoning_score:g}"
+        )
+    rated = [item for item in items if item.pk in first]
+    votes: dict[str, dict[int, tuple[int, str]]] = {}
+    for verdict in Verdict.objects.filter(
+        response__in=[i.response_id for i in rated]
+    ).select_related("judge"):
+        per = votes.setdefault(verdict.judge.name, {})
+        held = per.get(verdict.response_id)  # type: ignore[arg-type]
+        if held is None or verdict.repeat < held[0]:
+            per[verdict.response_id] = (verdict.repeat, f"{verdict.reasoning_score:g}")  # type: ignore[index]
+    design = [item.design_stratum for item in rated]
+    shares = audit_set.frame["population_shares"]
+    return human_judge_report(
+        [first[i.pk] for i in rated],
+        {judge: [per[i.response_id][1] for i in rated] for judge, per in sorted(votes.items())},  # type: ignore[index]
+        ["0", "0.25", "0.5", "0.75", "1"],
+        scale="ordinal",
+        second_human=[second.get(i.pk) for i in rated],
+        strata=bootstrap_strata(design),
+        item_weights=stratum_weights(design, {k: shares[k] for k in set(design)}),
+        groups={
+            "category": [i.sample.category_code for i in rated],
+            "format": [i.sample.question_format for i in rated],
+            "scenario": [i.sample.scenario for i in rated],
+            "model": [i.response.model_name for i in rated],  # type: ignore[union-attr]
+        },
+        seed=audit_set.seed,
+    )
+
+
+def test_statistics_page_shows_judging_stats_figures(auditor: Any) -> None:
+    """For a seeded audit, every overall reasoning-score figure on the page (value, interval,
+    n) is judging.stats' own, recomputed here from the tables."""
+    dataset, _ = af.scoring_dataset(n_samples=30, seed=2, repeats=2)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(
+        dataset, size=45, floor=2, oversample_rare=2, seed=8, double_rating_fraction=0.2
+    )
+    af.rate_all(audit_set, [auditor, UserFactory()], seed=4)
+    html = (
+        browser(auditor)
+        .get(reverse("judging:audit_statistics", args=[audit_set.pk]))
+        .content.decode()
+    )
+    report = _independent_report(audit_set)
+    section = html[html.index('id="human-judge"') : html.index('id="calibration"')]
+    reasoning = section[section.index("<h3>reasoning_score</h3>") :]
+    comparisons = [*report.overall.values()]
+    assert report.human_human is not None
+    for comparison in comparisons:
+        row_start = reasoning.index(f'data-rater="{comparison.rater}"')
+        row = reasoning[row_start : reasoning.index("</tr>", row_start)]
+        for figure in (
+            comparison.percent_agreement,
+            comparison.cohen_kappa,
+            comparison.gwet_ac1,
+            comparison.mean_signed_difference,
+        ):
+            assert figure is not None
+            assert f"{figure.value:.3f}" in row
+            assert f"[{figure.ci_low:.3f}, {figure.ci_high:.3f}] n={figure.n}" in row
+    kappa = report.human_human.cohen_kappa
+    row_start = reasoning.index('data-rater="human-human"')
+    assert f"{kappa.value:.3f}" in reasoning[row_start : reasoning.index("</tr>", row_start)]
+    assert "<svg" in html and 'id="corrected"' in html and 'id="inter-judge"' in html
+
+
+def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:
+    """The CSV has one row per figure with its interval and n; the report is a print page."""
+    af.rate_all(audit_set, [auditor, UserFactory()])
+    client = browser(auditor)
+    response = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == [
+        "section",
+        "target",
+        "level",
+        "rater",
+        "attribute",
+        "group",
+        "figure",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n",
+        "too_small",
+    ]
+    sections = {row[0] for row in rows[1:]}
+    assert {
+        "inter_judge",
+        "human_judge",
+        "human_human",
+        "calibration",
+        "corrected_score",
+    } <= sections
+    assert all(len(row) == 12 for row in rows)
+    report = client.get(reverse("judging:audit_report", args=[audit_set.pk])).content.decode()
+    assert "@media print" in report and 'class="topbar"' not in report
+
+
+def test_statistics_are_computed_once_per_ratings_state(
+    audit_set: AuditSet, auditor: Any, django_assert_max_num_queries: Any
+) -> None:
+    """A second view of unchanged ratings reuses the cached figures; a new rating refreshes."""
+    af.rate_all(audit_set, [auditor])
+    client = browser(auditor)
+    url = reverse("api_audit_statistics", args=[audit_set.pk])
+    api = client_for(auditor)
+    first = api.get(url).json()
+    with django_assert_max_num_queries(8):
+        assert api.get(url).json() == first
+    assert client.get(reverse("judging:audit_statistics", args=[audit_set.pk])).status_code == 200
+    rng = np.random.default_rng(0)
+    af.rate_all(audit_set, [UserFactory()], seed=int(rng.integers(100)))
+    assert api.get(url).json()["n_double_rated"] == 3 != first["n_double_rated"]
