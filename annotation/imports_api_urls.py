@@ -1,5 +1,19 @@
-"""API routes of this part of the site."""
+"""API routes of imports: start one, watch its progress, list the rows it rejected."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from annotation import import_apis
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path(
+        "datasets/<int:dataset_id>/imports/",
+        import_apis.DatasetImportListCreateApi.as_view(),
+        name="api_dataset_imports",
+    ),
+    path("imports/<int:job_id>/", import_apis.ImportJobDetailApi.as_view(), name="api_import_job"),
+    path(
+        "imports/<int:job_id>/errors/",
+        import_apis.ImportJobErrorListApi.as_view(),
+        name="api_import_job_errors",
+    ),
+]

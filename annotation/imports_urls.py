@@ -1,5 +1,15 @@
-"""Pages of this part of the site."""
+"""Pages of imports: the upload form, a job's progress and its error report."""
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from annotation import import_views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("datasets/<int:dataset_id>/import/", import_views.dataset_import, name="dataset_import"),
+    path("imports/<int:job_id>/", import_views.import_job, name="import_job"),
+    path(
+        "imports/<int:job_id>/errors.csv",
+        import_views.import_job_errors_csv,
+        name="import_job_errors_csv",
+    ),
+]

@@ -11,3 +11,22 @@ from annotation import services
 def derive_media_asset(asset_id: int) -> None:
     """Make the thumbnail or waveform peaks of one asset (a no-op when already derived)."""
     services.media_asset_derive(asset_id=asset_id)
+
+
+@shared_task(name="annotation.derive_media_assets", acks_late=True)
+def derive_media_assets(asset_ids: list[int]) -> None:
+    """Derive the thumbnails or peaks of a batch of assets an import stored (idempotent)."""
+    for asset_id in asset_ids:
+        services.media_asset_derive(asset_id=asset_id)
+
+
+@shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
+def run_import_job(job_id: int) -> None:
+    """Run one import job; a second delivery restarts it, which the import tolerates."""
+    services.import_job_run(job_id=job_id)
+
+
+@shared_task(name="annotation.build_snapshot", acks_late=True, soft_time_limit=50 * 60)
+def build_snapshot(snapshot_id: int) -> None:
+    """Build one release snapshot; a second delivery of a finished one does nothing."""
+    services.snapshot_build(snapshot_id=snapshot_id)

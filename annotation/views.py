@@ -70,6 +70,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "terms": selectors.taxonomy_terms(dataset=dataset),
             "page": page,
             "status": status,
+            "can_export": is_lead(request.user),
         },
     )
 

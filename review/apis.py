@@ -44,13 +44,13 @@ def _user(request: Request) -> Any:
 
 
 class LeasedSampleOutput(serializers.Serializer[Any]):
-    class LeaseOutput(serializers.Serializer[Any]):
+    class ClaimLeaseOutput(serializers.Serializer[Any]):
         slot = serializers.IntegerField()
         expires_at = serializers.DateTimeField()
         resumed = serializers.BooleanField()
 
-    class SampleOutput(serializers.Serializer[Any]):
-        class MediaOutput(serializers.Serializer[Any]):
+    class ClaimSampleOutput(serializers.Serializer[Any]):
+        class ClaimMediaOutput(serializers.Serializer[Any]):
             role = serializers.CharField()
             asset_id = serializers.IntegerField()
             mime_type = serializers.CharField()
@@ -62,10 +62,10 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
         status = serializers.CharField()
         question = serializers.CharField()
         values = serializers.DictField()
-        media = MediaOutput(many=True)
+        media = ClaimMediaOutput(many=True)
 
-    lease = LeaseOutput()
-    sample = SampleOutput()
+    lease = ClaimLeaseOutput()
+    sample = ClaimSampleOutput()
     url = serializers.CharField()
 
 

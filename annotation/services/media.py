@@ -114,3 +114,8 @@ def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
     MediaAsset.objects.filter(pk=asset.pk).update(**update)
     asset.refresh_from_db()
     return asset
+
+
+def media_storage_name(*, kind: str, sha: str, mime: str) -> str:
+    """Where the file of an asset with this content is stored (batch imports write it)."""
+    return _storage_name(kind, sha, mime)

@@ -67,6 +67,8 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
             f"-s3.port={s3}",
             f"-s3.config={config}",
             "-master.volumeSizeLimitMB=64",
+            # The default of 8 volumes fills up after two buckets (one bucket per test).
+            "-volume.max=0",
             f"-master.port.grpc={free_port()}",
             f"-volume.port.grpc={free_port()}",
             f"-filer.port.grpc={free_port()}",

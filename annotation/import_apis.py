@@ -1,0 +1,172 @@
+"""REST API of imports: leads start an import and watch its progress and rejected rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import import_selectors, selectors, services
+from annotation.imports.formats import FORMATS
+from annotation.models import Dataset, ImportJob, ImportRowError, ImportSourceKind
+from annotation.roles import acting_user
+from mmooc_site.api import IsLead
+
+ERRORS_IN_DETAIL = 100
+FINISHED = {"succeeded", "failed", "cancelled"}
+
+
+class ImportRowErrorOutput(serializers.ModelSerializer[ImportRowError]):
+    class Meta:
+        model = ImportRowError
+        fields = ["row", "external_id", "message"]
+
+
+class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
+    status_label = serializers.CharField(source="get_status_display")
+    percent = serializers.SerializerMethodField()
+    finished = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField()
+    errors_csv_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "dataset",
+            "status",
+            "status_label",
+            "finished",
+            "source_kind",
+            "source_name",
+            "format",
+            "options",
+            "total_rows",
+            "rows_done",
+            "percent",
+            "imported",
+            "unchanged",
+            "updated",
+            "rejected",
+            "message",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "page_url",
+            "errors_csv_url",
+        ]
+
+    def get_percent(self, job: ImportJob) -> int:
+        if job.status == "succeeded":
+            return 100
+        if not job.total_rows:
+            return 0
+        return min(100, job.rows_done * 100 // job.total_rows)
+
+    def get_finished(self, job: ImportJob) -> bool:
+        return job.status in FINISHED
+
+    def get_page_url(self, job: ImportJob) -> str:
+        return reverse("annotation:import_job", kwargs={"job_id": job.pk})
+
+    def get_errors_csv_url(self, job: ImportJob) -> str:
+        return reverse("annotation:import_job_errors_csv", kwargs={"job_id": job.pk})
+
+
+class ImportJobDetailOutput(ImportJobOutput):
+    row_errors = serializers.SerializerMethodField()
+
+    class Meta(ImportJobOutput.Meta):
+        fields = [*ImportJobOutput.Meta.fields, "row_errors"]
+
+    def get_row_errors(self, job: ImportJob) -> list[dict[str, Any]]:
+        """The first rejected rows; the rest are in the CSV and the errors endpoint."""
+        errors = import_selectors.import_row_errors(job=job)[:ERRORS_IN_DETAIL]
+        return list(ImportRowErrorOutput(errors, many=True).data)
+
+
+def _dataset(request: Request, dataset_id: int) -> Dataset:
+    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise NotFound()
+    return dataset
+
+
+def _job(job_id: int) -> ImportJob:
+    job = import_selectors.import_job_get(job_id=job_id)
+    if job is None:
+        raise NotFound()
+    return job
+
+
+class DatasetImportListCreateApi(APIView):
+    permission_classes = [IsLead]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    class ImportCreateInputSerializer(serializers.Serializer[Any]):
+        format = serializers.ChoiceField(choices=sorted(FORMATS))
+        source_kind = serializers.ChoiceField(
+            choices=ImportSourceKind.choices, default=ImportSourceKind.UPLOAD
+        )
+        file = serializers.FileField(required=False, help_text="for source_kind=upload")
+        location = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            default="",
+            max_length=1000,
+            help_text="server path or s3://bucket/prefix",
+        )
+        dataset_file = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=300
+        )
+
+    @extend_schema(responses=ImportJobOutput(many=True))
+    def get(self, request: Request, dataset_id: int) -> Response:
+        dataset = _dataset(request, dataset_id)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(
+            import_selectors.import_job_list(dataset=dataset), request, view=self
+        )
+        return paginator.get_paginated_response(ImportJobOutput(page, many=True).data)
+
+    @extend_schema(request=ImportCreateInputSerializer, responses={201: ImportJobOutput})
+    def post(self, request: Request, dataset_id: int) -> Response:
+        dataset = _dataset(request, dataset_id)
+        payload = self.ImportCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        job = services.import_job_create(
+            dataset=dataset,
+            format=data["format"],
+            source_kind=data["source_kind"],
+            source=data["location"],
+            upload=data.get("file"),
+            options={"file": data["dataset_file"]},
+            created_by=acting_user(request.user),
+        )
+        return Response(ImportJobOutput(job).data, status=status.HTTP_201_CREATED)
+
+
+class ImportJobDetailApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(responses=ImportJobDetailOutput)
+    def get(self, request: Request, job_id: int) -> Response:
+        return Response(ImportJobDetailOutput(_job(job_id)).data)
+
+
+class ImportJobErrorListApi(ListAPIView[ImportRowError]):
+    permission_classes = [IsLead]
+    serializer_class = ImportRowErrorOutput
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return import_selectors.import_row_errors(job=_job(self.kwargs["job_id"]))

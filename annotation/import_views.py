@@ -1,0 +1,110 @@
+"""Pages of imports: the upload form with a dataset's jobs, a job's progress, its error CSV."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation import import_selectors, selectors, services
+from annotation.import_forms import ImportForm
+from annotation.models import Dataset, ImportJob
+from annotation.roles import acting_user, is_lead
+
+ERRORS_SHOWN = 100
+JOBS_SHOWN = 20
+
+
+def _require_lead(request: HttpRequest) -> None:
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may import samples."))
+
+
+def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
+    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise Http404(_("No such dataset."))
+    return dataset
+
+
+def _job(request: HttpRequest, job_id: int) -> ImportJob:
+    _require_lead(request)
+    job = import_selectors.import_job_get(job_id=job_id)
+    if job is None:
+        raise Http404(_("No such import."))
+    return job
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_import(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    _require_lead(request)
+    dataset = _dataset(request, dataset_id)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = services.import_job_create(
+                dataset=dataset,
+                format=form.cleaned_data["format"],
+                source_kind=form.cleaned_data["source_kind"],
+                source=form.source(),
+                upload=form.cleaned_data.get("file"),
+                options={"file": form.cleaned_data["dataset_file"]},
+                created_by=acting_user(request.user),
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            return redirect("annotation:import_job", job_id=job.pk)
+    status = 400 if request.method == "POST" else 200
+    jobs = import_selectors.import_job_list(dataset=dataset)[:JOBS_SHOWN]
+    return render(
+        request,
+        "annotation/import_form.html",
+        {"dataset": dataset, "form": form, "jobs": jobs},
+        status=status,
+    )
+
+
+@require_GET
+def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job(request, job_id)
+    errors = import_selectors.import_row_errors(job=job)[:ERRORS_SHOWN]
+    return render(
+        request,
+        "annotation/import_job.html",
+        {"job": job, "errors": errors, "errors_shown": ERRORS_SHOWN},
+    )
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+def _cell(text: str) -> str:
+    """A cell a spreadsheet shows as text, never runs as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+@require_GET
+def import_job_errors_csv(request: HttpRequest, job_id: int) -> StreamingHttpResponse:
+    job = _job(request, job_id)
+    writer = csv.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        yield writer.writerow(["row", "external_id", "message"])
+        for row, external_id, message in (
+            import_selectors.import_row_errors(job=job)
+            .values_list("row", "external_id", "message")
+            .iterator(chunk_size=2000)
+        ):
+            yield writer.writerow([row, _cell(external_id), _cell(message)])
+
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-errors.csv"'
+    return response

@@ -1,0 +1,108 @@
+"""The import formats a lead can choose: their readers, file types and dataset kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from annotation.formats.jsonl import iter_jsonl
+from annotation.formats.logicvista import iter_logicvista
+from annotation.formats.mmooc import iter_mmooc
+from annotation.formats.records import ParsedSample, RowError
+from annotation.formats.textio import Source
+from annotation.formats.trimodal import iter_trimodal
+from annotation.formats.vlmevalkit import iter_vlmevalkit
+from annotation.models import DatasetKind
+
+Reader = Callable[[Source, Mapping[str, Any]], Iterator[ParsedSample | RowError]]
+
+
+@dataclass(frozen=True)
+class ImportFormat:
+    code: str
+    label: Promise
+    # File name endings of the dataset file, looked for inside a zip, a folder or an S3 prefix.
+    suffixes: tuple[str, ...]
+    dataset_kind: str
+    read: Reader
+    # How rows are counted for progress: "lines" (JSON lines), "tsv", "parquet_or_lines", "json".
+    counting: str
+
+
+def _mmooc(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_mmooc(source, default_group=str(options.get("default_group", "")))
+
+
+def _vlmevalkit(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_vlmevalkit(source)
+
+
+def _trimodal(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_trimodal(source)
+
+
+def _logicvista(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_logicvista(
+        source,
+        image_dir=str(options.get("image_dir") or "images"),
+        licence=str(options.get("licence", "")),
+    )
+
+
+def _jsonl(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_jsonl(source)
+
+
+FORMATS: dict[str, ImportFormat] = {
+    f.code: f
+    for f in (
+        ImportFormat(
+            "mmooc",
+            _("MMOOC (Parquet or JSON lines)"),
+            (".parquet", ".jsonl"),
+            DatasetKind.IMAGE_QUESTION,
+            _mmooc,
+            "parquet_or_lines",
+        ),
+        ImportFormat(
+            "vlmevalkit",
+            _("VLMEvalKit / MMT-Bench (TSV)"),
+            (".tsv",),
+            DatasetKind.IMAGE_QUESTION,
+            _vlmevalkit,
+            "tsv",
+        ),
+        ImportFormat(
+            "trimodal",
+            _("Tri-modal scenarios, MCBench (JSON lines)"),
+            (".jsonl",),
+            DatasetKind.TRIMODAL,
+            _trimodal,
+            "lines",
+        ),
+        ImportFormat(
+            "logicvista",
+            _("LogicVista (JSON and an images folder)"),
+            (".json",),
+            DatasetKind.IMAGE_QUESTION,
+            _logicvista,
+            "json",
+        ),
+        ImportFormat(
+            "jsonl",
+            _("This site's own export (JSON lines)"),
+            (".jsonl",),
+            DatasetKind.IMAGE_QUESTION,
+            _jsonl,
+            "lines",
+        ),
+    )
+}
+
+
+def format_choices() -> list[tuple[str, Promise]]:
+    return [(code, f.label) for code, f in FORMATS.items()]

@@ -1,0 +1,606 @@
+"""The batched import of parsed rows into a dataset, one chunk and one transaction at a time.
+
+Each row is checked completely (fields, taxonomy, every media file decoded) before anything of
+it is stored, so a rejected row leaves nothing behind. A chunk's media files, assets, samples,
+links, revisions, row errors and the job's counters commit together; if the transaction
+fails, the files it wrote are deleted again unless another asset row owns them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import F
+from django.utils.translation import gettext as _
+
+from annotation import tasks
+from annotation.formats.records import ParsedSample, RowError
+from annotation.formats.validate import is_trimodal, validate_sample
+from annotation.imports.sources import MediaMissing, OpenedSource
+from annotation.media_checks import MediaError, inspect_audio, inspect_image, sha256_hex
+from annotation.models import (
+    ChangeSource,
+    Dataset,
+    DatasetKind,
+    ImportJob,
+    ImportRowError,
+    MediaAsset,
+    MediaKind,
+    MediaRole,
+    Pipeline,
+    SafetyLabel,
+    Sample,
+    SampleMedia,
+    SampleRevision,
+    SampleStatus,
+)
+from annotation.selectors import taxonomy_view
+from annotation.services.media import media_storage_name
+from annotation.services.samples import (
+    LABEL_FIELDS,
+    sample_content_hash,
+    sample_link_pair,
+    sample_update,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+CHUNK_ROWS = 500
+STORE_THREADS = 8
+# A changed row sends a sample in one of these states back to the review queue.
+REVIEWED = frozenset(
+    {
+        SampleStatus.IN_REVIEW,
+        SampleStatus.VERIFIED,
+        SampleStatus.REJECTED,
+        SampleStatus.NEEDS_ADJUDICATION,
+    }
+)
+
+
+def _text_limits() -> dict[str, int]:
+    limits: dict[str, int] = {}
+    for name in ("external_id", *LABEL_FIELDS):
+        limit = getattr(Sample._meta.get_field(name), "max_length", None)
+        if isinstance(limit, int):
+            limits[name] = limit
+    return limits
+
+
+_TEXT_LIMITS = _text_limits()
+_LIST_OF_TEXT = ("generator_models", "predicate")
+
+
+@dataclass
+class _Media:
+    role: str
+    position: int
+    sha: str
+    data: bytes | None = None
+    path: str = ""
+
+
+@dataclass
+class _Row:
+    parsed: ParsedSample
+    media: list[_Media]
+    values: dict[str, Any]
+    content_hash: str = ""
+
+
+@dataclass
+class _NewAsset:
+    kind: str
+    data: bytes
+    fields: dict[str, Any]
+    source_url: str
+    licence: str
+
+
+@dataclass
+class Counts:
+    rows_done: int = 0
+    imported: int = 0
+    unchanged: int = 0
+    updated: int = 0
+    rejected: int = 0
+    unpaired: list[str] = field(default_factory=list)
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a value holds a NUL character, which PostgreSQL refuses in text and JSON."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def shape_problems(parsed: ParsedSample) -> list[str]:
+    """Problems that validation does not look for but the database would refuse."""
+    problems: list[str] = []
+    if not isinstance(parsed.options, list) or not all(
+        isinstance(o, dict)
+        and isinstance(o.get("label", ""), str)
+        and isinstance(o.get("text", ""), str)
+        for o in parsed.options
+    ):
+        problems.append(_("the options are not a list of {label, text} entries"))
+    for name in _LIST_OF_TEXT:
+        value = getattr(parsed, name)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(_("'%(field)s' is not a list of texts") % {"field": name})
+    if not isinstance(parsed.extra, dict):
+        problems.append(_("'extra' is not a JSON object"))
+    for name, limit in _TEXT_LIMITS.items():
+        value = getattr(parsed, name)
+        if isinstance(value, str) and len(value) > limit:
+            problems.append(
+                _("'%(field)s' is longer than %(limit)s characters")
+                % {"field": name, "limit": limit}
+            )
+    if parsed.safety_label not in SafetyLabel.values:
+        problems.append(
+            _("the safety label '%(label)s' is not 'safe' or 'unsafe'")
+            % {"label": parsed.safety_label}
+        )
+    if parsed.pipeline not in Pipeline.values:
+        problems.append(_("unknown pipeline '%(pipeline)s'") % {"pipeline": parsed.pipeline})
+    if not problems:
+        try:
+            json.dumps(parsed.extra)
+        except (TypeError, ValueError):
+            problems.append(_("'extra' holds values that are not JSON"))
+        else:
+            if any(_has_nul(getattr(parsed, name)) for name in ("external_id", *LABEL_FIELDS)) or (
+                _has_nul(parsed.extra)
+            ):
+                problems.append(_("the record contains a NUL character"))
+    return problems
+
+
+def _media_label(media: _Media) -> str:
+    label = _("%(role)s %(number)s") % {
+        "role": MediaRole(media.role).label,
+        "number": media.position + 1,
+    }
+    return f"{label} ({media.path})" if media.path else label
+
+
+class ImportRun:
+    """The state of one job's import across its chunks."""
+
+    def __init__(
+        self,
+        *,
+        job: ImportJob,
+        dataset: Dataset,
+        source: OpenedSource,
+        by: User | None,
+        track_media_owners: bool,
+    ) -> None:
+        self.job, self.dataset, self.source, self.by = job, dataset, source, by
+        self.taxonomy = taxonomy_view(dataset)
+        self.counts = Counts()
+        self.first_row: dict[str, int] = {}
+        # VLMEvalKit rows reuse an earlier row's image: external id -> its media.
+        self.track_media_owners = track_media_owners
+        self.media_of: dict[str, list[_Media]] = {}
+        self.pairs: list[tuple[str, str]] = []
+        self.reason = _("Import job #%(job)s") % {"job": job.pk}
+
+    # -- checking ------------------------------------------------------------------------
+
+    def _row_problems(self, parsed: ParsedSample) -> list[str]:
+        problems = shape_problems(parsed)
+        if problems:
+            return problems
+        trimodal = is_trimodal(parsed)
+        if trimodal != (self.dataset.kind == DatasetKind.TRIMODAL):
+            problems.append(
+                _("this row is a tri-modal scenario, but the dataset holds image-question samples")
+                if trimodal
+                else _(
+                    "this row is an image-question sample, "
+                    "but the dataset holds tri-modal scenarios"
+                )
+            )
+        return problems + validate_sample(parsed, self.taxonomy)
+
+    def _read_media(self, parsed: ParsedSample) -> list[_Media]:
+        """The row's media with their bytes and hashes; MediaMissing explains a failure."""
+        media: list[_Media] = []
+        for ref in sorted(parsed.media, key=lambda r: (r.role, r.position)):
+            if ref.same_as is not None:
+                owned = self.media_of.get(ref.same_as)
+                if owned is None:
+                    raise MediaMissing(
+                        _("the image is the one of the row '%(id)s', which could not be imported")
+                        % {"id": ref.same_as}
+                    )
+                media.extend(_Media(m.role, m.position, m.sha, path=m.path) for m in owned)
+                continue
+            if ref.data is not None:
+                data = ref.data
+            elif ref.path:
+                data = self.source.read_media(ref.path, _max_bytes(ref.role))
+            else:
+                raise MediaMissing(_("a media entry has neither data nor a path"))
+            media.append(_Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
+        # Positions within each role, as SampleMedia stores them.
+        positions: dict[str, int] = {}
+        for item in media:
+            item.position = positions[item.role] = positions.get(item.role, -1) + 1
+        return media
+
+    def _prepare(self, parsed: ParsedSample, errors: list[RowError]) -> _Row | None:
+        external_id = parsed.external_id
+        first = self.first_row.get(external_id)
+        if first is not None:
+            errors.append(
+                RowError(
+                    parsed.row,
+                    external_id,
+                    _("the id '%(id)s' was already used by row %(row)s of this file")
+                    % {"id": external_id, "row": first},
+                )
+            )
+            return None
+        self.first_row[external_id] = parsed.row
+        problems = self._row_problems(parsed)
+        if problems:
+            errors.append(RowError(parsed.row, external_id, "; ".join(problems)))
+            return None
+        try:
+            media = self._read_media(parsed)
+        except MediaMissing as exc:
+            errors.append(RowError(parsed.row, external_id, exc.message))
+            return None
+        if self.track_media_owners and any(m.data is not None for m in media):
+            # Registered now, so later rows of the same chunk can reuse the image.
+            self.media_of[external_id] = [
+                _Media(m.role, m.position, m.sha, path=m.path) for m in media
+            ]
+        values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
+        return _Row(parsed, media, values)
+
+    # -- a chunk ---------------------------------------------------------------------------
+
+    def process(self, items: Iterable[ParsedSample | RowError]) -> None:
+        """Check, store and count one chunk of rows, in one transaction."""
+        errors: list[RowError] = []
+        rows: list[_Row] = []
+        seen = 0
+        for item in items:
+            seen += 1
+            if isinstance(item, RowError):
+                errors.append(item)
+            elif (row := self._prepare(item, errors)) is not None:
+                rows.append(row)
+
+        known = dict(
+            MediaAsset.objects.filter(
+                sha256__in={m.sha for row in rows for m in row.media}
+            ).values_list("sha256", "kind")
+        )
+        new_assets, refused = self._inspect_new_media(rows, known, errors)
+        for external_id in refused:
+            self.media_of.pop(external_id, None)
+        rows = [row for row in rows if row.parsed.external_id not in refused]
+        for row in rows:
+            row.content_hash = sample_content_hash(row.values, (m.sha for m in row.media))
+            if row.parsed.pair_external_id:
+                self.pairs.append((row.parsed.external_id, row.parsed.pair_external_id))
+
+        existing = {
+            s.external_id: s
+            for s in Sample.objects.filter(
+                dataset=self.dataset, external_id__in=[r.parsed.external_id for r in rows]
+            ).only("id", "external_id", "content_hash", "status", "extra")
+        }
+        fresh = [r for r in rows if r.parsed.external_id not in existing]
+        changed = [
+            r
+            for r in rows
+            if (s := existing.get(r.parsed.external_id)) is not None
+            and s.status != SampleStatus.REMOVED
+            and s.content_hash != r.content_hash
+        ]
+        # Only the media of rows that will be written are stored.
+        needed = {m.sha for r in (*fresh, *changed) for m in r.media}
+        new_assets = {sha: a for sha, a in new_assets.items() if sha in needed}
+        written: list[tuple[str, str]] = []
+        try:
+            with transaction.atomic():
+                asset_ids = self._store_assets(new_assets, written)
+                asset_ids |= dict(
+                    MediaAsset.objects.filter(sha256__in=needed - set(asset_ids)).values_list(
+                        "sha256", "id"
+                    )
+                )
+                self._create_samples(fresh, asset_ids)
+                updated = sum(
+                    self._apply_change(r, existing[r.parsed.external_id], asset_ids)
+                    for r in changed
+                )
+                ImportRowError.objects.bulk_create(
+                    ImportRowError(
+                        job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message
+                    )
+                    for e in errors
+                )
+                counts = self.counts
+                counts.rows_done += seen
+                counts.imported += len(fresh)
+                counts.updated += updated
+                counts.unchanged += len(rows) - len(fresh) - updated
+                counts.rejected += len(errors)
+                ImportJob.objects.filter(pk=self.job.pk).update(
+                    rows_done=counts.rows_done,
+                    imported=counts.imported,
+                    unchanged=counts.unchanged,
+                    updated=counts.updated,
+                    rejected=counts.rejected,
+                )
+                created = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
+                if created:
+                    transaction.on_commit(lambda: tasks.derive_media_assets.delay(created))
+        except BaseException:
+            _sweep_files(written)
+            raise
+
+    def _inspect_new_media(
+        self, rows: list[_Row], known: Mapping[str, str], errors: list[RowError]
+    ) -> tuple[dict[str, _NewAsset], set[str]]:
+        """Decode every media file not stored yet; reject the rows whose media fail.
+
+        Returns the new assets by hash and the external ids of the rows refused.
+        """
+        assets: dict[str, _NewAsset] = {}
+        failed: dict[str, str] = {}
+        refused: set[str] = set()
+        for row in rows:
+            for media in row.media:
+                kind = known.get(media.sha) or (
+                    assets[media.sha].kind if media.sha in assets else None
+                )
+                problem = failed.get(media.sha)
+                if problem is None and kind is None and media.data is not None:
+                    try:
+                        fields = _inspect(media.role, media.data)
+                    except MediaError as exc:
+                        problem = failed[media.sha] = exc.message
+                    else:
+                        kind = media.role
+                        assets[media.sha] = _NewAsset(
+                            media.role,
+                            media.data,
+                            fields,
+                            row.parsed.source_url[:1000],
+                            row.parsed.licence[:200],
+                        )
+                if problem is None and kind is None:
+                    problem = _("the file could not be read")
+                if problem is None and kind is not None and kind != media.role:
+                    problem = _("the file is stored already as %(kind)s, not as %(role)s") % {
+                        "kind": MediaKind(kind).label,
+                        "role": MediaRole(media.role).label,
+                    }
+                if problem is not None:
+                    errors.append(
+                        RowError(
+                            row.parsed.row,
+                            row.parsed.external_id,
+                            f"{_media_label(media)}: {problem}",
+                        )
+                    )
+                    refused.add(row.parsed.external_id)
+                    break
+        return assets, refused
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _store_assets(
+        self, assets: Mapping[str, _NewAsset], written: list[tuple[str, str]]
+    ) -> dict[str, int]:
+        names = {
+            sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
+            for sha, a in assets.items()
+        }
+        # Storage writes wait on the disk or the network, not the GIL: a few threads help.
+        with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
+            futures = [pool.submit(_store_file, names[sha], a.data) for sha, a in assets.items()]
+            wait(futures)
+        for sha, future in zip(assets, futures, strict=True):
+            if future.exception() is None and future.result():
+                written.append((sha, names[sha]))
+        for future in futures:
+            future.result()  # re-raise the first failure, after recording every write
+        # Another import may store the same content at the same time: the first row wins.
+        MediaAsset.objects.bulk_create(
+            (
+                MediaAsset(
+                    sha256=sha,
+                    kind=asset.kind,
+                    file=names[sha],
+                    size_bytes=len(asset.data),
+                    source_url=asset.source_url,
+                    licence=asset.licence,
+                    **asset.fields,
+                )
+                for sha, asset in assets.items()
+            ),
+            ignore_conflicts=True,
+        )
+        return dict(MediaAsset.objects.filter(sha256__in=list(assets)).values_list("sha256", "id"))
+
+    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> None:
+        if not rows:
+            return
+        samples = Sample.objects.bulk_create(
+            Sample(
+                dataset=self.dataset,
+                external_id=row.parsed.external_id,
+                status=SampleStatus.IMPORTED,
+                content_hash=row.content_hash,
+                extra=row.parsed.extra,
+                **row.values,
+            )
+            for row in rows
+        )
+        SampleMedia.objects.bulk_create(
+            SampleMedia(sample=sample, asset_id=asset_ids[m.sha], role=m.role, position=m.position)
+            for sample, row in zip(samples, rows, strict=True)
+            for m in row.media
+        )
+        SampleRevision.objects.bulk_create(
+            SampleRevision(
+                sample=sample,
+                number=1,
+                changed_by=self.by,
+                source=ChangeSource.IMPORT,
+                before={},
+                after={**row.values, "status": SampleStatus.IMPORTED},
+                reason=self.reason,
+            )
+            for sample, row in zip(samples, rows, strict=True)
+        )
+
+    def _apply_change(self, row: _Row, sample: Sample, asset_ids: Mapping[str, int]) -> bool:
+        """Apply a changed row as a new revision; False when nothing really changed."""
+        old_media = list(
+            SampleMedia.objects.filter(sample=sample)
+            .order_by("role", "position")
+            .values_list("role", "position", "asset__sha256")
+        )
+        new_media = [(m.role, m.position, m.sha) for m in row.media]
+        media_changed = old_media != new_media
+        if media_changed:
+            SampleMedia.objects.filter(sample=sample).delete()
+            SampleMedia.objects.bulk_create(
+                SampleMedia(sample=sample, asset_id=asset_ids[sha], role=role, position=position)
+                for role, position, sha in new_media
+            )
+        status = SampleStatus.PENDING_REVIEW if sample.status in REVIEWED else None
+        revision = sample_update(
+            sample=sample,
+            changes=row.values,
+            by=self.by,
+            source=ChangeSource.IMPORT,
+            reason=self.reason,
+            status=status,
+        )
+        extra = {**(sample.extra or {}), **row.parsed.extra}
+        Sample.objects.filter(pk=sample.pk).update(extra=extra, content_hash=row.content_hash)
+        if not media_changed:
+            return revision is not None
+        before = {"media": [sha for _r, _p, sha in old_media]}
+        after = {"media": [sha for _r, _p, sha in new_media]}
+        if revision is not None:
+            revision.before |= before
+            revision.after |= after
+            revision.save(update_fields=["before", "after"])
+            return True
+        Sample.objects.filter(pk=sample.pk).update(revision=F("revision") + 1)
+        number = Sample.objects.values_list("revision", flat=True).get(pk=sample.pk)
+        SampleRevision.objects.create(
+            sample_id=sample.pk,
+            number=number,
+            changed_by=self.by,
+            source=ChangeSource.IMPORT,
+            before=before,
+            after=after,
+            reason=self.reason,
+        )
+        return True
+
+    def link_pairs(self) -> None:
+        """Pair tri-modal scenarios with their safe/unsafe twins once every row is in."""
+        if not self.pairs:
+            return
+        ids = {eid for pair in self.pairs for eid in pair}
+        samples = {
+            s.external_id: s
+            for s in Sample.objects.filter(dataset=self.dataset, external_id__in=ids).only(
+                "id", "external_id", "pair_id", "safety_label", "dataset_id"
+            )
+        }
+        done: set[frozenset[str]] = set()
+        for one, other in self.pairs:
+            key = frozenset((one, other))
+            if key in done or one == other:
+                continue
+            done.add(key)
+            first, second = samples.get(one), samples.get(other)
+            if first is None or second is None:
+                self.counts.unpaired.append(one)
+                continue
+            if first.pair_id == second.pk and second.pair_id == first.pk:
+                continue
+            unsafe, safe = (
+                (first, second) if first.safety_label == SafetyLabel.UNSAFE else (second, first)
+            )
+            sample_link_pair(unsafe=unsafe, safe=safe)
+            # Keep the loaded rows in step with what sample_link_pair changed.
+            for sample in samples.values():
+                if sample.pair_id in (unsafe.pk, safe.pk) and sample not in (unsafe, safe):
+                    sample.pair_id = None
+            unsafe.pair_id, safe.pair_id = safe.pk, unsafe.pk
+
+
+def _max_bytes(role: str) -> int:
+    if role == MediaRole.AUDIO:
+        return int(settings.MEDIA_MAX_AUDIO_BYTES)
+    return int(settings.MEDIA_MAX_IMAGE_BYTES)
+
+
+def _inspect(role: str, data: bytes) -> dict[str, Any]:
+    if role == MediaRole.AUDIO:
+        audio = inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
+        return {
+            "mime_type": audio.mime,
+            "duration_seconds": audio.duration_seconds,
+            "sample_rate": audio.sample_rate,
+            "channels": audio.channels,
+        }
+    image = inspect_image(
+        data,
+        max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
+        max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
+    )
+    return {"mime_type": image.mime, "width": image.width, "height": image.height}
+
+
+def _store_file(name: str, data: bytes) -> bool:
+    """Store a media file under its content name; False when it was there already."""
+    if default_storage.exists(name):
+        return False
+    saved = default_storage.save(name, ContentFile(data))
+    if saved != name:  # a concurrent writer won the name: keep one copy
+        default_storage.delete(saved)
+    return True
+
+
+def _sweep_files(written: list[tuple[str, str]]) -> None:
+    """Delete files a failed chunk wrote, unless an asset row (another import's) owns them."""
+    if not written:
+        return
+    owned = set(
+        MediaAsset.objects.filter(sha256__in=[sha for sha, _name in written]).values_list(
+            "sha256", flat=True
+        )
+    )
+    for sha, name in written:
+        if sha not in owned:
+            default_storage.delete(name)

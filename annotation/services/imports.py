@@ -1,0 +1,317 @@
+"""Imports of candidate samples: a job per import, created by a lead, run by a worker.
+
+``import_job_create`` records the job (and stores an uploaded file where a worker can read
+it); ``import_job_run`` does the work in chunks (see ``annotation.imports.pipeline``) and keeps
+the job's progress, counts and row errors up to date. Running a job twice is harmless: rows
+already imported count as unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+
+from annotation import tasks
+from annotation.archives import ArchiveError
+from annotation.formats.records import FormatError
+from annotation.imports.formats import FORMATS, ImportFormat
+from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
+from annotation.imports.sources import (
+    OpenedSource,
+    SourceError,
+    count_rows,
+    open_local,
+    open_s3,
+    parse_s3_url,
+)
+from annotation.models import (
+    Dataset,
+    DatasetKind,
+    ImportJob,
+    ImportRowError,
+    ImportSourceKind,
+    JobStatus,
+)
+from annotation.services.datasets import dataset_create
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.core.files import File
+
+logger = logging.getLogger(__name__)
+
+FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+# A job left "running" this long without finishing is taken to have lost its worker.
+STALE_AFTER = timedelta(hours=1)
+OPTION_KEYS = ("file", "image_dir", "licence", "default_group")
+
+
+def import_format_kind(format: str) -> str:
+    """The kind of dataset a format fills: tri-modal scenarios or image questions."""
+    return FORMATS[format].dataset_kind if format in FORMATS else DatasetKind.IMAGE_QUESTION
+
+
+def _check_format(dataset: Dataset, format: str) -> ImportFormat:
+    fmt = FORMATS.get(format)
+    if fmt is None:
+        raise ValidationError(
+            _("Unknown import format “%(format)s” (known: %(known)s).")
+            % {"format": format, "known": ", ".join(FORMATS)},
+            code="bad_format",
+        )
+    # The site's own export carries either kind of sample.
+    if fmt.code != "jsonl" and fmt.dataset_kind != dataset.kind:
+        raise ValidationError(
+            _("The format %(format)s imports %(kind)s samples, but “%(dataset)s” holds %(held)s.")
+            % {
+                "format": fmt.code,
+                "kind": DatasetKind(fmt.dataset_kind).label,
+                "dataset": dataset.name,
+                "held": DatasetKind(dataset.kind).label,
+            },
+            code="wrong_kind",
+        )
+    return fmt
+
+
+def _check_server_path(path: str, *, trusted: bool) -> str:
+    candidate = Path(path).expanduser()
+    if not candidate.is_absolute():
+        raise ValidationError(_("Give the server path as an absolute path."), code="bad_path")
+    resolved = candidate.resolve()
+    if not trusted:
+        roots = [Path(root).resolve() for root in settings.IMPORT_SERVER_ROOTS]
+        if not any(resolved.is_relative_to(root) for root in roots):
+            raise ValidationError(
+                _("Imports from server paths are allowed only under: %(roots)s.")
+                % {"roots": ", ".join(map(str, roots)) or _("(no folder is configured)")},
+                code="path_not_allowed",
+            )
+    if not resolved.exists():
+        raise ValidationError(
+            _("There is no file or folder at “%(path)s”.") % {"path": path}, code="no_path"
+        )
+    return str(resolved)
+
+
+@transaction.atomic
+def import_job_create(
+    *,
+    dataset: Dataset,
+    format: str,
+    source_kind: str,
+    source: str = "",
+    upload: File[Any] | None = None,
+    options: dict[str, str] | None = None,
+    created_by: User | None = None,
+    trusted: bool = False,
+    queue: bool = True,
+) -> ImportJob:
+    """Record an import of a file, zip, server path or S3 prefix into a dataset.
+
+    The job is queued for a worker once committed (``queue=False`` leaves it to the caller, as
+    the ``import_samples`` command does). Server paths must lie under IMPORT_SERVER_ROOTS
+    unless ``trusted`` (the command run by an operator). Raises ValidationError with a readable
+    message for anything that cannot be imported.
+    """
+    _check_format(dataset, format)
+    source_name = ""
+    if source_kind == ImportSourceKind.UPLOAD:
+        if upload is None or not upload.name:
+            raise ValidationError(_("Choose a file to upload."), code="no_file")
+        source_name = Path(upload.name).name
+        stored = f"imports/{uuid.uuid4().hex}/{get_valid_filename(source_name) or 'upload'}"
+        source = default_storage.save(stored, upload)
+    elif source_kind == ImportSourceKind.SERVER_PATH:
+        source = _check_server_path(source.strip(), trusted=trusted)
+        source_name = Path(source).name
+    elif source_kind == ImportSourceKind.S3_PREFIX:
+        try:
+            parse_s3_url(source.strip())
+        except SourceError as exc:
+            raise ValidationError(exc.message, code="bad_s3_url") from exc
+        source = source.strip()
+        source_name = source
+    else:
+        raise ValidationError(
+            _("Unknown source kind “%(kind)s”.") % {"kind": source_kind}, code="bad_source"
+        )
+    kept = {k: str(v) for k, v in (options or {}).items() if k in OPTION_KEYS and v}
+    job = ImportJob.objects.create(
+        dataset=dataset,
+        created_by=created_by,
+        source_kind=source_kind,
+        source=source,
+        source_name=source_name[:300],
+        format=format,
+        options=kept,
+    )
+    if queue:
+        transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
+    return job
+
+
+def import_dataset_get_or_create(
+    *, name: str, format: str, preset: str = "", created_by: User | None = None
+) -> Dataset:
+    """The dataset of this name, created with the format's kind and the preset when missing."""
+    dataset = Dataset.objects.filter(name=name.strip()).first()
+    if dataset is not None:
+        return dataset
+    return dataset_create(
+        name=name, kind=import_format_kind(format), preset=preset, created_by=created_by
+    )
+
+
+def _claim(job_id: int) -> ImportJob | None:
+    """Mark a queued (or abandoned) job running, clearing the counts of an earlier attempt."""
+    now = timezone.now()
+    with transaction.atomic():
+        job = (
+            ImportJob.objects.select_for_update(of=("self",))
+            .select_related("dataset", "created_by")
+            .filter(pk=job_id)
+            .first()
+        )
+        if job is None or job.status in FINISHED:
+            return None
+        if (
+            job.status == JobStatus.RUNNING
+            and job.started_at
+            and now - job.started_at < STALE_AFTER
+        ):
+            return None
+        ImportRowError.objects.filter(job=job).delete()
+        job.status, job.started_at, job.finished_at = JobStatus.RUNNING, now, None
+        job.total_rows, job.rows_done, job.message = None, 0, ""
+        job.imported = job.unchanged = job.updated = job.rejected = 0
+        job.save()
+    return job
+
+
+@contextmanager
+def _open(job: ImportJob, fmt: ImportFormat) -> Iterator[OpenedSource]:
+    wanted = str(job.options.get("file", ""))
+    if job.source_kind == ImportSourceKind.S3_PREFIX:
+        with open_s3(job.source, fmt, wanted=wanted) as opened:
+            yield opened
+        return
+    if job.source_kind == ImportSourceKind.SERVER_PATH:
+        with open_local(Path(job.source), fmt, wanted=wanted) as opened:
+            yield opened
+        return
+    if not default_storage.exists(job.source):
+        raise SourceError(_("the uploaded file is no longer stored; upload it again"))
+    with tempfile.TemporaryDirectory(prefix="import-upload-") as folder:
+        try:
+            local = Path(default_storage.path(job.source))
+        except NotImplementedError:  # remote storage: work on a local copy
+            local = Path(folder) / (get_valid_filename(job.source_name) or "upload")
+            with default_storage.open(job.source, "rb") as remote, open(local, "wb") as out:
+                for chunk in remote.chunks():
+                    out.write(chunk)
+        with open_local(local, fmt, wanted=wanted, media_allowed=False) as opened:
+            yield opened
+
+
+def _finish(job: ImportJob, run: ImportRun | None, status: str, message: str) -> None:
+    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "message": message}
+    if run is not None:
+        counts = run.counts
+        fields |= {
+            "rows_done": counts.rows_done,
+            "imported": counts.imported,
+            "unchanged": counts.unchanged,
+            "updated": counts.updated,
+            "rejected": counts.rejected,
+        }
+    ImportJob.objects.filter(pk=job.pk).update(**fields)
+
+
+def _summary(run: ImportRun) -> str:
+    counts = run.counts
+    parts = [
+        _(
+            "%(imported)s imported, %(unchanged)s unchanged, %(updated)s updated, "
+            "%(rejected)s rejected."
+        )
+        % {
+            "imported": counts.imported,
+            "unchanged": counts.unchanged,
+            "updated": counts.updated,
+            "rejected": counts.rejected,
+        }
+    ]
+    if counts.unpaired:
+        parts.append(
+            ngettext(
+                "%(count)s scenario names a pair that is not in the dataset (%(ids)s).",
+                "%(count)s scenarios name a pair that is not in the dataset (%(ids)s).",
+                len(counts.unpaired),
+            )
+            % {"count": len(counts.unpaired), "ids": ", ".join(counts.unpaired[:10])}
+        )
+    return " ".join(parts)
+
+
+def import_job_run(*, job_id: int) -> ImportJob | None:
+    """Run an import job to its end; safe to call twice (a finished job is left alone).
+
+    A problem with the whole source (not a zip, not UTF-8, an unsafe archive, a missing S3
+    prefix) fails the job with a readable message; a bad row is recorded and skipped.
+    """
+    job = _claim(job_id)
+    if job is None:
+        return ImportJob.objects.filter(pk=job_id).first()
+    fmt = FORMATS[job.format]
+    run: ImportRun | None = None
+    try:
+        with _open(job, fmt) as opened:
+            total = count_rows(opened.dataset_path, fmt)
+            ImportJob.objects.filter(pk=job.pk).update(total_rows=total)
+            run = ImportRun(
+                job=job,
+                dataset=job.dataset,
+                source=opened,
+                by=job.created_by,
+                track_media_owners=fmt.code == "vlmevalkit",
+            )
+            rows = fmt.read(opened.dataset_path, job.options)
+            while chunk := list(islice(rows, CHUNK_ROWS)):
+                run.process(chunk)
+            run.link_pairs()
+    except (FormatError, SourceError, ArchiveError) as exc:
+        message = exc.message
+        if run is not None and run.counts.rows_done:
+            message += " " + _(
+                "The %(done)s rows before the problem were processed; importing the corrected "
+                "file again leaves them unchanged."
+            ) % {"done": run.counts.rows_done}
+        _finish(job, run, JobStatus.FAILED, message)
+    except Exception:
+        logger.exception("import job %s failed", job.pk)
+        _finish(job, run, JobStatus.FAILED, _("The import stopped because of an internal error."))
+    else:
+        assert run is not None
+        _finish(job, run, JobStatus.SUCCEEDED, _summary(run))
+    finally:
+        if job.source_kind == ImportSourceKind.UPLOAD:
+            default_storage.delete(job.source)
+    job.refresh_from_db()
+    return job

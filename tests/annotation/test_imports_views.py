@@ -1,0 +1,176 @@
+"""Import pages: the upload form and job pages are for leads; the job page shows progress and
+the error report, which downloads as CSV. One real-browser test watches the live progress.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import ImportJob, ImportSourceKind, JobStatus
+from tests.annotation.test_imports_services import (
+    dataset_for,
+    mmooc_record,
+    run_import,
+    write_lines,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _bad_job(tmp_path: Path) -> ImportJob:
+    records = [mmooc_record(1), mmooc_record(2, answer="=HYPERLINK(1)"), "{oops"]
+    return run_import(
+        dataset_for("mmooc", "mmooc"), "mmooc", write_lines(tmp_path / "m.jsonl", records)
+    )
+
+
+@pytest.mark.parametrize("role", ["annotator", "auditor"])
+def test_import_pages_are_for_leads_only(
+    request: pytest.FixtureRequest, tmp_path: Path, role: str
+) -> None:
+    """Annotators and auditors, even members of the dataset, get 403 on every import page."""
+    user = request.getfixturevalue(role)
+    job = _bad_job(tmp_path)
+    services.dataset_add_member(dataset=job.dataset, user=user)
+    client = _client(user)
+    form_url = reverse("annotation:dataset_import", args=[job.dataset_id])
+    assert client.get(form_url).status_code == 403
+    assert client.post(form_url, {"format": "mmooc"}).status_code == 403
+    assert client.get(reverse("annotation:import_job", args=[job.pk])).status_code == 403
+    assert client.get(reverse("annotation:import_job_errors_csv", args=[job.pk])).status_code == 403
+    detail = client.get(reverse("annotation:dataset_detail", args=[job.dataset_id]))
+    assert form_url not in detail.content.decode()
+
+
+def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
+    lead: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The form takes a file, starts the job and redirects to its page with counts and errors."""
+    dataset = dataset_for("mmooc", "mmooc")
+    client = _client(lead)
+    form_url = reverse("annotation:dataset_import", args=[dataset.pk])
+    assert (
+        form_url
+        in client.get(reverse("annotation:dataset_detail", args=[dataset.pk])).content.decode()
+    )
+    path = write_lines(tmp_path / "m.jsonl", [mmooc_record(1), mmooc_record(2, answer="Q")])
+    upload = SimpleUploadedFile("m.jsonl", path.read_bytes())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            form_url, {"format": "mmooc", "source_kind": ImportSourceKind.UPLOAD, "file": upload}
+        )
+    job = ImportJob.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:import_job", args=[job.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert job.get_status_display() == "Succeeded"
+    assert "Succeeded" in page and "the answer &#x27;Q&#x27; is not one of the options" in page
+    assert reverse("api_import_job", args=[job.pk]) in page
+    assert "js/import.js" in page
+    listing = client.get(form_url).content.decode()
+    assert reverse("annotation:import_job", args=[job.pk]) in listing
+
+
+def test_form_errors_are_shown_with_a_400(lead: Any, settings: Any) -> None:
+    """A missing file or a format of the wrong kind re-shows the form with the reason."""
+    dataset = dataset_for("mmooc", "mmooc")
+    client = _client(lead)
+    url = reverse("annotation:dataset_import", args=[dataset.pk])
+    missing = client.post(url, {"format": "mmooc", "source_kind": "upload"})
+    assert missing.status_code == 400
+    assert "Give this for the source you chose." in missing.content.decode()
+    wrong = client.post(
+        url, {"format": "trimodal", "source_kind": "s3_prefix", "s3_url": "s3://b/p"}
+    )
+    assert wrong.status_code == 400 and "holds Image-question" in wrong.content.decode()
+    assert ImportJob.objects.count() == 0
+
+
+def test_error_report_downloads_as_csv(lead: Any, tmp_path: Path) -> None:
+    """The CSV has row, external_id and message, and never starts a cell with a formula."""
+    job = _bad_job(tmp_path)
+    response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert rows[0] == ["row", "external_id", "message"]
+    assert [r[:2] for r in rows[1:]] == [["2", "mm-2"], ["3", ""]]
+    assert "not an option letter" in rows[1][2] and "not valid JSON" in rows[2][2]
+    assert all(not cell.startswith("=") for row in rows for cell in row)
+
+
+def test_job_page_takes_a_fixed_number_of_queries(
+    lead: Any, tmp_path: Path, django_assert_max_num_queries: Any
+) -> None:
+    """The job page costs the same number of queries whatever the number of errors."""
+    job = run_import(
+        dataset_for("mmooc", "mmooc"),
+        "mmooc",
+        write_lines(tmp_path / "m.jsonl", [mmooc_record(n, answer="Z") for n in range(60)]),
+    )
+    client = _client(lead)
+    with django_assert_max_num_queries(6):
+        page = client.get(reverse("annotation:import_job", args=[job.pk]))
+    assert page.content.decode().count("not one of the options") == 60
+
+
+# The role groups come from a data migration: restore them after other tests flushed them.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.browser
+def test_job_page_shows_progress_live_in_a_browser(
+    live_server: Any, lead: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lead watching a queued job sees it finish, with its counts and error rows, unaided."""
+    from playwright.sync_api import expect, sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the ORM calls here are sync.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    dataset = dataset_for("mmooc", "mmooc")
+    path = write_lines(tmp_path / "m.jsonl", [mmooc_record(1), mmooc_record(2, answer="Z")])
+    job = services.import_job_create(
+        dataset=dataset,
+        format="mmooc",
+        source_kind=ImportSourceKind.SERVER_PATH,
+        source=str(path),
+        trusted=True,
+        queue=False,
+    )
+    client = Client()
+    client.force_login(lead)
+    session = client.cookies["sessionid"].value
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            context = browser.new_context()
+            context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
+            page = context.new_page()
+            page.goto(live_server.url + reverse("annotation:import_job", args=[job.pk]))
+            status = page.locator('[data-field="status_label"]')
+            expect(status).to_have_text("Queued")
+            services.import_job_run(job_id=job.pk)
+            expect(status).to_have_text("Succeeded", timeout=15_000)
+            expect(page.locator('[data-field="imported"]')).to_have_text("1")
+            expect(page.locator("#import-progress")).to_have_attribute("value", "100")
+            expect(page.locator("#import-errors tbody tr")).to_have_count(1)
+            expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
+        finally:
+            browser.close()
+    assert ImportJob.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
