@@ -100,7 +100,7 @@ def _users() -> list[DemoLogin]:
                 assert isinstance(user, AbstractUser)
                 user.is_staff = True  # leads may use the admin for taxonomy edits
                 user.save(update_fields=["is_staff"])
-        user.groups.add(Group.objects.get(name=role))
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
         logins.append(DemoLogin(username, password, role))
     return logins
 

@@ -71,6 +71,7 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "page": page,
             "status": status,
             "can_export": is_lead(request.user),
+            "can_import": is_lead(request.user),
         },
     )
 

@@ -42,7 +42,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def role(self, create: bool, extracted: str | None, **kwargs: Any) -> None:
         if extracted:
-            self.groups.add(Group.objects.get(name=extracted))  # type: ignore[attr-defined]
+            self.groups.add(Group.objects.get_or_create(name=extracted)[0])  # type: ignore[attr-defined]
         self.save()  # type: ignore[attr-defined]
 
 

@@ -35,7 +35,12 @@ class JudgeFactory(factory.django.DjangoModelFactory):
 
 
 def rule_judge() -> Judge:
-    return Judge.objects.get(name="rule")
+    """The built-in rule judge (made by a data migration; remade after a transactional flush)."""
+    judge, _created = Judge.objects.get_or_create(
+        name="rule",
+        defaults={"kind": "rule", "family": "rule", "prompt_version": "rule", "max_concurrency": 1},
+    )
+    return judge
 
 
 def fake_judge(base_url: str, **overrides: Any) -> Judge:

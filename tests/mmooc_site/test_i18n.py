@@ -24,6 +24,8 @@ _BLOCKS = [
     re.compile(r"{%\s*blocktrans(late)?\b.*?{%\s*endblocktrans(late)?\s*%}", re.S),
     re.compile(r"<script\b.*?</script>", re.S | re.I),
     re.compile(r"<style\b.*?</style>", re.S | re.I),
+    # Key names in shortcut hints are the keys themselves, the same in every language.
+    re.compile(r"<kbd\b[^>]*>.*?</kbd>", re.S | re.I),
 ]
 _TAGS = re.compile(r"{%.*?%}|{{.*?}}", re.S)
 _TRANSLATED_ATTRS = ("alt", "title", "placeholder", "aria-label", "label")
