@@ -214,6 +214,8 @@ SPECTACULAR_SETTINGS = {
         "DatasetKindEnum": "annotation.models.DatasetKind",
         "TermKindEnum": "annotation.models.TermKind",
         "MediaKindEnum": "annotation.models.MediaKind",
+        "SampleStatusEnum": "annotation.models.SampleStatus",
+        "JobStatusEnum": "annotation.models.JobStatus",
     },
 }
 
