@@ -2,7 +2,9 @@
 
 Needs PostgreSQL and Redis (the production shape): DATABASE_URL=postgres://… REDIS_URL=redis://…
 A throwaway database (test_<name>) is created and dropped. A real Celery worker process (prefork,
-one process per judge) runs the chunks; the fake OpenAI server answers from a thread here.
+two processes per judge by default) runs the chunks, each judge's concurrency cap held across
+them in Redis; the fake OpenAI server answers from a process of its own and reports the peak
+number of concurrent requests each judge received.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/h_judging \
     REDIS_URL=redis://127.0.0.1:6379/5 .venv/bin/python bench/bench_judging.py
@@ -24,6 +26,8 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -113,16 +117,16 @@ def main() -> None:
             ModelResponse(dataset=dataset, sample=s, model_name="m", response=f"A, item {s.pk}")
             for s in Sample.objects.filter(dataset=dataset)
         )
-        processes = args.worker_processes or args.judges
+        processes = args.worker_processes or 2 * args.judges
         env = {"DATABASE_URL": database_url, "CELERY_BROKER_URL": os.environ["REDIS_URL"]}
 
-        def run(latency: float, tag: str) -> tuple[float, int, int]:
+        def run(latency: float, tag: str) -> tuple[float, int, int, int]:
             with fake_server(latency) as base_url:
                 judges = [
                     services.judge_create(
                         name=f"{tag}-{j}",
                         base_url=base_url,
-                        model="fake",
+                        model=f"fake-{j}",
                         max_concurrency=args.concurrency,
                         timeout_s=30,
                     )
@@ -130,7 +134,12 @@ def main() -> None:
                 ]
                 with celery_worker(env, concurrency=processes):
                     started = time.perf_counter()
-                    job = services.judge_job_start(dataset=dataset, task="scoring", judges=judges)
+                    job = services.judge_job_start(
+                        dataset=dataset,
+                        task="scoring",
+                        judges=judges,
+                        chunk_size=args.chunk_size,
+                    )
 
                     def done() -> bool:
                         job.refresh_from_db()
@@ -141,13 +150,17 @@ def main() -> None:
                 made = job.verdicts.count()
                 errors = job.verdicts.exclude(error_kind="").count()
                 assert JudgeJob.objects.get(pk=job.pk).status == "succeeded"
+                # The fake counts concurrent requests per model (one model per judge): the
+                # judges' caps must have held across all the worker processes.
+                stats = httpx.get(f"{base_url}/fake/stats").json()
+                peak = max(stats["max_in_flight"].values())
                 print(f"{tag}: {made} verdicts ({errors} errors) in {wall:.2f} s", flush=True)
-                return wall, made, errors
+                return wall, made, errors, peak
 
-        wall, made, errors = run(args.latency, "latency")
+        wall, made, errors, peak = run(args.latency, "latency")
         ideal = args.judges * args.concurrency / args.latency
         rate = made / wall
-        zero_wall, zero_made, _zero_errors = run(0.0, "zero")
+        zero_wall, zero_made, _zero_errors, zero_peak = run(0.0, "zero")
         results = {
             "items": args.items,
             "judges": args.judges,
@@ -155,6 +168,7 @@ def main() -> None:
             "latency_s": args.latency,
             "worker_processes": processes,
             "chunk_size": args.chunk_size,
+            "max_in_flight_per_judge": max(peak, zero_peak),
             "verdicts": made,
             "errors": errors,
             "wall_s": round(wall, 2),

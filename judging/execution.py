@@ -17,13 +17,20 @@ from typing import Any
 from openai import AsyncOpenAI
 
 from judging.llm_client import (
+    CallResult,
     JudgeOutcome,
     RetryPolicy,
     call_judge_lean,
     judge_with_retries,
     make_client,
 )
-from judging.ratelimit import ConcurrencyCaps, LocalRateLimiter, RateLimit, RedisRateLimiter
+from judging.ratelimit import (
+    ConcurrencyCaps,
+    LocalRateLimiter,
+    RateLimit,
+    RedisRateLimiter,
+    RedisSemaphore,
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,7 @@ class JudgeRunner:
         self._caps: dict[tuple[str, int], ConcurrencyCaps] = {}
         self._local = LocalRateLimiter({})
         self._redis: Any = None
+        self._semaphore: RedisSemaphore | None = None
         self._pid = os.getpid()
 
     @property
@@ -93,17 +101,28 @@ class JudgeRunner:
             self._caps[key] = ConcurrencyCaps({spec.key: spec.max_concurrency})
         return self._caps[key]
 
+    def _redis_client(self) -> Any:
+        if self._redis is None:
+            from redis.asyncio import Redis
+
+            self._redis = Redis.from_url(str(self.redis_url))
+        return self._redis
+
+    def _shared_cap(self, spec: EndpointSpec) -> RedisSemaphore | None:
+        """The cap across all worker processes (None without Redis: one worker then)."""
+        if not self.redis_url:
+            return None
+        if self._semaphore is None:
+            self._semaphore = RedisSemaphore(self._redis_client())
+        return self._semaphore
+
     def _limiter(self, spec: EndpointSpec) -> RedisRateLimiter | LocalRateLimiter | None:
         if not spec.requests_per_minute:
             return None
         # A burst of the concurrency cap lets a fresh job start at full speed.
         limit = RateLimit(spec.requests_per_minute, burst=max(1, spec.max_concurrency))
         if self.redis_url:
-            if self._redis is None:
-                from redis.asyncio import Redis
-
-                self._redis = Redis.from_url(self.redis_url)
-            return RedisRateLimiter(self._redis, {spec.key: limit})
+            return RedisRateLimiter(self._redis_client(), {spec.key: limit})
         self._local.set_limit(spec.key, limit)
         return self._local
 
@@ -116,12 +135,21 @@ class JudgeRunner:
     ) -> list[JudgeOutcome]:
         client = self._client(spec)
         caps = self._cap(spec)
+        shared = self._shared_cap(spec)
         limiter = self._limiter(spec)
         rng = random.Random()  # noqa: S311 - backoff jitter
 
         async def before_attempt() -> None:
             if limiter is not None:
                 await limiter.acquire(spec.key)
+
+        async def shared_call(*args: Any, **kwargs: Any) -> CallResult:
+            # The cross-process slot is held for one HTTP attempt only (never across backoff),
+            # so its lease can be short and a killed worker's slots return within seconds.
+            assert shared is not None
+            key = f"{spec.key}@{spec.base_url}"
+            async with shared.slot(key, spec.max_concurrency, lease_s=spec.timeout_s + 10):
+                return await call_judge_lean(*args, **kwargs)
 
         async def one(call: Call) -> JudgeOutcome:
             async with caps.slot(spec.key):
@@ -136,7 +164,7 @@ class JudgeRunner:
                     max_tokens=spec.max_tokens,
                     before_attempt=before_attempt,
                     rng=rng,
-                    call=call_judge_lean,
+                    call=call_judge_lean if shared is None else shared_call,
                 )
 
         return list(await asyncio.gather(*(one(call) for call in calls)))

@@ -8,7 +8,9 @@ Redis's clock, so skewed worker clocks do not matter.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -122,6 +124,73 @@ class ConcurrencyCaps:
         """Hold one of the judge's slots for the duration of the block."""
         async with self._semaphore(judge_key):
             yield
+
+
+# Takes one of `limit` slots for `token` until its lease ends; 1 when taken, else 0. Members
+# are scored by lease expiry, so the slots of a worker that died come back by themselves.
+_SEMAPHORE_LUA = """
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
+    return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+return 1
+"""
+
+
+class RedisSemaphore:
+    """At most `limit` in-flight calls per judge across every worker process and host.
+
+    ConcurrencyCaps bounds one process; this bounds them all, so running more worker
+    processes never sends a judge more concurrent requests than its configured cap. A holder
+    polls with a short, growing back-off while the judge is full; each slot is a lease, so a
+    killed worker's slots are freed when the lease ends.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        prefix: str = "judging:inflight:",
+        lease_s: float = 300.0,
+        poll_s: tuple[float, float] = (0.002, 0.02),
+    ) -> None:
+        self._redis = redis
+        self._prefix = prefix
+        self._lease_ms = int(lease_s * 1000)
+        self._poll = poll_s
+        self._script = redis.register_script(_SEMAPHORE_LUA)
+
+    async def try_acquire(
+        self, judge_key: str, limit: int, token: str, *, lease_s: float | None = None
+    ) -> bool:
+        lease_ms = self._lease_ms if lease_s is None else int(lease_s * 1000)
+        keys = [self._prefix + judge_key]
+        return bool(await self._script(keys=keys, args=[limit, lease_ms, token]))
+
+    async def release(self, judge_key: str, token: str) -> None:
+        await self._redis.zrem(self._prefix + judge_key, token)
+
+    async def holders(self, judge_key: str) -> int:
+        return int(await self._redis.zcard(self._prefix + judge_key))
+
+    @asynccontextmanager
+    async def slot(
+        self, judge_key: str, limit: int, *, lease_s: float | None = None
+    ) -> AsyncIterator[None]:
+        """Hold one of the judge's `limit` slots, shared by all workers, for the block."""
+        token = uuid.uuid4().hex
+        delay = self._poll[0]
+        while not await self.try_acquire(judge_key, limit, token, lease_s=lease_s):
+            await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 - jitter
+            delay = min(delay * 2, self._poll[1])
+        try:
+            yield
+        finally:
+            await self.release(judge_key, token)
 
 
 class LocalRateLimiter:

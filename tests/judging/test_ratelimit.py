@@ -166,3 +166,50 @@ def test_concurrency_cap_holds_at_most_limit_in_flight() -> None:
         return peak
 
     assert asyncio.run(run()) == 3
+
+
+def test_the_shared_cap_holds_across_workers(prefix: str) -> None:
+    """Five workers, each allowed 4 calls at once, never hold more than the judge's 4 in all."""
+    from judging.ratelimit import RedisSemaphore
+
+    async def scenario() -> tuple[int, int]:
+        clients = [AsyncRedis.from_url(REDIS_URL) for _ in range(5)]
+        caps = [RedisSemaphore(client, prefix=prefix) for client in clients]
+        in_flight, peak, done = 0, 0, 0
+
+        async def call(cap: RedisSemaphore) -> None:
+            nonlocal in_flight, peak, done
+            async with cap.slot("judge", 4, lease_s=10):
+                in_flight += 1
+                peak = max(peak, in_flight)
+                await asyncio.sleep(0.01)
+                in_flight -= 1
+                done += 1
+
+        await asyncio.gather(*(call(cap) for cap in caps for _ in range(8)))
+        for client in clients:
+            await client.aclose()
+        return peak, done
+
+    peak, done = asyncio.run(scenario())
+    assert done == 40 and peak == 4
+
+
+def test_a_dead_workers_slots_come_back_when_their_lease_ends(prefix: str) -> None:
+    """Slots taken by a worker that never released them free themselves after the lease."""
+    from judging.ratelimit import RedisSemaphore
+
+    async def scenario() -> tuple[bool, bool, int]:
+        client = AsyncRedis.from_url(REDIS_URL)
+        cap = RedisSemaphore(client, prefix=prefix)
+        for token in ("dead-1", "dead-2"):
+            assert await cap.try_acquire("judge", 2, token, lease_s=0.2)
+        blocked = await cap.try_acquire("judge", 2, "alive", lease_s=5)
+        await asyncio.sleep(0.3)
+        freed = await cap.try_acquire("judge", 2, "alive", lease_s=5)
+        holders = await cap.holders("judge")
+        await client.aclose()
+        return blocked, freed, holders
+
+    blocked, freed, holders = asyncio.run(scenario())
+    assert (blocked, freed, holders) == (False, True, 1)
