@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from annotation.exports.parquet import iter_release_parquet
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.logicvista import iter_logicvista
 from annotation.formats.mmooc import iter_mmooc
-from annotation.formats.records import ParsedSample, RowError
+from annotation.formats.records import FormatError, ParsedSample, RowError
 from annotation.formats.textio import Source
 from annotation.formats.trimodal import iter_trimodal
 from annotation.formats.vlmevalkit import iter_vlmevalkit
@@ -31,6 +35,8 @@ class ImportFormat:
     read: Reader
     # How rows are counted for progress: "lines" (JSON lines), "tsv", "parquet_or_lines", "json".
     counting: str
+    # The site's own exports carry either kind of sample; other formats fix the kind.
+    any_kind: bool = False
 
 
 def _mmooc(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
@@ -55,6 +61,17 @@ def _logicvista(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSa
 
 def _jsonl(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
     return iter_jsonl(source)
+
+
+def _release(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    if not isinstance(source, str | os.PathLike):
+        raise FormatError(gettext("a Parquet file must be read from a file, not a stream"))
+    try:
+        yield from iter_release_parquet(source)
+    except (pa.ArrowInvalid, OSError, KeyError) as exc:
+        raise FormatError(
+            gettext("the file is not a Parquet export of this site (%(detail)s)") % {"detail": exc}
+        ) from exc
 
 
 FORMATS: dict[str, ImportFormat] = {
@@ -99,6 +116,16 @@ FORMATS: dict[str, ImportFormat] = {
             DatasetKind.IMAGE_QUESTION,
             _jsonl,
             "lines",
+            any_kind=True,
+        ),
+        ImportFormat(
+            "release",
+            _("This site's own export (Parquet, or a Hugging Face folder's Parquet file)"),
+            (".parquet",),
+            DatasetKind.IMAGE_QUESTION,
+            _release,
+            "parquet_or_lines",
+            any_kind=True,
         ),
     )
 }

@@ -76,7 +76,7 @@ def _check_format(dataset: Dataset, format: str) -> ImportFormat:
             code="bad_format",
         )
     # The site's own export carries either kind of sample.
-    if fmt.code != "jsonl" and fmt.dataset_kind != dataset.kind:
+    if not fmt.any_kind and fmt.dataset_kind != dataset.kind:
         raise ValidationError(
             _("The format %(format)s imports %(kind)s samples, but “%(dataset)s” holds %(held)s.")
             % {

@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +18,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import services
-from annotation.exports.parquet import iter_release_parquet
 from annotation.exports.records import LABEL_FIELD_NAMES
-from annotation.formats.records import ParsedSample, RowError
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -101,36 +98,6 @@ def import_with_service(dataset: Dataset, path: Path, fmt: str, file: str = "") 
     assert done is not None
     assert done.status == JobStatus.SUCCEEDED, done.message
     assert done.rejected == 0, list(done.row_errors.values_list("message", flat=True))
-
-
-def import_parsed(dataset: Dataset, parsed: Iterable[ParsedSample | RowError]) -> None:
-    """Import parsed records through the sample services (the Parquet formats have no import
-    format of their own yet)."""
-    pairs: list[tuple[str, str]] = []
-    for item in parsed:
-        assert isinstance(item, ParsedSample), item
-        media = [
-            (
-                ref.role,
-                services.media_asset_store(
-                    data=ref.data or b"", kind=ref.role, licence=item.licence
-                ),
-            )
-            for ref in sorted(item.media, key=lambda m: (m.role, m.position))
-        ]
-        services.sample_create(
-            dataset=dataset,
-            external_id=item.external_id,
-            media=media,
-            **{name: getattr(item, name) for name in services.LABEL_FIELDS},
-        )
-        if item.pair_external_id:
-            pairs.append((item.external_id, item.pair_external_id))
-    for one, other in pairs:
-        samples = Sample.objects.filter(dataset=dataset)
-        services.sample_link_pair(
-            unsafe=samples.get(external_id=one), safe=samples.get(external_id=other)
-        )
 
 
 def mmooc_mixture(dataset: Dataset) -> None:
@@ -239,15 +206,14 @@ def test_image_question_round_trip_gives_back_the_same_samples(
     elif fmt == "mmooc":
         import_with_service(target, path, "mmooc", file="data/ooc.parquet")
         import_with_service(target, path, "mmooc", file="data/ic.parquet")
+    elif fmt == "hf":  # the zip as downloaded, one split's Parquet file at a time
+        with zipfile.ZipFile(path) as archive:
+            splits = [n for n in archive.namelist() if n.endswith(".parquet")]
+        assert len(splits) >= 2
+        for name in splits:
+            import_with_service(target, path, "release", file=name)
     else:
-        if fmt == "hf":
-            with zipfile.ZipFile(path) as archive:
-                archive.extractall(tmp_path / "hf")
-            files = sorted((tmp_path / "hf" / "data").glob("*.parquet"))
-        else:
-            files = [path]
-        for file in files:
-            import_parsed(target, iter_release_parquet(file))
+        import_with_service(target, path, "release")
     expected = fingerprint(source)
     for external_id in list(expected):
         if external_id not in entry_ids(snapshot):
@@ -333,13 +299,9 @@ def test_trimodal_round_trip_carries_audio_and_pairs(fmt: str, tmp_path: Path) -
         assert "data.jsonl" in names and any(n.startswith("media/audio/") for n in names)
         import_with_service(target, path, "jsonl", file="data.jsonl")
     elif fmt == "hf":
-        with zipfile.ZipFile(path) as archive:
-            archive.extractall(tmp_path / "hf")
-        import_parsed(
-            target, iter_release_parquet(tmp_path / "hf/data/train-00000-of-00001.parquet")
-        )
+        import_with_service(target, path, "release", file="data/train-00000-of-00001.parquet")
     else:
-        import_parsed(target, iter_release_parquet(path))
+        import_with_service(target, path, "release")
     assert fingerprint(target) == fingerprint(source)
 
 
@@ -510,3 +472,23 @@ def test_the_hf_folder_loads_with_hugging_face_datasets(
     assert first["image"].size == (64, 48)  # a PIL image, decoded by the Image feature
     sample = Sample.objects.get(dataset=source, external_id=first["external_id"])
     assert first["reference_answer"] == sample.reference_answer
+
+
+def test_a_file_that_is_not_a_release_parquet_is_refused_readably(tmp_path: Path) -> None:
+    """Importing a text file as the site's Parquet export fails the job with a reason and
+    leaves no sample behind."""
+    bogus = tmp_path / "release.parquet"
+    bogus.write_text('{"external_id": "x"}\n', encoding="utf-8")
+    target = mmooc_dataset(name="target")
+    job = services.import_job_create(
+        dataset=target,
+        format="release",
+        source_kind=ImportSourceKind.SERVER_PATH,
+        source=str(bogus),
+        trusted=True,
+        queue=False,
+    )
+    done = services.import_job_run(job_id=job.pk)
+    assert done is not None and done.status == JobStatus.FAILED
+    assert "Parquet" in done.message
+    assert not Sample.objects.filter(dataset=target).exists()
