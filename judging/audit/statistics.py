@@ -172,11 +172,20 @@ def comparison_dict(comparison: Comparison | None) -> dict[str, Any] | None:
     return out
 
 
-def _calibration_dict(judge: str, summary: CalibrationSummary, repeats: int) -> dict[str, Any]:
+def _calibration_dict(
+    judge: str,
+    summary: CalibrationSummary,
+    repeats: int,
+    by_category: Mapping[str, CalibrationSummary] | None = None,
+) -> dict[str, Any]:
     return {
         "judge": judge,
         "max_repeats": repeats,
         "ece": figure_dict(summary.ece),
+        "by_category": [
+            {"category": category, "ece": figure_dict(part.ece)}
+            for category, part in sorted((by_category or {}).items())
+        ],
         "bins": [
             {
                 "lower": b.lower,
@@ -503,6 +512,7 @@ def _calibration(
         human,
         target.labels,
         positive=target.positive,
+        groups={"category": [data.groups["category"][i] for i in idx]},
         strata=rated.strata,
         item_weights=rated.weights,
         n_replicates=n_replicates,
@@ -513,7 +523,10 @@ def _calibration(
         "positive": target.positive,
         "judges": [
             _calibration_dict(
-                judge, report[judge].overall, max((len(v) for v in votes[judge]), default=0)
+                judge,
+                report[judge].overall,
+                max((len(v) for v in votes[judge]), default=0),
+                {str(k): v for k, v in report[judge].by_group.get("category", {}).items()},
             )
             for judge in votes
         ],

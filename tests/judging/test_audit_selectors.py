@@ -94,3 +94,15 @@ def test_progress_counts_slots_and_auditors(django_assert_max_num_queries: Any) 
     assert (progress.items, progress.slots, progress.done) == (10, 12, 12)
     assert sum(a.ratings for a in progress.auditors) == 12
     assert progress.percent == 100.0
+
+
+def test_calibration_is_given_per_category_as_well() -> None:
+    """Each judge's calibration comes per category too, each with its n, summing to the whole."""
+    dataset, _ = af.scoring_dataset(n_samples=25, repeats=3)
+    audit_set = af.draw(dataset, size=30)
+    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    stats = statistics.audit_statistics(audit_set=audit_set, n_replicates=50)
+    for judge in stats["calibration"]["judges"]:
+        parts = judge["by_category"]
+        assert len(parts) >= 2
+        assert sum(part["ece"]["n"] for part in parts) == judge["ece"]["n"]
