@@ -15,6 +15,7 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
 from annotation.roles import acting_user, is_lead
 from judging import selectors, services
+from judging.audit import statistics as audit_statistics
 from judging.forms import JobStartForm, JudgeForm
 from judging.models import JudgeJob
 
@@ -150,8 +151,15 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
 def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = _dataset(request, dataset_id)
     board = selectors.leaderboard(dataset=dataset)
+    audit_set, corrected = audit_statistics.leaderboard_corrections(dataset=dataset)
     return render(
         request,
         "judging/leaderboard.html",
-        {"dataset": dataset, "board": board, "chart": _chart(board)},
+        {
+            "dataset": dataset,
+            "board": board,
+            "chart": _chart(board),
+            "audit_set": audit_set,
+            "corrected": corrected,
+        },
     )

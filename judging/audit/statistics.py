@@ -25,6 +25,7 @@ from django.db.models import Avg, Case, F, FloatField, Value, When
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from annotation.models import Dataset
 from judging.audit.selectors import (
     VERDICT_TASK,
     audit_ratings_version,
@@ -783,3 +784,18 @@ def audit_statistics_cached(*, audit_set: AuditSet) -> dict[str, Any]:
         cached = audit_statistics(audit_set=audit_set)
         cache.set(key, cached, CACHE_SECONDS)
     return cached
+
+
+def leaderboard_corrections(*, dataset: Dataset) -> tuple[AuditSet | None, dict[str, Any]]:
+    """The latest rated scoring or safety audit of a dataset and its PPI-corrected score per
+    model, for the leaderboard to show beside the judges' own scores."""
+    audit_set = (
+        AuditSet.objects.filter(dataset=dataset, task__in=[AuditTask.SCORING, AuditTask.SAFETY])
+        .filter(ratings__isnull=False)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if audit_set is None:
+        return None, {}
+    stats = audit_statistics_cached(audit_set=audit_set)
+    return audit_set, {score["model"]: score for score in stats.get("corrected", [])}

@@ -312,3 +312,24 @@ def test_statistics_are_computed_once_per_ratings_state(
     rng = np.random.default_rng(0)
     af.rate_all(audit_set, [UserFactory()], seed=int(rng.integers(100)))
     assert api.get(url).json()["n_double_rated"] == 3 != first["n_double_rated"]
+
+
+def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead: Any) -> None:
+    """Once an audit is rated, each model's PPI-corrected score and interval sit beside the
+    judges' score on the leaderboard, equal to the statistics page's."""
+    dataset, _ = af.scoring_dataset(n_samples=25)
+    client = Client()
+    client.force_login(lead)
+    url = reverse("judging:leaderboard", args=[dataset.pk])
+    assert "Corrected by the audit" not in client.get(url).content.decode()
+    audit_set = af.draw(dataset, size=30)
+    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    page = client.get(url).content.decode()
+    assert "Corrected by the audit (PPI)" in page
+    stats = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
+    assert stats.status_code == 200
+    from judging.audit.statistics import audit_statistics_cached
+
+    for score in audit_statistics_cached(audit_set=audit_set)["corrected"]:
+        if score["corrected"]:
+            assert f"{score['corrected']['estimate']:.3f}" in page
