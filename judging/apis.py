@@ -27,27 +27,7 @@ MAX_JOBS_LISTED = 50
 class JudgeOutput(serializers.ModelSerializer[Judge]):
     class Meta:
         model = Judge
-        fields = [
-            "id",
-            "name",
-            "kind",
-            "base_url",
-            "model",
-            "api_key_env",
-            "temperature",
-            "timeout_s",
-            "max_concurrency",
-            "requests_per_minute",
-            "max_tokens",
-            "text_only",
-            "family",
-            "prompt_version",
-            "max_attempts",
-            "backoff_base_s",
-            "backoff_max_s",
-            "retry_after_max_s",
-            "enabled",
-        ]
+        fields = ["id", "name", *services.JUDGE_FIELDS]
 
 
 class JudgeInput(serializers.Serializer[Any]):

@@ -12,6 +12,9 @@ from judging.services.jobs import (
     judge_job_start,
 )
 from judging.services.judges import (
+    EDITABLE_FIELDS as JUDGE_FIELDS,
+)
+from judging.services.judges import (
     judge_api_key,
     judge_create,
     judge_get_or_create_external,
@@ -21,6 +24,7 @@ from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response
 from judging.services.verdicts import verdict_import
 
 __all__ = [
+    "JUDGE_FIELDS",
     "RESPONSE_FORMATS",
     "ImportSummary",
     "job_task_for",
