@@ -29,6 +29,7 @@ from annotation.exports.records import (
 )
 
 DEFAULT_SPLIT = "train"
+MORE_IMAGES = "more_images"
 _SPLIT_CHARS = re.compile(r"[^\w]+")
 
 
@@ -50,7 +51,12 @@ def split_name(value: str) -> str:
 
 
 def hf_schema(*, with_audio: bool) -> pa.Schema:
-    fields = [*label_columns(), pa.field("image", HF_FILE_TYPE)]
+    # A sample's first image is `image`; multi-image samples keep the others in order.
+    fields = [
+        *label_columns(),
+        pa.field("image", HF_FILE_TYPE),
+        pa.field(MORE_IMAGES, pa.list_(HF_FILE_TYPE)),
+    ]
     if with_audio:
         fields.append(pa.field("audio", HF_FILE_TYPE))
     fields += [pa.field("review", pa.string()), pa.field("content_hash", pa.string())]
@@ -63,6 +69,15 @@ def _file_cell(record: ExportRecord, role: str) -> tuple[dict[str, Any] | None, 
         return None, 0
     data = items[0].read()
     return {"bytes": data, "path": f"{items[0].sha256}{items[0].extension}"}, len(data)
+
+
+def _more_images(record: ExportRecord) -> tuple[list[dict[str, Any]], int]:
+    cells, size = [], 0
+    for item in record.media_of("image")[1:]:
+        data = item.read()
+        cells.append({"bytes": data, "path": f"{item.sha256}{item.extension}"})
+        size += len(data)
+    return cells, size
 
 
 def write_hf_folder(
@@ -81,6 +96,8 @@ def write_hf_folder(
                 writer = writers[split] = RowGroupWriter(path, schema)
             row = label_row(record)
             row["image"], size = _file_cell(record, "image")
+            row[MORE_IMAGES], more_size = _more_images(record)
+            size += more_size
             if with_audio:
                 row["audio"], audio_size = _file_cell(record, "audio")
                 size += audio_size
@@ -103,6 +120,8 @@ def _feature_lines(with_audio: bool) -> list[str]:
         lines.append(f"  - name: {column.name}")
         if column.name in {"image", "audio"}:
             lines.append(f"    dtype: {column.name}")
+        elif column.name == MORE_IMAGES:
+            lines.append("    sequence: image")
         elif column.name == OPTION_FIELD:
             lines += [
                 "    list:",

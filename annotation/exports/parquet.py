@@ -177,6 +177,9 @@ def _parsed(row: int, record: dict[str, Any]) -> ParsedSample:
         cell = record.get(role)
         if isinstance(cell, dict) and cell.get("bytes"):
             media.append(MediaRef(role, 0, data=cell["bytes"], path=None))
+    for position, cell in enumerate(record.get("more_images") or [], start=1):
+        if isinstance(cell, dict) and cell.get("bytes"):
+            media.append(MediaRef("image", position, data=cell["bytes"], path=None))
     extra = json.loads(record.get("extra") or "{}")
     values: dict[str, Any] = {name: record.get(name) or "" for name in TEXT_FIELDS}
     values.update({name: list(record.get(name) or []) for name in STRING_LIST_FIELDS})

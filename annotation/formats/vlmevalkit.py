@@ -33,6 +33,8 @@ REUSE_MAX_CHARS = 64
 REQUIRED_COLUMNS = ("index", "question")
 _CONSUMED = {"index", "image", "image_path", "question", "answer", "category", "l2-category"}
 _CONSUMED |= {"split", *string.ascii_uppercase}
+# Columns this site's own TSV export adds beside VLMEvalKit's, read back into their fields.
+_CONSUMED |= {"explanation", "reasoning", "answerability_group", "source_dataset"}
 
 
 def _raise_field_limit() -> None:
@@ -145,9 +147,11 @@ def _sample(
         question_format="mcq",
         options=options,
         reference_answer=normalise_choice_answer(as_text(record.get("answer"))),
+        explanation=as_text(record.get("explanation")) or as_text(record.get("reasoning")),
+        answerability_group=as_text(record.get("answerability_group")),
         category_code=as_text(record.get("category")),
         scenario=as_text(record.get("l2-category")),
-        source_dataset=source_dataset,
+        source_dataset=as_text(record.get("source_dataset")) or source_dataset,
         split=as_text(record.get("split")),
         media=media,
         extra=extra,

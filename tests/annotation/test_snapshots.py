@@ -228,7 +228,6 @@ def test_vlmevalkit_tsv_round_trip_gives_back_the_same_samples(tmp_path: Path) -
         name="mmt", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
     )
     common = {
-        "explanation": "",
         "answerability_group": "",
         "source_dataset": "MMT-Bench",
         "status": SampleStatus.VERIFIED,
@@ -243,6 +242,7 @@ def test_vlmevalkit_tsv_round_trip_gives_back_the_same_samples(tmp_path: Path) -
             category_code="visual_recognition",
             scenario="object_detection",
             split="val" if n else "",
+            explanation=f"Because of reason {n}." if n else "",
             **common,
         )
         verified_ids.append(sample.external_id)
@@ -492,3 +492,36 @@ def test_a_file_that_is_not_a_release_parquet_is_refused_readably(tmp_path: Path
     assert done is not None and done.status == JobStatus.FAILED
     assert "Parquet" in done.message
     assert not Sample.objects.filter(dataset=target).exists()
+
+
+def test_multi_image_samples_round_trip_through_the_hugging_face_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A multi-image sample keeps every image, in order, through the Hugging Face export:
+    `datasets` loads the extra images as a sequence of images, and re-importing gives the
+    same sample back."""
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    import datasets
+
+    source = services.dataset_create(name="multi", kind=DatasetKind.IMAGE_QUESTION)
+    images = [image_asset(colour=(10 * i, 20, 30)) for i in range(3)]
+    services.sample_create(
+        dataset=source,
+        external_id="m1",
+        media=[("image", image) for image in images],
+        question="Which image differs?",
+        question_format="mcq",
+        options=[{"label": "A", "text": "first"}, {"label": "B", "text": "third"}],
+        reference_answer="B",
+        status=SampleStatus.VERIFIED,
+    )
+    snapshot = build(source, "release", "hf")
+    path = download(snapshot, tmp_path)
+    target = services.dataset_create(name="multi2", kind=DatasetKind.IMAGE_QUESTION)
+    import_with_service(target, path, "release", file="data/train-00000-of-00001.parquet")
+    assert fingerprint(target) == fingerprint(source)
+    with zipfile.ZipFile(path) as archive:
+        archive.extractall(tmp_path / "hf")
+    row = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "cache"))["train"][0]
+    assert [image.size for image in row["more_images"]] == [(64, 48), (64, 48)]
