@@ -69,6 +69,11 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
             "-master.volumeSizeLimitMB=64",
             # The default of 8 volumes fills up after two buckets (one bucket per test).
             "-volume.max=0",
+            # Listeners nobody here uses, on fixed default ports two servers would fight over;
+            # and no telemetry: the machine has no network.
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            "-master.telemetry=false",
             f"-master.port.grpc={free_port()}",
             f"-volume.port.grpc={free_port()}",
             f"-filer.port.grpc={free_port()}",
