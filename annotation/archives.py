@@ -14,6 +14,8 @@ import zlib
 from types import TracebackType
 from typing import IO
 
+from annotation.formats.records import message
+
 # Tiny members may legitimately compress very well; the ratio check starts above this.
 RATIO_CHECK_MIN_BYTES = 64 * 1024
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -28,10 +30,6 @@ class ArchiveError(Exception):
         self.message = message
 
 
-def _message(template: str, **values: object) -> str:
-    return template.format(**values)
-
-
 def normalise_member_path(path: str) -> str:
     """A relative archive path in canonical form ("a/b.png"); ArchiveError if unsafe.
 
@@ -39,20 +37,20 @@ def normalise_member_path(path: str) -> str:
     all of which can make an extracted path escape its folder.
     """
     if "\x00" in path:
-        raise ArchiveError(_message("the path '{path}' contains a NUL character", path=path))
+        raise ArchiveError(message("the path '{path}' contains a NUL character", path=path))
     if "\\" in path:
         raise ArchiveError(
-            _message("the path '{path}' contains a backslash, which is not allowed", path=path)
+            message("the path '{path}' contains a backslash, which is not allowed", path=path)
         )
     if path.startswith("/") or _DRIVE.match(path):
-        raise ArchiveError(_message("the path '{path}' is absolute", path=path))
+        raise ArchiveError(message("the path '{path}' is absolute", path=path))
     parts = [part for part in path.split("/") if part not in {"", "."}]
     if ".." in parts:
         raise ArchiveError(
-            _message("the path '{path}' points outside the archive with '..'", path=path)
+            message("the path '{path}' points outside the archive with '..'", path=path)
         )
     if not parts:
-        raise ArchiveError(_message("the path '{path}' is empty", path=path))
+        raise ArchiveError(message("the path '{path}' is empty", path=path))
     return "/".join(parts)
 
 
@@ -71,13 +69,13 @@ class _LimitedReader(io.RawIOBase):
             data = self._inner.read(len(buffer))
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             raise ArchiveError(
-                _message("the member '{name}' is damaged ({detail})", name=self._name, detail=exc)
+                message("the member '{name}' is damaged ({detail})", name=self._name, detail=exc)
             ) from exc
         self._count += len(data)
         self._owner._account(len(data))
         if self._count > self._limit:
             raise ArchiveError(
-                _message(
+                message(
                     "the member '{name}' holds more data than its header declares",
                     name=self._name,
                 )
@@ -109,7 +107,7 @@ class SafeZip:
         try:
             self._zip = zipfile.ZipFile(path_or_file)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            raise ArchiveError(_message("the file is not a readable zip archive")) from exc
+            raise ArchiveError(message("the file is not a readable zip archive")) from exc
         try:
             self._members = self._check(max_members, max_total_bytes, max_ratio)
         except ArchiveError:
@@ -122,7 +120,7 @@ class SafeZip:
         infos = self._zip.infolist()
         if len(infos) > max_members:
             raise ArchiveError(
-                _message(
+                message(
                     "the archive has {count} members, more than the limit of {limit}",
                     count=len(infos),
                     limit=max_members,
@@ -135,18 +133,18 @@ class SafeZip:
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
                 raise ArchiveError(
-                    _message("the member '{name}' is a symbolic link", name=info.filename)
+                    message("the member '{name}' is a symbolic link", name=info.filename)
                 )
             if info.flag_bits & 0x1:
-                raise ArchiveError(_message("the member '{name}' is encrypted", name=info.filename))
+                raise ArchiveError(message("the member '{name}' is encrypted", name=info.filename))
             if info.is_dir():
                 continue
             if name in members:
-                raise ArchiveError(_message("the archive holds '{name}' more than once", name=name))
+                raise ArchiveError(message("the archive holds '{name}' more than once", name=name))
             total += info.file_size
             if total > max_total_bytes:
                 raise ArchiveError(
-                    _message(
+                    message(
                         "the archive unpacks to more than the limit of {limit} bytes",
                         limit=max_total_bytes,
                     )
@@ -155,7 +153,7 @@ class SafeZip:
                 info.compress_size, 1
             ):
                 raise ArchiveError(
-                    _message(
+                    message(
                         "the member '{name}' is compressed more than {ratio}:1, "
                         "which is refused as a possible zip bomb",
                         name=info.filename,
@@ -169,7 +167,7 @@ class SafeZip:
         self._read_bytes += size
         if self._read_bytes > self.max_total_bytes:
             raise ArchiveError(
-                _message(
+                message(
                     "reading the archive produced more than the limit of {limit} bytes",
                     limit=self.max_total_bytes,
                 )
@@ -199,7 +197,7 @@ class SafeZip:
         """A stream of one member's bytes that enforces the size limits while reading."""
         info = self._members.get(name)
         if info is None:
-            raise ArchiveError(_message("the archive has no member '{name}'", name=name))
+            raise ArchiveError(message("the archive has no member '{name}'", name=name))
         inner = self._zip.open(info)
         return io.BufferedReader(_LimitedReader(inner, name, info.file_size, self), _CHUNK)
 

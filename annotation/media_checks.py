@@ -14,6 +14,8 @@ import numpy as np
 import soundfile as sf
 from PIL import Image, ImageOps, UnidentifiedImageError, features
 
+from annotation.formats.records import message
+
 ALLOWED_IMAGE_FORMATS = {
     "JPEG": "image/jpeg",
     "PNG": "image/png",
@@ -63,10 +65,6 @@ class AudioInfo:
     channels: int
 
 
-def _message(template: str, **values: object) -> str:
-    return template.format(**values)
-
-
 def sha256_hex(data: bytes) -> str:
     """The SHA-256 digest of the bytes, in hex (content address and duplicate check)."""
     return hashlib.sha256(data).hexdigest()
@@ -74,10 +72,10 @@ def sha256_hex(data: bytes) -> str:
 
 def _check_size(data: bytes, max_bytes: int, kind: str) -> None:
     if not data:
-        raise MediaError(_message("the {kind} file is empty", kind=kind))
+        raise MediaError(message("the {kind} file is empty", kind=kind))
     if len(data) > max_bytes:
         raise MediaError(
-            _message(
+            message(
                 "the {kind} file is {size} bytes, more than the limit of {limit} bytes",
                 kind=kind,
                 size=len(data),
@@ -94,14 +92,12 @@ def _open_image(data: bytes) -> Image.Image:
             return Image.open(io.BytesIO(data))
         except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
             raise MediaError(
-                _message("the image declares too many pixels to open safely ({detail})", detail=exc)
+                message("the image declares too many pixels to open safely ({detail})", detail=exc)
             ) from exc
         except UnidentifiedImageError as exc:
-            raise MediaError(_message("the file is not an image in a recognised format")) from exc
+            raise MediaError(message("the file is not an image in a recognised format")) from exc
         except (OSError, SyntaxError, ValueError) as exc:
-            raise MediaError(
-                _message("the image header is damaged ({detail})", detail=exc)
-            ) from exc
+            raise MediaError(message("the image header is damaged ({detail})", detail=exc)) from exc
 
 
 def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
@@ -112,7 +108,7 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
         image_format = image.format or ""
         if image_format not in ALLOWED_IMAGE_FORMATS:
             raise MediaError(
-                _message(
+                message(
                     "the image format {format} is not accepted (accepted: {accepted})",
                     format=image_format or "unknown",
                     accepted=", ".join(ALLOWED_IMAGE_FORMATS),
@@ -122,7 +118,7 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
         # Checked on the header, before any pixel is decoded.
         if width * height > max_pixels:
             raise MediaError(
-                _message(
+                message(
                     "the image is {width}×{height} pixels, more than the limit of {limit} pixels",
                     width=width,
                     height=height,
@@ -130,13 +126,13 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
                 )
             )
         if width <= 0 or height <= 0:
-            raise MediaError(_message("the image has no pixels"))
+            raise MediaError(message("the image has no pixels"))
         # verify() does not decode pixel data; load() does, and fails on truncation.
         try:
             image.load()
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             raise MediaError(
-                _message(
+                message(
                     "the image is truncated or damaged and cannot be decoded ({detail})", detail=exc
                 )
             ) from exc
@@ -185,7 +181,7 @@ def _open_audio(data: bytes) -> sf.SoundFile:
         return sf.SoundFile(io.BytesIO(data))
     except (sf.LibsndfileError, RuntimeError, TypeError, ValueError) as exc:
         raise MediaError(
-            _message("the file is not audio in a recognised format (WAV, Ogg, FLAC, MP3, AIFF)")
+            message("the file is not audio in a recognised format (WAV, Ogg, FLAC, MP3, AIFF)")
         ) from exc
 
 
@@ -195,14 +191,12 @@ def inspect_audio(data: bytes, *, max_bytes: int) -> AudioInfo:
     with _open_audio(data) as sound:
         frames, rate, channels = sound.frames, sound.samplerate, sound.channels
         if frames <= 0 or rate <= 0:
-            raise MediaError(_message("the audio file contains no sound"))
+            raise MediaError(message("the audio file contains no sound"))
         try:
             # A header can be valid over a broken body: decode the first block too.
             sound.read(min(frames, 4096), dtype="float32")
         except (sf.LibsndfileError, RuntimeError) as exc:
-            raise MediaError(
-                _message("the audio cannot be decoded ({detail})", detail=exc)
-            ) from exc
+            raise MediaError(message("the audio cannot be decoded ({detail})", detail=exc)) from exc
         audio_format = sound.format
     return AudioInfo(
         format=audio_format,

@@ -7,6 +7,7 @@ import binascii
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -86,9 +87,22 @@ class RowError:
     message: str
 
 
+_translate: Callable[[str], str] = str
+
+
+def set_translator(translate: Callable[[str], str]) -> None:
+    """Translate message templates with ``translate`` (the site installs Django's gettext).
+
+    The parsers stay free of Django; `makemessages` collects the templates of every
+    ``message(...)`` call (see mmooc_site's makemessages command).
+    """
+    global _translate
+    _translate = translate
+
+
 def message(template: str, **values: object) -> str:
-    """Fill a user-facing message template (kept separate so it can be translated later)."""
-    return template.format(**values)
+    """Fill a user-facing message template, translated into the active language."""
+    return _translate(template).format(**values)
 
 
 def is_missing(value: object) -> bool:

@@ -134,3 +134,24 @@ def test_the_browser_language_is_the_default(annotator: Any) -> None:
     english = Client(headers={"accept-language": "en-GB"})
     english.force_login(annotator)
     assert english.get("/datasets/").headers["Content-Language"] == "en"
+
+
+def test_parser_and_media_messages_follow_the_active_language() -> None:
+    """Row errors of the Django-free parsers and media checks are shown in the user's language,
+    with their values filled in."""
+    from django.utils import translation
+
+    from annotation.formats.records import ParsedSample
+    from annotation.formats.validate import TaxonomyView, validate_sample
+    from annotation.media_checks import MediaError, inspect_image
+
+    sample = ParsedSample(row=3, external_id="q1", question="Q?", category_code="XYZ")
+    taxonomy = TaxonomyView(categories={"VFP": "ooc"})
+    with translation.override("zh-hans"):
+        problems = validate_sample(sample, taxonomy)
+        with pytest.raises(MediaError) as refused:
+            inspect_image(b"not an image", max_bytes=1000, max_pixels=1000)
+    assert any("未知的类别编码“XYZ”" in problem for problem in problems)
+    assert "图像" in str(refused.value)
+    with translation.override("en"):
+        assert any("unknown category code 'XYZ'" in p for p in validate_sample(sample, taxonomy))
