@@ -235,6 +235,7 @@ LOGGING = {
 # import_samples command, run by an operator, may import any path), and the credentials of
 # s3:// import sources (the S3_ENDPOINT_URL and S3_REGION above apply to them too).
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
+IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
 S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
 S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 

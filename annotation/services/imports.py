@@ -135,6 +135,12 @@ def import_job_create(
     if source_kind == ImportSourceKind.UPLOAD:
         if upload is None or not upload.name:
             raise ValidationError(_("Choose a file to upload."), code="no_file")
+        if upload.size is not None and upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
+            raise ValidationError(
+                _("The file is %(size)s bytes, more than the limit of %(limit)s bytes.")
+                % {"size": upload.size, "limit": settings.IMPORT_MAX_UPLOAD_BYTES},
+                code="too_big",
+            )
         source_name = Path(upload.name).name
         stored = f"imports/{uuid.uuid4().hex}/{get_valid_filename(source_name) or 'upload'}"
         source = default_storage.save(stored, upload)

@@ -102,21 +102,28 @@ def sample_create(
     unknown = set(values) - set(LABEL_FIELDS)
     if unknown:
         raise TypeError(f"Not label fields: {sorted(unknown)}")
-    links = list(media)
-    _check(dataset, external_id, values, (role for role, _asset in links))
-    sample = Sample.objects.create(
+    positions: dict[str, int] = {}
+    slots = [(role, _next(positions, role), asset) for role, asset in media]
+    _check(dataset, external_id, values, (role for role, _position, _asset in slots))
+    # Hashed in (role, position) order, as sample_update and the import hash them.
+    ordered = sorted(slots, key=lambda slot: (slot[0], slot[1]))
+    sample = Sample(
         dataset=dataset,
         external_id=external_id,
         status=status,
         priority=priority,
         extra=dict(extra or {}),
-        content_hash=_content_hash(values, (a.sha256 for _role, a in links)),
         **values,
     )
-    positions: dict[str, int] = {}
+    # Hashed from the instance, so fields left out hash as their defaults, as in updates.
+    sample.content_hash = _content_hash(
+        {k: getattr(sample, k) for k in LABEL_FIELDS},
+        (asset.sha256 for _r, _p, asset in ordered),
+    )
+    sample.save(force_insert=True)
     SampleMedia.objects.bulk_create(
-        SampleMedia(sample=sample, asset=asset, role=role, position=_next(positions, role))
-        for role, asset in links
+        SampleMedia(sample=sample, asset=asset, role=role, position=position)
+        for role, position, asset in slots
     )
     SampleRevision.objects.create(
         sample=sample,

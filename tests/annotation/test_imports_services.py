@@ -797,3 +797,16 @@ def test_image_data_in_media_checks_is_fully_decoded() -> None:
         with pytest.raises(MediaError):
             inspect_image(data, max_bytes=10**7, max_pixels=64_000_000)
     assert io.BytesIO(image(1)).read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(settings: Any) -> None:
+    """A file larger than IMPORT_MAX_UPLOAD_BYTES gets a readable error; nothing is stored."""
+    settings.IMPORT_MAX_UPLOAD_BYTES = 100
+    dataset = dataset_for("mmooc", "mmooc")
+    upload = SimpleUploadedFile("big.jsonl", b"x" * 101)
+    with pytest.raises(ValidationError, match="more than the limit of 100 bytes"):
+        services.import_job_create(
+            dataset=dataset, format="mmooc", source_kind="upload", upload=upload
+        )
+    assert ImportJob.objects.count() == 0
+    assert not default_storage.exists("imports")

@@ -241,3 +241,25 @@ def test_derivation_makes_thumbnails_and_peaks() -> None:
     derived_at = image.derived_at
     again = services.media_asset_derive(asset_id=image.pk)
     assert again is not None and again.derived_at == derived_at
+
+
+def test_the_content_hash_orders_media_by_role_and_position() -> None:
+    """A sample made with its image before its audio hashes like the import and updates do
+    (media in role, then position order), so re-importing it finds it unchanged."""
+    dataset = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
+    image = image_asset(colour=(4, 5, 6))
+    audio = services.media_asset_store(data=wav_bytes(freq=300), kind="audio")
+    values = {
+        "image_description": "A stove.",
+        "audio_description": "A beep.",
+        "speech_utterance": "Nap time.",
+        "safety_label": "safe",
+        "safety_category": "physical_harm",
+        "safety_subcategory": "health_hazard",
+        "predicate": ["stove off (image)"],
+    }
+    sample = services.sample_create(
+        dataset=dataset, external_id="t1", media=[("image", image), ("audio", audio)], **values
+    )
+    full = {name: getattr(sample, name) for name in services.LABEL_FIELDS}
+    assert sample.content_hash == services.sample_content_hash(full, [audio.sha256, image.sha256])
