@@ -14,7 +14,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Dataset, Sample
+from annotation.models import Dataset, JobStatus, Sample
 from judging.models import ModelResponse
 
 __all__ = [
@@ -66,6 +66,11 @@ class AuditSet(models.Model):
     lease_seconds = models.PositiveIntegerField(
         _("lease duration in seconds"), default=DEFAULT_LEASE_SECONDS
     )
+    # Drawing runs in a worker: queued → running → succeeded (items stored) or failed.
+    status = models.CharField(
+        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.SUCCEEDED
+    )
+    message = models.TextField(_("message"), blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,

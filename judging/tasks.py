@@ -11,6 +11,7 @@ from celery import Task, shared_task
 from django.db import DatabaseError
 
 from judging import services
+from judging.audit import services as audit_services
 
 
 class _ChunkTask(Task):
@@ -50,3 +51,15 @@ def plan_judge_job(job_id: int) -> None:
 def run_judge_chunk(chunk_id: int) -> None:
     """Judge one chunk's missing items."""
     services.judge_chunk_run(chunk_id=chunk_id)
+
+
+@shared_task(
+    name="judging.draw_audit_set",
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def draw_audit_set(audit_set_id: int) -> None:
+    """Read the frame of a queued audit set and store its drawn items (idempotent)."""
+    audit_services.audit_set_draw_run(audit_set_id=audit_set_id)

@@ -12,7 +12,7 @@ import datetime as dt
 import math
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.core.exceptions import ValidationError
@@ -21,7 +21,8 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Dataset
+from annotation.models import Dataset, JobStatus
+from judging import tasks
 from judging.audit import selectors
 from judging.models_audit import (
     REASONING_QUARTERS,
@@ -134,7 +135,7 @@ def _second_ratings(n_items: int, fraction: float, seed: int) -> set[int]:
 
 
 @transaction.atomic
-def audit_set_draw(
+def audit_set_create(
     *,
     dataset: Dataset,
     name: str,
@@ -147,13 +148,12 @@ def audit_set_draw(
     seed: int = 0,
     double_rating_fraction: float = 0.1,
     by: User | None = None,
+    queue: bool = True,
 ) -> AuditSet:
-    """Draw an audit set from the dataset's judged items and store its items and slots.
+    """Record an audit set's design and queue its draw for a worker (on commit).
 
-    The draw is :func:`judging.stats.sampling.draw_audit_sample` over the frame of
-    :func:`selectors.audit_frame`; the same frame, design and seed give the same items in the
-    same order. Items are put in a seeded random order, so that a half-finished audit is a
-    random half; a seeded share of them gets a second rating slot.
+    A bad design or a taken name is refused at once, with readable messages; the frame (every
+    judged item of the dataset, possibly hundreds of thousands) is read by the worker.
     """
     design = audit_design_check(
         task=task,
@@ -170,21 +170,6 @@ def audit_set_draw(
         raise ValidationError({"name": _("Give the audit set a name (200 characters at most).")})
     if AuditSet.objects.filter(dataset=dataset, name=name).exists():
         raise ValidationError({"name": _("This dataset already has an audit set of that name.")})
-    rows = selectors.audit_frame(dataset=dataset, task=design.task)
-    if not rows:
-        raise ValidationError(
-            {"task": _("No judged items of this task yet: run the judges first.")},
-            code="empty_frame",
-        )
-    drawn = draw_audit_sample(
-        [row.item for row in rows],
-        n=design.size,
-        method=design.method,  # type: ignore[arg-type]
-        floor=design.floor,
-        oversample_rare=design.oversample_rare,
-        oversample_disagree=design.oversample_disagree,
-        seed=design.seed,
-    )
     audit_set = AuditSet.objects.create(
         dataset=dataset,
         name=name,
@@ -196,9 +181,47 @@ def audit_set_draw(
         oversample_disagree=design.oversample_disagree,
         seed=design.seed,
         double_rating_fraction=design.double_rating_fraction,
-        frame=_frame_summary(rows, drawn),
+        status=JobStatus.QUEUED,
         created_by=by,
     )
+    if queue:
+        transaction.on_commit(lambda: tasks.draw_audit_set.delay(audit_set.pk))
+    return audit_set
+
+
+@transaction.atomic
+def audit_set_draw_run(*, audit_set_id: int) -> AuditSet | None:
+    """Draw a queued audit set: read the frame, sample it, store items and rating slots.
+
+    The draw is :func:`judging.stats.sampling.draw_audit_sample` over the frame of
+    :func:`selectors.audit_frame`; the same frame, design and seed give the same items in the
+    same order. Items are put in a seeded random order, so that a half-finished audit is a
+    random half; a seeded share of them gets a second rating slot. Safe to run twice: a set
+    already drawn (or failed) is left as it is.
+    """
+    audit_set = AuditSet.objects.select_for_update().filter(pk=audit_set_id).first()
+    if audit_set is None or audit_set.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return audit_set
+    rows = selectors.audit_frame(dataset=audit_set.dataset, task=audit_set.task)
+    if not rows:
+        audit_set.status = JobStatus.FAILED
+        audit_set.message = _("No judged items of this task yet: run the judges first.")
+        audit_set.save(update_fields=["status", "message"])
+        return audit_set
+    design = audit_set
+    drawn = draw_audit_sample(
+        [row.item for row in rows],
+        n=design.size,
+        method=design.method,  # type: ignore[arg-type]
+        floor=design.floor,
+        oversample_rare=design.oversample_rare,
+        oversample_disagree=design.oversample_disagree,
+        seed=design.seed,
+    )
+    audit_set.frame = _frame_summary(rows, drawn)
+    audit_set.status = JobStatus.SUCCEEDED
+    audit_set.message = ""
+    audit_set.save(update_fields=["frame", "status", "message"])
     by_id = {row.item.item_id: row for row in rows}
     order = np.random.default_rng([design.seed, 1]).permutation(len(drawn.item_ids))
     twice = _second_ratings(len(drawn.item_ids), design.double_rating_fraction, design.seed)
@@ -239,6 +262,19 @@ def audit_set_draw(
         batch_size=_BATCH,
     )
     return audit_set
+
+
+def audit_set_draw(*, dataset: Dataset, name: str, task: str, size: int, **design: Any) -> AuditSet:
+    """Create and draw an audit set at once, in this process (scripts and tests)."""
+    audit_set = audit_set_create(
+        dataset=dataset, name=name, task=task, size=size, queue=False, **design
+    )
+    drawn = audit_set_draw_run(audit_set_id=audit_set.pk)
+    assert drawn is not None
+    if drawn.status == JobStatus.FAILED:
+        drawn.delete()
+        raise ValidationError({"task": drawn.message}, code="empty_frame")
+    return drawn
 
 
 @dataclass(frozen=True)

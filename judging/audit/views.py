@@ -115,14 +115,13 @@ def audit_new(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "seed": data["seed"],
             }
             try:
-                audit_set = services.audit_set_draw(
+                audit_set = services.audit_set_create(
                     dataset=dataset, name=name, by=acting_user(request.user), **data
                 )
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                drawn = sum(audit_set.frame["allocation"].values())
-                messages.success(request, _("Audit set drawn: %(n)d items.") % {"n": drawn})
+                messages.success(request, _("The audit set is being drawn in the background."))
                 return redirect("judging:audit_detail", audit_set_id=audit_set.pk)
     status = 400 if request.method == "POST" else 200
     return render(

@@ -6,6 +6,7 @@ import datetime as dt
 import threading
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -369,3 +370,34 @@ def test_concurrent_duplicate_submissions_make_one_rating() -> None:
     assert _run_threads(8, send) == []
     assert AuditRating.objects.count() == 1
     assert created.count(True) == 1
+
+
+def test_drawing_in_the_background_is_queued_then_done_once(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Creating a set queues its draw; the worker's run stores the items; a second run (a
+    redelivered task) changes nothing."""
+    dataset, _ = af.scoring_dataset(n_samples=20)
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        audit_set = services.audit_set_create(dataset=dataset, name="bg", task="scoring", size=12)
+    assert len(queued) == 1
+    audit_set.refresh_from_db()
+    assert audit_set.status == "succeeded" and audit_set.items.count() == 12
+    first = list(audit_set.items.values_list("id", "response_id"))
+    again = services.audit_set_draw_run(audit_set_id=audit_set.pk)
+    assert again is not None and list(again.items.values_list("id", "response_id")) == first
+
+
+def test_a_draw_with_nothing_judged_fails_with_its_reason() -> None:
+    """With no judged items, the worker marks the set failed and says why; no items."""
+    dataset = af.mmooc_dataset()
+    audit_set = services.audit_set_create(
+        dataset=dataset, name="empty", task="scoring", size=5, queue=False
+    )
+    failed = services.audit_set_draw_run(audit_set_id=audit_set.pk)
+    assert failed is not None and failed.status == "failed"
+    assert "run the judges first" in failed.message
+    assert not AuditItem.objects.filter(audit_set=audit_set).exists()
+    with pytest.raises(ValidationError, match="run the judges first"):
+        services.audit_set_draw(dataset=dataset, name="empty-2", task="scoring", size=5)
+    assert not AuditSet.objects.filter(name="empty-2").exists()

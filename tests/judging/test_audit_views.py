@@ -72,9 +72,11 @@ def test_only_leads_plan_and_draw(audit_set: AuditSet, auditor: Any) -> None:
     assert browser(auditor).post(url, {"task": "scoring", "size": 5}).status_code == 403
 
 
-def test_planner_shows_every_allocations_margin_before_drawing(lead: Any) -> None:
-    """The preview table lists compare_allocations' overall margins for the frame, and the
-    draw then stores a set and redirects to it."""
+def test_planner_shows_every_allocations_margin_before_drawing(
+    lead: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The preview table lists compare_allocations' overall margins for the frame; the draw
+    queues a worker task, redirects to the set, which shows its state until it is drawn."""
     dataset, _ = af.scoring_dataset(n_samples=30)
     url = reverse("judging:audit_new", args=[dataset.pk])
     params = {
@@ -94,11 +96,20 @@ def test_planner_shows_every_allocations_margin_before_drawing(lead: Any) -> Non
     sizes = frame_strata_sizes(audit_frame(dataset=dataset, task="scoring"))
     for choice in compare_allocations(sizes, 20, floor=3):
         assert f'data-method="{choice.method}">{choice.overall_margin:.3f}<' in html
-    drawn = browser(lead).post(url, params)
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        drawn = browser(lead).post(url, params)
     audit_set = AuditSet.objects.get(dataset=dataset)
     assert drawn.status_code == 302
     assert drawn["Location"] == reverse("judging:audit_detail", args=[audit_set.pk])
+    assert (audit_set.status, audit_set.items.count()) == ("queued", 0)
+    waiting = browser(lead).get(drawn["Location"]).content.decode()
+    assert 'id="draw-status" data-reload-ms=' in waiting
+    for callback in queued:  # the worker's task, run here (eager mode)
+        callback()
+    audit_set.refresh_from_db()
+    assert audit_set.status == "succeeded"
     assert audit_set.method == "sqrt" and audit_set.items.count() == 20
+    assert "data-reload-ms" not in browser(lead).get(drawn["Location"]).content.decode()
 
 
 def test_bad_design_is_a_readable_400(lead: Any) -> None:
