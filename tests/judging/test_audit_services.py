@@ -5,12 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
@@ -18,6 +16,7 @@ from judging.audit import services
 from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.threads import run_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -262,28 +261,6 @@ def test_good_rubric_values_pass() -> None:
 WORKERS = 10
 
 
-def _run_threads(count: int, target: Callable[[int], None]) -> list[BaseException]:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(count)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            target(index)
-        except BaseException as exc:  # reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a worker hung"
-    return errors
-
-
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_auditors_keep_every_invariant() -> None:
@@ -313,7 +290,7 @@ def test_concurrent_auditors_keep_every_invariant() -> None:
                 **af.rubric_for("scoring"),
             )
 
-    assert _run_threads(WORKERS, work) == []
+    assert run_threads(WORKERS, work) == []
     assert double_leases == []
     per_item = dict(
         AuditRating.objects.values_list("item").annotate(n=Count("id")).values_list("item", "n")
@@ -343,7 +320,7 @@ def test_concurrent_claims_by_one_auditor_share_one_lease() -> None:
         assert lease is not None
         leases.append(lease.lease_id)
 
-    assert _run_threads(8, claim) == []
+    assert run_threads(8, claim) == []
     assert len(set(leases)) == 1
     assert AuditLease.objects.filter(auditor=auditor).count() == 1
 
@@ -367,7 +344,7 @@ def test_concurrent_duplicate_submissions_make_one_rating() -> None:
         )
         created.append(result.created)
 
-    assert _run_threads(8, send) == []
+    assert run_threads(8, send) == []
     assert AuditRating.objects.count() == 1
     assert created.count(True) == 1
 

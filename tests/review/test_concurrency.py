@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.db.models import Count
 
 from annotation.models import Sample, SampleStatus
@@ -17,32 +15,11 @@ from review import services
 from review.models import Review, Slot
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
+from tests.support.threads import run_threads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 WORKERS = 12
-
-
-def _run_threads(count: int, target: Callable[[int], None]) -> list[BaseException]:
-    errors: list[BaseException] = []
-    barrier = threading.Barrier(count)
-
-    def run(index: int) -> None:
-        try:
-            barrier.wait()
-            target(index)
-        except BaseException as exc:  # reported by the test
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not any(t.is_alive() for t in threads), "a worker hung"
-    return errors
 
 
 def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
@@ -73,7 +50,7 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
                 seconds_spent=1,
             )
 
-    errors = _run_threads(WORKERS, work)
+    errors = run_threads(WORKERS, work)
     assert errors == []
     assert double_leases == []
     per_sample = dict(
@@ -102,7 +79,7 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
         assert lease is not None
         slots.append(lease.slot_id)
 
-    assert _run_threads(8, claim) == []
+    assert run_threads(8, claim) == []
     assert len(set(slots)) == 1
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
 
@@ -124,6 +101,6 @@ def test_concurrent_duplicate_submissions_make_one_review() -> None:
             )
         )
 
-    assert _run_threads(8, send) == []
+    assert run_threads(8, send) == []
     assert Review.objects.count() == 1
     assert sum(1 for r in results if r.created) == 1

@@ -1,0 +1,33 @@
+"""Real concurrency in tests: run a function in many threads at once, each with its own
+database connection, and collect what they raised."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from django.db import connection
+
+
+def run_threads(count: int, target: Callable[[int], None]) -> list[BaseException]:
+    """Start `count` threads together (a barrier), run `target(index)` in each, and return the
+    exceptions they raised; each thread closes its own connection at the end."""
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(count)
+
+    def run(index: int) -> None:
+        try:
+            barrier.wait()
+            target(index)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a worker hung"
+    return errors
