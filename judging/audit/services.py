@@ -208,23 +208,22 @@ def audit_set_draw_run(*, audit_set_id: int) -> AuditSet | None:
         audit_set.message = _("No judged items of this task yet: run the judges first.")
         audit_set.save(update_fields=["status", "message"])
         return audit_set
-    design = audit_set
     drawn = draw_audit_sample(
         [row.item for row in rows],
-        n=design.size,
-        method=design.method,  # type: ignore[arg-type]
-        floor=design.floor,
-        oversample_rare=design.oversample_rare,
-        oversample_disagree=design.oversample_disagree,
-        seed=design.seed,
+        n=audit_set.size,
+        method=audit_set.method,  # type: ignore[arg-type]
+        floor=audit_set.floor,
+        oversample_rare=audit_set.oversample_rare,
+        oversample_disagree=audit_set.oversample_disagree,
+        seed=audit_set.seed,
     )
     audit_set.frame = _frame_summary(rows, drawn)
     audit_set.status = JobStatus.SUCCEEDED
     audit_set.message = ""
     audit_set.save(update_fields=["frame", "status", "message"])
     by_id = {row.item.item_id: row for row in rows}
-    order = np.random.default_rng([design.seed, 1]).permutation(len(drawn.item_ids))
-    twice = _second_ratings(len(drawn.item_ids), design.double_rating_fraction, design.seed)
+    order = np.random.default_rng([audit_set.seed, 1]).permutation(len(drawn.item_ids))
+    twice = _second_ratings(len(drawn.item_ids), audit_set.double_rating_fraction, audit_set.seed)
     items = []
     for position, index in enumerate(order.tolist()):
         item_id = drawn.item_ids[index]
