@@ -6,9 +6,10 @@ the datasets they are members of. Superusers count as leads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import QuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -31,6 +32,16 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         cached = frozenset(names)
         user._role_cache = cached  # type: ignore[attr-defined]
     return cached
+
+
+def roles_known(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """True when the user's roles are already loaded (or need no query: superusers)."""
+    return getattr(user, "_role_cache", None) is not None or getattr(user, "is_superuser", False)
+
+
+def lead_link(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Any]:
+    """The user's link to the lead group, as a subquery that another query can test."""
+    return User.groups.through.objects.filter(user_id=cast(int, user.pk), group__name=LEAD)
 
 
 def acting_user(user: AbstractBaseUser | AnonymousUser) -> User | None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
 
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
+    DatasetMembership,
     MediaAsset,
     Sample,
     SampleMedia,
@@ -18,7 +20,7 @@ from annotation.models import (
     TaxonomyTerm,
     TermKind,
 )
-from annotation.roles import is_lead
+from annotation.roles import is_lead, lead_link, roles_known
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -30,6 +32,11 @@ def dataset_list_visible(*, user: AnyUser) -> QuerySet[Dataset]:
     """Leads see every dataset; everybody else only the datasets they are members of."""
     if not user.is_authenticated:
         return Dataset.objects.none()
+    if not roles_known(user):
+        # One query instead of two (the user's roles, then their datasets): an API call that
+        # only needs this answer tests the lead role inside it.
+        member = DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk)
+        return Dataset.objects.filter(Exists(lead_link(user)) | Exists(member))
     if is_lead(user):
         return Dataset.objects.all()
     return Dataset.objects.filter(memberships__user=user)
@@ -73,6 +80,21 @@ def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Samp
     if status:
         samples = samples.filter(status=status)
     return samples.order_by("id")
+
+
+def sample_fields(*, sample_id: int, fields: Iterable[str]) -> dict[str, Any] | None:
+    """Some fields of one sample as plain values, for an answer that needs no model."""
+    return Sample.objects.filter(pk=sample_id).values(*fields).first()
+
+
+def sample_media_rows(*, sample_id: int) -> list[dict[str, Any]]:
+    """A sample's media links in order: role, asset id and MIME type."""
+    rows = (
+        SampleMedia.objects.filter(sample_id=sample_id)
+        .order_by("role", "position")
+        .values("role", "asset_id", "asset__mime_type")
+    )
+    return [dict(row) for row in rows]
 
 
 def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True) -> Sample | None:

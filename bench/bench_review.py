@@ -7,18 +7,26 @@ in time:
 1. bare SQL: N threads, each with its own psycopg connection, run the queue's claim
    statement (same WHERE, ORDER BY, partial index and SKIP LOCKED as the site; the slot is
    retired in the same statement so one reviewer can claim again), one transaction each;
-2. site: the queue is reset and N reviewers (threads with httpx and token auth) loop
-   ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against gunicorn.
+2. framework floor: the same N client threads send ``GET /healthz/`` (no database, no
+   session) to the same gunicorn, which shows how many requests per second this web stack can
+   answer at all on this machine, whatever the view does;
+3. site: the queue is reset and N reviewers (threads with a keep-alive stdlib HTTP connection
+   and token auth) loop ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/``.
 
-Prints both phases' claims/s and p50/p95/p99 latency, their ratio, and from the database the
-double leases and over-reviewed samples, as one JSON object on the last line.
+The HTTP client is ``http.client`` rather than a richer library so that the load generator,
+which shares the machine's cores with gunicorn and PostgreSQL, costs as little as it can.
+
+Prints the phases' rates and p50/p95/p99 latency, the site/bare ratio, and from the database
+the double leases and over-reviewed samples, as one JSON object on the last line.
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
+     [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import statistics
@@ -31,7 +39,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,18 +168,106 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
     return {"claims": len(flat), "seconds": round(elapsed, 2), "latencies": flat}
 
 
-def reset_queue(db_url: str, dataset_id: int) -> None:
+def reset_queue(db_url: str, dataset_id: int, k: int) -> None:
+    """Every sample back to pending review with k open slots and no reviews (as built)."""
     with psycopg.connect(db_url, autocommit=True) as conn:
-        conn.execute(
-            "UPDATE review_slot SET reviewer_id = NULL, leased_at = NULL, done = false, "
-            "lease_expires_at = '2000-01-01' WHERE dataset_id = %s "
-            "AND (done OR reviewer_id IS NOT NULL)",
-            (dataset_id,),
-        )
-        conn.execute("VACUUM ANALYZE review_slot")
+        for sql in (
+            "DELETE FROM review_review WHERE dataset_id = %(ds)s",
+            "DELETE FROM review_outcome WHERE dataset_id = %(ds)s",
+            "DELETE FROM review_skip WHERE dataset_id = %(ds)s",
+            "DELETE FROM review_slot WHERE dataset_id = %(ds)s",
+            "DELETE FROM annotation_samplerevision r USING annotation_sample s "
+            "WHERE r.sample_id = s.id AND s.dataset_id = %(ds)s",
+            "UPDATE annotation_sample SET status = 'pending_review', revision = 1, extra = '{}' "
+            "WHERE dataset_id = %(ds)s AND (status <> 'pending_review' OR extra <> '{}')",
+            "INSERT INTO review_slot (dataset_id, sample_id, position, judges_disagree, priority, "
+            "lease_expires_at, done) SELECT s.dataset_id, s.id, p, s.judges_disagree, "
+            "s.priority, '2000-01-01', false FROM annotation_sample s, "
+            "generate_series(0, %(k)s - 1) p WHERE s.dataset_id = %(ds)s",
+        ):
+            conn.execute(sql, {"ds": dataset_id, "k": k})
+        for table in ("review_slot", "review_review", "annotation_sample"):
+            conn.execute(f"VACUUM ANALYZE {table}")
 
 
-def site_phase(base: str, dataset_id: int, tokens: list[str], seconds: float) -> Any:
+def load_built(db_url: str) -> dict[str, Any]:
+    """An earlier run's dataset, tokens and bare reviewers (for --reuse)."""
+    with psycopg.connect(db_url) as conn:
+        row = conn.execute(
+            "SELECT id FROM annotation_dataset WHERE name = 'bench MMOOC'"
+        ).fetchone()
+        if row is None:
+            raise SystemExit("--reuse: no earlier bench dataset in this database")
+        tokens = conn.execute(
+            "SELECT t.key FROM authtoken_token t JOIN auth_user u ON u.id = t.user_id "
+            "WHERE u.username LIKE 'bench-%%' ORDER BY u.id"
+        ).fetchall()
+        bare = conn.execute(
+            "SELECT id FROM auth_user WHERE username LIKE 'bare-%%' ORDER BY id"
+        ).fetchall()
+        slots = conn.execute("SELECT count(*) FROM review_slot").fetchone()
+    return {
+        "dataset_id": row[0],
+        "tokens": [t for (t,) in tokens],
+        "bare_ids": [b for (b,) in bare],
+        "slots": slots[0] if slots else 0,
+        "build_seconds": 0.0,
+    }
+
+
+class Http:
+    """One keep-alive connection; JSON in and out."""
+
+    def __init__(self, port: int, token: str | None = None) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.headers = {"Content-Type": "application/json", "Host": "127.0.0.1"}
+        if token:
+            self.headers["Authorization"] = f"Token {token}"
+
+    def send(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+        payload = None if body is None else json.dumps(body)
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, path, body=payload, headers=self.headers)
+                response = self.conn.getresponse()
+                return response.status, response.read()
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()  # the server closed an idle keep-alive: reconnect once
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def floor_phase(port: int, clients: int, seconds: float) -> Any:
+    """Requests per second for a view that does nothing: the web stack's own ceiling."""
+    counts = [0] * clients
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    barrier = threading.Barrier(clients + 1)
+    deadline: list[float] = [0.0]
+
+    def run(index: int) -> None:
+        http = Http(port)
+        barrier.wait()
+        while time.perf_counter() < deadline[0]:
+            t0 = time.perf_counter()
+            code, _body = http.send("GET", "/healthz/")
+            latencies[index].append(time.perf_counter() - t0)
+            counts[index] += code == 200
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    start = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    flat = [x for per in latencies for x in per]
+    return {"requests": sum(counts), "seconds": round(elapsed, 2), "latencies": flat}
+
+
+def site_phase(port: int, dataset_id: int, tokens: list[str], seconds: float) -> Any:
     claim_lat: list[list[float]] = [[] for _ in tokens]
     submit_lat: list[list[float]] = [[] for _ in tokens]
     errors: list[str] = []
@@ -183,41 +278,41 @@ def site_phase(base: str, dataset_id: int, tokens: list[str], seconds: float) ->
     deadline: list[float] = [0.0]
 
     def run(index: int) -> None:
-        headers = {"Authorization": f"Token {tokens[index]}"}
-        with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-            barrier.wait()
-            while time.perf_counter() < deadline[0]:
-                t0 = time.perf_counter()
-                claimed = client.post(f"/api/datasets/{dataset_id}/claim/", json={})
-                t1 = time.perf_counter()
-                if claimed.status_code == 204:
-                    break
-                if claimed.status_code != 200:
-                    errors.append(f"claim {claimed.status_code}: {claimed.text[:200]}")
-                    continue
-                body = claimed.json()
-                slot = body["lease"]["slot"]
-                with lock:
-                    if held.get(slot, index) != index:
-                        double.append(slot)
-                    held[slot] = index
-                claim_lat[index].append(t1 - t0)
-                with lock:
-                    held.pop(slot, None)
-                t2 = time.perf_counter()
-                sent = client.post(
-                    "/api/reviews/",
-                    json={
-                        "client_uuid": str(uuid.uuid4()),
-                        "sample": body["sample"]["id"],
-                        "decision": "accept",
-                        "seconds_spent": 3,
-                    },
-                )
-                if sent.status_code != 201:
-                    errors.append(f"submit {sent.status_code}: {sent.text[:200]}")
-                    continue
-                submit_lat[index].append(time.perf_counter() - t2)
+        http = Http(port, tokens[index])
+        barrier.wait()
+        while time.perf_counter() < deadline[0]:
+            t0 = time.perf_counter()
+            code, raw = http.send("POST", f"/api/datasets/{dataset_id}/claim/", {})
+            t1 = time.perf_counter()
+            if code == 204:
+                break
+            if code != 200:
+                errors.append(f"claim {code}: {raw[:200]!r}")
+                continue
+            body = json.loads(raw)
+            slot = body["lease"]["slot"]
+            with lock:
+                if held.get(slot, index) != index:
+                    double.append(slot)
+                held[slot] = index
+            claim_lat[index].append(t1 - t0)
+            with lock:
+                held.pop(slot, None)
+            t2 = time.perf_counter()
+            code, raw = http.send(
+                "POST",
+                "/api/reviews/",
+                {
+                    "client_uuid": str(uuid.uuid4()),
+                    "sample": body["sample"]["id"],
+                    "decision": "accept",
+                    "seconds_spent": 3,
+                },
+            )
+            if code != 201:
+                errors.append(f"submit {code}: {raw[:200]!r}")
+                continue
+            submit_lat[index].append(time.perf_counter() - t2)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(tokens))]
     for thread in threads:
@@ -276,10 +371,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--reuse", action="store_true")
     args = parser.parse_args()
 
     db_url = f"{args.pg}/{args.db}"
     var = Path(tempfile.mkdtemp(prefix="bench-review-"))
+    (var / "staticfiles").mkdir()
     env = {
         **os.environ,
         "DATABASE_URL": db_url,
@@ -293,18 +390,22 @@ def main() -> None:
         "LOG_LEVEL": "ERROR",
     }
     os.environ.update(env)
-    make_database(f"{args.pg}/postgres", args.db)
     python = sys.executable
-    subprocess.run(
-        [python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-    )
-    built = build(args.samples, args.reviewers, args.k)
-    print(f"built {args.samples} samples, {built['slots']} slots in {built['build_seconds']} s")
+    if args.reuse:
+        built = load_built(db_url)
+        reset_queue(db_url, built["dataset_id"], args.k)
+    else:
+        make_database(f"{args.pg}/postgres", args.db)
+        subprocess.run(
+            [python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
+        )
+        built = build(args.samples, args.reviewers, args.k)
+    print(f"{args.samples} samples, {built['slots']} slots (built in {built['build_seconds']} s)")
 
     bare = bare_phase(db_url, built["dataset_id"], built["bare_ids"], args.seconds)
     bare_rate = bare["claims"] / bare["seconds"]
     print(f"bare SQL: {bare['claims']} claims in {bare['seconds']} s = {bare_rate:.0f}/s")
-    reset_queue(db_url, built["dataset_id"])
+    reset_queue(db_url, built["dataset_id"], args.k)
 
     server = subprocess.Popen(
         [
@@ -326,15 +427,17 @@ def main() -> None:
         cwd=ROOT,
         env=env,
     )
-    base = f"http://127.0.0.1:{args.port}"
     try:
         for _ in range(200):
             try:
-                if httpx.get(f"{base}/healthz/", timeout=1).status_code < 500:
+                if Http(args.port).send("GET", "/healthz/")[0] == 200:
                     break
-            except httpx.HTTPError:
+            except OSError:
                 time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
-        site = site_phase(base, built["dataset_id"], built["tokens"], args.seconds)
+        floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
+        floor_rate = floor["requests"] / floor["seconds"]
+        print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")
+        site = site_phase(args.port, built["dataset_id"], built["tokens"], args.seconds)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -363,7 +466,13 @@ def main() -> None:
             "submit": percentiles(site["submit_latencies"]),
             "errors": site["error_count"],
         },
+        "framework_floor": {
+            "requests_per_s": round(floor_rate, 1),
+            "loops_per_s_at_most": round(floor_rate / 2, 1),
+            **percentiles(floor["latencies"]),
+        },
         "ratio_site_to_bare": round(site_rate / bare_rate, 3) if bare_rate else None,
+        "ratio_floor_loops_to_bare": round(floor_rate / 2 / bare_rate, 3) if bare_rate else None,
         "double_leases": site["client_double_leases"] + checks["reviewers_with_two_open_leases"],
         "over_reviewed_samples": checks["over_reviewed_samples"],
         "reviewed_twice": checks["reviewed_twice"],

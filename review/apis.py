@@ -69,28 +69,34 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
     url = serializers.CharField()
 
 
-def _leased_output(lease: services.Lease, sample: Sample) -> dict[str, Any]:
-    fields = verdicts.reviewable_fields(sample.dataset.kind)
+def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
+    fields = verdicts.reviewable_fields(dataset.kind)
+    sample = annotation_selectors.sample_fields(
+        sample_id=lease.sample_id, fields=("external_id", "status", "question", *fields)
+    )
+    if sample is None:  # pragma: no cover - a leased sample's slots go with it
+        raise NotFound()
+    media = annotation_selectors.sample_media_rows(sample_id=lease.sample_id)
     return {
         "lease": {"slot": lease.slot_id, "expires_at": lease.expires_at, "resumed": lease.resumed},
         "sample": {
-            "id": sample.pk,
-            "dataset": sample.dataset_id,
-            "external_id": sample.external_id,
-            "status": sample.status,
-            "question": sample.question,
-            "values": {name: getattr(sample, name) for name in fields},
+            "id": lease.sample_id,
+            "dataset": dataset.pk,
+            "external_id": sample["external_id"],
+            "status": sample["status"],
+            "question": sample["question"],
+            "values": {name: sample[name] for name in fields},
             "media": [
                 {
-                    "role": link.role,
-                    "asset_id": link.asset_id,
-                    "mime_type": link.asset.mime_type,
-                    "url": reverse("annotation:media_file", args=[link.asset_id]),
+                    "role": link["role"],
+                    "asset_id": link["asset_id"],
+                    "mime_type": link["asset__mime_type"],
+                    "url": reverse("annotation:media_file", args=[link["asset_id"]]),
                 }
-                for link in sample.media_links.all()
+                for link in media
             ],
         },
-        "url": reverse("review:workbench", args=[sample.pk]),
+        "url": reverse("review:workbench", args=[lease.sample_id]),
     }
 
 
@@ -113,32 +119,26 @@ class ClaimApi(APIView):
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        sample = annotation_selectors.sample_list(dataset=dataset).filter(pk=lease.sample_id).get()
-        sample.dataset = dataset
-        return Response(_leased_output(lease, sample))
+        return Response(_leased_output(lease, dataset))
 
 
-class ReviewOutput(serializers.ModelSerializer[Review]):
+class ReviewOutput(serializers.Serializer[Review]):
+    # Declared field by field rather than as a ModelSerializer, which rebuilds its fields from
+    # the model on every response: this answers every submission.
+    id = serializers.IntegerField()
+    sample = serializers.IntegerField(source="sample_id")
+    client_uuid = serializers.UUIDField()
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    reject_reason = serializers.CharField()
+    values = serializers.DictField()
+    clarity = serializers.IntegerField(allow_null=True)
+    naturalness = serializers.IntegerField(allow_null=True)
+    image_aligned = serializers.BooleanField(allow_null=True)
+    audio_aligned = serializers.BooleanField(allow_null=True)
+    note = serializers.CharField()
+    seconds_spent = serializers.FloatField()
+    created_at = serializers.DateTimeField()
     settled_status = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Review
-        fields = [
-            "id",
-            "sample",
-            "client_uuid",
-            "decision",
-            "reject_reason",
-            "values",
-            "clarity",
-            "naturalness",
-            "image_aligned",
-            "audio_aligned",
-            "note",
-            "seconds_spent",
-            "created_at",
-            "settled_status",
-        ]
 
     def get_settled_status(self, review: Review) -> str | None:
         value: str | None = self.context.get("settled_status")

@@ -12,6 +12,7 @@ from annotation.services.media import media_asset_derive, media_asset_store
 from annotation.services.samples import (
     LABEL_FIELDS,
     SampleInvalid,
+    sample_advance_status,
     sample_create,
     sample_flag_judges,
     sample_link_pair,
@@ -28,6 +29,7 @@ __all__ = [
     "dataset_remove_member",
     "media_asset_derive",
     "media_asset_store",
+    "sample_advance_status",
     "sample_create",
     "sample_flag_judges",
     "sample_link_pair",

@@ -9,7 +9,8 @@ from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import MediaRef, ParsedSample
@@ -204,6 +205,46 @@ def sample_set_status(
     return sample_update(
         sample=sample, changes={}, by=by, source=ChangeSource.STATUS, reason=reason, status=status
     )
+
+
+def sample_advance_status(
+    *,
+    sample: Sample,
+    from_status: str,
+    to_status: str,
+    by: User | None,
+    source: str,
+    reason: str = "",
+) -> bool:
+    """Move a sample on from one status to the next if it is still in the first.
+
+    A workflow step (a first review moves a sample to "in review") in two statements: a
+    conditional update that also takes the row lock and counts the revision, and its history
+    row. False, with nothing written, when the sample was no longer in ``from_status``.
+    """
+    if to_status not in SampleStatus.values:
+        raise ValidationError(_("Unknown status “%(status)s”.") % {"status": to_status})
+    now = timezone.now()
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Sample._meta.db_table} SET status = %s, revision = revision + 1, "  # noqa: S608 - the table name is the model's
+            "updated_at = %s WHERE id = %s AND status = %s RETURNING revision",
+            [to_status, now, sample.pk, from_status],
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return False
+        SampleRevision.objects.create(
+            sample_id=sample.pk,
+            number=row[0],
+            changed_by=by,
+            source=source,
+            before={"status": from_status},
+            after={"status": to_status},
+            reason=reason,
+        )
+    sample.status, sample.revision, sample.updated_at = to_status, row[0], now
+    return True
 
 
 @transaction.atomic

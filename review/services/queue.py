@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -22,6 +22,7 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
 from review.models import ReviewSettings, Skip, Slot
 from review.selectors import review_settings_get
+from review.services.claim_sql import claim_statement
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
 _CLAIM_ATTEMPTS = 3
+_DEFAULT_LEASE_SECONDS: int = ReviewSettings._meta.get_field("lease_seconds").default
 
 
 @dataclass(frozen=True)
@@ -135,14 +137,16 @@ def slot_claim(
     or a double click never takes a second sample. ``skipped`` serves the samples they skipped
     instead of the fresh ones; ``sample_id`` asks for one sample. None when nothing is left.
     """
+    now = now or timezone.now()
+    one_statement = claim_statement_applies(sample_id=sample_id)
     for attempt in range(_CLAIM_ATTEMPTS):
         try:
+            if one_statement:
+                return _claim_by_statement(
+                    dataset=dataset, reviewer=reviewer, skipped=skipped, now=now
+                )
             return _claim_once(
-                dataset=dataset,
-                reviewer=reviewer,
-                skipped=skipped,
-                sample_id=sample_id,
-                now=now or timezone.now(),
+                dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=now
             )
         except IntegrityError:
             # A concurrent claim by the same reviewer won the one-open-lease constraint:
@@ -150,6 +154,28 @@ def slot_claim(
             if attempt == _CLAIM_ATTEMPTS - 1:
                 raise
     return None  # pragma: no cover - the loop returns or raises
+
+
+def claim_statement_applies(*, sample_id: int | None) -> bool:
+    """PostgreSQL runs the plain and skipped claims as one statement (``claim_sql``); asking
+    for one sample, and SQLite (the local demo mode), take the ORM way below."""
+    return sample_id is None and connection.vendor == "postgresql"
+
+
+def _claim_by_statement(
+    *, dataset: Dataset, reviewer: User, skipped: bool, now: dt.datetime
+) -> Lease | None:
+    row = claim_statement(
+        dataset_id=dataset.pk,
+        reviewer_id=reviewer.pk,
+        skipped=skipped,
+        now=now,
+        default_lease_seconds=_DEFAULT_LEASE_SECONDS,
+    )
+    if row is None:
+        return None
+    slot_id, sample_id, expires_at, resumed = row
+    return Lease(slot_id, sample_id, dataset.pk, expires_at, resumed=resumed)
 
 
 @transaction.atomic

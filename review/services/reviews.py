@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -28,10 +29,10 @@ from review.models import (
     Outcome,
     RejectReason,
     Review,
+    ReviewSettings,
     Skip,
     Slot,
 )
-from review.selectors import review_settings_get
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -167,9 +168,15 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
 
 
 def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
+    overlap = ReviewSettings.objects.filter(dataset_id=OuterRef("dataset_id")).values("overlap")
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    slots = list(Slot.objects.select_for_update().filter(sample=sample).order_by("pk"))
+    slots = list(
+        Slot.objects.select_for_update(of=("self",))
+        .filter(sample=sample)
+        .annotate(overlap=Subquery(overlap))
+        .order_by("pk")
+    )
     earlier = _replayed(reviewer, sample, fields["client_uuid"])
     if earlier is not None:
         return SubmitResult(earlier, created=False, settled_status=None)
@@ -196,17 +203,17 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
     Skip.objects.filter(sample=sample, reviewer=reviewer).delete()
     done = 1 + sum(1 for s in slots if s.done)
-    k = review_settings_get(dataset=sample.dataset).overlap
+    k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
         settled = _settle(sample=sample, by=reviewer)
     elif sample.status == SampleStatus.PENDING_REVIEW:
-        annotation_services.sample_update(
+        annotation_services.sample_advance_status(
             sample=sample,
-            changes={},
+            from_status=SampleStatus.PENDING_REVIEW,
+            to_status=SampleStatus.IN_REVIEW,
             by=reviewer,
             source=ChangeSource.REVIEW,
-            status=SampleStatus.IN_REVIEW,
             reason=_("First review submitted."),
         )
     return SubmitResult(review, created=True, settled_status=settled)
@@ -230,15 +237,9 @@ def _settle(*, sample: Sample, by: User) -> str:
     if status == verdicts.VERIFIED:
         reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
         current = {k: getattr(sample, k) for k in result.values}
+        changes = verdicts.changed_values(current, result.values)
         try:
-            annotation_services.sample_update(
-                sample=sample,
-                changes=verdicts.changed_values(current, result.values),
-                by=by,
-                source=ChangeSource.REVIEW,
-                status=SampleStatus.VERIFIED,
-                reason=reason,
-            )
+            _move(sample, SampleStatus.VERIFIED, by, reason, changes)
         except annotation_services.SampleInvalid:
             status = verdicts.NEEDS_ADJUDICATION
     elif status == verdicts.REJECTED:
@@ -246,37 +247,72 @@ def _settle(*, sample: Sample, by: User) -> str:
             "names": ", ".join(names),
             "reasons": ", ".join(result.reject_reasons),
         }
-        annotation_services.sample_update(
-            sample=sample,
-            changes={},
-            by=by,
-            source=ChangeSource.REVIEW,
-            status=SampleStatus.REJECTED,
-            reason=reason,
-        )
+        _move(sample, SampleStatus.REJECTED, by, reason)
     if status == verdicts.NEEDS_ADJUDICATION:
-        annotation_services.sample_update(
-            sample=sample,
-            changes={},
-            by=by,
-            source=ChangeSource.REVIEW,
-            status=SampleStatus.NEEDS_ADJUDICATION,
-            reason=_("The reviewers disagree."),
-        )
-    Outcome.objects.update_or_create(
-        sample=sample,
-        defaults={
-            "dataset_id": sample.dataset_id,
-            "status": status,
-            "agreement": result.agreement and status != verdicts.NEEDS_ADJUDICATION,
-            "adjudicated": False,
-            "note": "",
-        },
+        _move(sample, SampleStatus.NEEDS_ADJUDICATION, by, _("The reviewers disagree."))
+    # One upsert (the sample's review may be settled again after a re-import reopened it).
+    Outcome.objects.bulk_create(
+        [
+            Outcome(
+                sample=sample,
+                dataset_id=sample.dataset_id,
+                status=status,
+                agreement=result.agreement and status != verdicts.NEEDS_ADJUDICATION,
+                adjudicated=False,
+                adjudicated_by=None,
+                note="",
+                decided_at=timezone.now(),
+            )
+        ],
+        update_conflicts=True,
+        unique_fields=["sample"],
+        update_fields=[
+            "status",
+            "agreement",
+            "adjudicated",
+            "adjudicated_by",
+            "note",
+            "decided_at",
+        ],
     )
     if status != verdicts.NEEDS_ADJUDICATION:
         _write_summary(sample, names, agreement=True, adjudicated=False, note="")
     Slot.objects.filter(sample=sample, done=False).delete()
     return status
+
+
+def _move(
+    sample: Sample, status: str, by: User, reason: str, changes: Mapping[str, Any] | None = None
+) -> None:
+    """Settle a sample's status with its history: label changes go through the full update
+    (taxonomy check, new content hash); a bare status move is the two-statement step."""
+    if changes:
+        annotation_services.sample_update(
+            sample=sample,
+            changes=changes,
+            by=by,
+            source=ChangeSource.REVIEW,
+            status=status,
+            reason=reason,
+        )
+        return
+    moved = annotation_services.sample_advance_status(
+        sample=sample,
+        from_status=sample.status,
+        to_status=status,
+        by=by,
+        source=ChangeSource.REVIEW,
+        reason=reason,
+    )
+    if not moved:  # changed since this request loaded it: let the full update decide
+        annotation_services.sample_update(
+            sample=sample,
+            changes={},
+            by=by,
+            source=ChangeSource.REVIEW,
+            status=status,
+            reason=reason,
+        )
 
 
 def _write_summary(

@@ -198,6 +198,44 @@ def test_status_changes_are_recorded() -> None:
     assert last is not None and last.after == {"status": "verified"}
 
 
+def test_a_workflow_step_moves_the_status_once_with_its_history(lead: object) -> None:
+    """``sample_advance_status`` moves a sample on only from the status it names, counts the
+    revision and records who and why; a second try finds it moved and writes nothing."""
+    sample = mmooc_sample(status=SampleStatus.PENDING_REVIEW)
+    moved = services.sample_advance_status(
+        sample=sample,
+        from_status=SampleStatus.PENDING_REVIEW,
+        to_status=SampleStatus.IN_REVIEW,
+        by=lead,  # type: ignore[arg-type]
+        source=ChangeSource.REVIEW,
+        reason="first review",
+    )
+    assert moved and sample.status == SampleStatus.IN_REVIEW
+    stored = Sample.objects.get(pk=sample.pk)
+    assert (stored.status, stored.revision) == (SampleStatus.IN_REVIEW, 2)
+    last = SampleRevision.objects.filter(sample=sample).order_by("number").last()
+    assert last is not None
+    assert (last.number, last.changed_by, last.reason) == (2, lead, "first review")
+    assert (last.before, last.after) == ({"status": "pending_review"}, {"status": "in_review"})
+    again = services.sample_advance_status(
+        sample=stored,
+        from_status=SampleStatus.PENDING_REVIEW,
+        to_status=SampleStatus.IN_REVIEW,
+        by=None,
+        source=ChangeSource.REVIEW,
+    )
+    assert not again
+    assert SampleRevision.objects.filter(sample=sample).count() == 2
+    with pytest.raises(ValidationError, match="Unknown status"):
+        services.sample_advance_status(
+            sample=stored,
+            from_status=SampleStatus.IN_REVIEW,
+            to_status="lost",
+            by=None,
+            source=ChangeSource.REVIEW,
+        )
+
+
 def test_media_is_stored_once_per_content() -> None:
     """The same bytes twice give one asset and one stored file."""
     data = png_bytes(colour=(9, 9, 9))

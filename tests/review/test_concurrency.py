@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 WORKERS = 12
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     """12 reviewers claiming and submitting at once: no slot leased twice at once, no sample
     over k reviews, nobody reviewing a sample twice, and every sample ends with k reviews."""
@@ -67,6 +68,7 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     assert statuses == {SampleStatus.VERIFIED}
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     """Eight simultaneous claims by the same reviewer (a double click times eight) all get
     the same lease, and only one slot is held."""

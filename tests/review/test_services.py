@@ -38,6 +38,7 @@ def test_queue_sync_gives_each_pending_sample_k_slots_once(annotator: Any) -> No
     assert Slot.objects.filter(dataset=dataset).count() == 4
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
     """The queue order: samples the judges disagreed on, then higher priority, then oldest."""
     dataset = mmooc_dataset()
@@ -55,6 +56,7 @@ def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
     assert order == [disputed.pk, urgent.pk, plain.pk]
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_claim_again_returns_the_same_lease_renewed() -> None:
     """A reviewer holding a lease gets it back instead of a second sample."""
     dataset = review_dataset(2)
@@ -66,6 +68,7 @@ def test_claim_again_returns_the_same_lease_renewed() -> None:
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> None:
     """With k=2 and three reviewers, each sample is served to two of them, once each."""
     dataset = review_dataset(2, k=2)
@@ -80,6 +83,7 @@ def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> Non
     assert Review.objects.count() == 4
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_an_expired_lease_returns_to_the_pool() -> None:
     """After its lease expires, a slot goes to another reviewer; its first holder is refused."""
     dataset = review_dataset(1, k=1)
@@ -97,6 +101,7 @@ def test_an_expired_lease_returns_to_the_pool() -> None:
         )
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     """A reviewer whose lease expired unclaimed can still submit their review."""
     dataset = review_dataset(1, k=1)
@@ -115,6 +120,7 @@ def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     assert result.created and result.settled_status == "verified"
 
 
+@pytest.mark.usefixtures("claim_way")
 def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     """A skipped sample is not served by "next", but is by a claim of skipped samples."""
     dataset = review_dataset(1, k=2)

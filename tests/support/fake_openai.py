@@ -370,11 +370,11 @@ class FakeOpenAI:
             return False
         elif kind == "truncated":
             payload = json.dumps(self._completion(request, record)).encode()
+            record.status = 200
+            record.responded_at = time.monotonic()
             await self._send(
                 writer, 200, payload[: len(payload) // 2], declared_length=len(payload)
             )
-            record.status = 200
-            record.responded_at = time.monotonic()
             return False
         elif kind == "invalid_body":
             await self._reply_raw(record, writer, 200, b'{"id": "chatcmpl-broken", "choices": [')
@@ -401,9 +401,11 @@ class FakeOpenAI:
         payload: bytes,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        await self._send(writer, status, payload, extra_headers=extra_headers)
+        # Recorded before the reply goes out: a client that has read the reply must find it
+        # counted (success_counts, responded_at), not race the lines after the send.
         record.status = status
         record.responded_at = time.monotonic()
+        await self._send(writer, status, payload, extra_headers=extra_headers)
 
     def _completion(
         self, request: dict[str, Any], record: RequestRecord, *, malformed: bool = False

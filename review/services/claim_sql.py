@@ -1,0 +1,101 @@
+"""The claim as one PostgreSQL statement: renew the reviewer's lease, or lease the next slot.
+
+``queue._claim_once`` does the same through the ORM in five statements inside a transaction;
+on PostgreSQL the plain "next" and "skipped" claims run this single statement instead, in one
+round trip and without a transaction of their own (a statement is atomic). Its candidate
+subquery is the statement ``bench/bench_review.py`` measures as the bare-SQL ceiling: the same
+WHERE, the same ORDER BY served by the partial index ``slot_claim_order_idx``, and ``FOR UPDATE
+SKIP LOCKED`` so that concurrent reviewers never wait on each other.
+
+How it keeps the queue's rules:
+- ``held`` renews the reviewer's unfinished slot in the dataset, if any; ``fresh`` looks for a
+  new slot only when ``held`` returned nothing (``NOT EXISTS (SELECT 1 FROM held)`` is a one-off
+  check PostgreSQL runs before scanning), so a reload or a double click never takes a second
+  sample.
+- Two concurrent claims by the same reviewer both find no held slot; the second to write trips
+  the partial unique index ``uniq_open_lease`` and raises IntegrityError, which the caller
+  retries: the retry finds the first claim's lease in ``held``.
+- A slot is claimable when it is not done and its lease expired (or was never given), on a
+  sample the reviewer holds no slot of, skipped or not as asked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import connection, transaction
+
+_CLAIM = """
+WITH conf AS (
+    SELECT COALESCE(
+        (SELECT lease_seconds FROM review_reviewsettings WHERE dataset_id = %(ds)s),
+        %(default_lease)s
+    ) * interval '1 second' AS lease
+),
+held AS (
+    UPDATE review_slot h SET lease_expires_at = %(now)s + conf.lease
+    FROM conf
+    WHERE h.dataset_id = %(ds)s AND h.reviewer_id = %(me)s AND NOT h.done
+    RETURNING h.id, h.sample_id, h.lease_expires_at, true AS resumed
+),
+fresh AS (
+    UPDATE review_slot s SET reviewer_id = %(me)s, leased_at = %(now)s,
+        lease_expires_at = %(now)s + conf.lease
+    FROM conf
+    WHERE s.id = (
+        SELECT c.id FROM review_slot c
+        WHERE NOT EXISTS (SELECT 1 FROM held)
+          AND c.dataset_id = %(ds)s AND NOT c.done AND c.lease_expires_at < %(now)s
+          AND NOT EXISTS (SELECT 1 FROM review_slot m
+                          WHERE m.sample_id = c.sample_id AND m.reviewer_id = %(me)s)
+          AND {skip_test} (SELECT 1 FROM review_skip k
+                           WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s)
+        ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
+        FOR UPDATE SKIP LOCKED
+        LIMIT 1
+    )
+    RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed
+)
+SELECT id, sample_id, lease_expires_at, resumed FROM held
+UNION ALL
+SELECT id, sample_id, lease_expires_at, resumed FROM fresh
+"""
+CLAIM_NEXT = _CLAIM.format(skip_test="NOT EXISTS")
+CLAIM_SKIPPED = _CLAIM.format(skip_test="EXISTS")
+
+
+def claim_statement(
+    *,
+    dataset_id: int,
+    reviewer_id: int,
+    skipped: bool,
+    now: dt.datetime,
+    default_lease_seconds: int,
+) -> tuple[int, int, dt.datetime, bool] | None:
+    """Run the claim; (slot id, sample id, lease expiry, resumed) or None when nothing is left.
+
+    Raises IntegrityError when a concurrent claim by the same reviewer won the one-open-lease
+    constraint (inside a savepoint when the caller is in a transaction, so it can retry).
+    """
+    params: dict[str, Any] = {
+        "ds": dataset_id,
+        "me": reviewer_id,
+        "now": now,
+        "default_lease": default_lease_seconds,
+    }
+    sql = CLAIM_SKIPPED if skipped else CLAIM_NEXT
+    if connection.get_autocommit():
+        return _run(sql, params)
+    with transaction.atomic():
+        return _run(sql, params)
+
+
+def _run(sql: str, params: dict[str, Any]) -> tuple[int, int, dt.datetime, bool] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    slot_id, sample_id, expires_at, resumed = row
+    return int(slot_id), int(sample_id), expires_at, bool(resumed)

@@ -1,0 +1,20 @@
+"""Fixtures of the review tests."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from review.services import queue
+
+
+@pytest.fixture(params=["statement", "orm"])
+def claim_way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a claim test both ways: PostgreSQL's one statement (``claim_sql``), and the ORM
+    transaction that SQLite uses, and PostgreSQL too when one sample is asked for."""
+    way: str = request.param
+    if way == "statement" and connection.vendor != "postgresql":
+        pytest.skip("the one-statement claim is PostgreSQL's")
+    if way == "orm":
+        monkeypatch.setattr(queue, "claim_statement_applies", lambda *, sample_id: False)
+    return way
