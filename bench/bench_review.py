@@ -51,7 +51,8 @@ WHERE id = (
     SELECT s.id FROM review_slot s
     WHERE s.dataset_id = %(ds)s AND NOT s.done AND s.lease_expires_at < now()
       AND NOT EXISTS (SELECT 1 FROM review_slot m
-                      WHERE m.sample_id = s.sample_id AND m.reviewer_id = %(me)s)
+                      WHERE m.sample_id = s.sample_id AND m.round = s.round
+                        AND m.reviewer_id = %(me)s)
       AND NOT EXISTS (SELECT 1 FROM review_skip k
                       WHERE k.sample_id = s.sample_id AND k.reviewer_id = %(me)s)
     ORDER BY s.judges_disagree DESC, s.priority DESC, s.sample_id, s.position
@@ -180,8 +181,8 @@ def reset_queue(db_url: str, dataset_id: int, k: int) -> None:
             "WHERE r.sample_id = s.id AND s.dataset_id = %(ds)s",
             "UPDATE annotation_sample SET status = 'pending_review', revision = 1, extra = '{}' "
             "WHERE dataset_id = %(ds)s AND (status <> 'pending_review' OR extra <> '{}')",
-            "INSERT INTO review_slot (dataset_id, sample_id, position, judges_disagree, priority, "
-            "lease_expires_at, done) SELECT s.dataset_id, s.id, p, s.judges_disagree, "
+            "INSERT INTO review_slot (dataset_id, sample_id, round, position, judges_disagree, "
+            "priority, lease_expires_at, done) SELECT s.dataset_id, s.id, 0, p, s.judges_disagree, "
             "s.priority, '2000-01-01', false FROM annotation_sample s, "
             "generate_series(0, %(k)s - 1) p WHERE s.dataset_id = %(ds)s",
         ):

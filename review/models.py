@@ -59,10 +59,14 @@ class Slot(models.Model):
     condition (``done = false AND lease_expires_at < now``) that the partial index serves.
     An expired lease keeps its reviewer until someone else claims the slot, so its holder can
     still submit as long as nobody did.
+
+    A sample reviewed again (a re-import changed it after it was settled) gets k new slots in
+    the next ``round``; each round is reviewed and settled on its own, earlier ones are kept.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    round = models.PositiveSmallIntegerField(_("review round"), default=0)
     position = models.PositiveSmallIntegerField()
     # Copies of the sample's queue order, so that claiming reads one table in index order.
     judges_disagree = models.BooleanField(default=False)
@@ -82,9 +86,13 @@ class Slot(models.Model):
         verbose_name = _("queue slot")
         verbose_name_plural = _("queue slots")
         constraints = [
-            models.UniqueConstraint(fields=["sample", "position"], name="uniq_slot_position"),
-            # Nobody holds or fills two slots of one sample.
-            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_slot_reviewer"),
+            models.UniqueConstraint(
+                fields=["sample", "round", "position"], name="uniq_slot_position"
+            ),
+            # Nobody holds or fills two slots of one sample in one round.
+            models.UniqueConstraint(
+                fields=["sample", "round", "reviewer"], name="uniq_slot_reviewer"
+            ),
             # One open lease per reviewer and dataset: a second claim returns the first.
             models.UniqueConstraint(
                 fields=["dataset", "reviewer"],
@@ -127,6 +135,7 @@ class Review(models.Model):
 
     slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="review")
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    round = models.PositiveSmallIntegerField(_("review round"), default=0)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
@@ -152,7 +161,9 @@ class Review(models.Model):
         verbose_name = _("review")
         verbose_name_plural = _("reviews")
         constraints = [
-            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_review_reviewer"),
+            models.UniqueConstraint(
+                fields=["sample", "round", "reviewer"], name="uniq_review_reviewer"
+            ),
             models.CheckConstraint(
                 condition=Q(decision__in=Decision.values), name="review_decision_valid"
             ),

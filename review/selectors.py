@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Subquery
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -143,8 +143,11 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
         comments = comments.filter(author=user)
     others: list[Review] = []
     if not settings.blind or lead:
+        latest = Slot.objects.filter(sample=sample).order_by("-round").values("round")[:1]
         others = list(
-            Review.objects.filter(sample=sample).exclude(reviewer=user).select_related("reviewer")
+            Review.objects.filter(sample=sample, round=Subquery(latest))
+            .exclude(reviewer=user)
+            .select_related("reviewer")
         )
     terms = list(annotation_selectors.taxonomy_terms(dataset=sample.dataset))
     links = list(sample.media_links.all())
@@ -178,14 +181,16 @@ def adjudication_queue(*, dataset: Dataset) -> QuerySet[Sample]:
 
 
 def reviews_by_sample(*, sample_ids: list[int]) -> dict[int, list[Review]]:
-    """The reviews of a page of samples in one query."""
+    """The reviews of a page of samples in one query (each sample's latest round)."""
     grouped: dict[int, list[Review]] = defaultdict(list)
     for review in (
         Review.objects.filter(sample_id__in=sample_ids)
         .select_related("reviewer")
-        .order_by("created_at", "id")
+        .order_by("sample_id", "-round", "created_at", "id")
     ):
-        grouped[review.sample_id].append(review)
+        kept = grouped[review.sample_id]
+        if not kept or kept[0].round == review.round:
+            kept.append(review)
     return grouped
 
 

@@ -16,7 +16,7 @@ How it keeps the queue's rules:
   the partial unique index ``uniq_open_lease`` and raises IntegrityError, which the caller
   retries: the retry finds the first claim's lease in ``held``.
 - A slot is claimable when it is not done and its lease expired (or was never given), on a
-  sample the reviewer holds no slot of, skipped or not as asked.
+  sample the reviewer holds no slot of in that review round, skipped or not as asked.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ fresh AS (
         WHERE NOT EXISTS (SELECT 1 FROM held)
           AND c.dataset_id = %(ds)s AND NOT c.done AND c.lease_expires_at < %(now)s
           AND NOT EXISTS (SELECT 1 FROM review_slot m
-                          WHERE m.sample_id = c.sample_id AND m.reviewer_id = %(me)s)
+                          WHERE m.sample_id = c.sample_id AND m.round = c.round
+                            AND m.reviewer_id = %(me)s)
           AND {skip_test} (SELECT 1 FROM review_skip k
                            WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s)
         ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position

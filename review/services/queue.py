@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
-from review.models import ReviewSettings, Skip, Slot
+from review.models import Outcome, ReviewSettings, Skip, Slot
 from review.selectors import review_settings_get
 from review.services.claim_sql import claim_statement
 
@@ -79,8 +79,9 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     """Give every sample awaiting review its k slots and refresh the queue order.
 
     Creates missing slots, removes open slots beyond k (never a leased or filled one), and
-    copies each sample's ``judges_disagree`` and ``priority`` onto its open slots. Safe to run
-    any number of times. Returns the number of slots created.
+    copies each sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample
+    back in review after it was settled (a re-import changed it) gets k slots in a new round.
+    Safe to run any number of times. Returns the number of slots created.
     """
     review_settings = review_settings_get(dataset=dataset)
     if review_settings.pk is None:
@@ -92,12 +93,21 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         .values_list("id", "judges_disagree", "priority")
     )
     order = {sample_id: (disagree, priority) for sample_id, disagree, priority in queued}
-    existing: dict[int, set[int]] = {}
+    settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
+    rounds: dict[int, int] = {}  # sample -> its latest round
+    existing: dict[int, set[int]] = {}  # sample -> positions in its latest round
+    open_slots: dict[int, int] = {}  # sample -> open slots in its latest round
     stale: list[Slot] = []
-    for slot in Slot.objects.filter(dataset=dataset).only(
-        "id", "sample_id", "position", "judges_disagree", "priority", "done"
+    for slot in (
+        Slot.objects.filter(dataset=dataset)
+        .only("id", "sample_id", "round", "position", "judges_disagree", "priority", "done")
+        .order_by("sample_id", "round")
     ):
-        existing.setdefault(slot.sample_id, set()).add(slot.position)
+        if slot.round != rounds.get(slot.sample_id):
+            rounds[slot.sample_id] = slot.round
+            existing[slot.sample_id], open_slots[slot.sample_id] = set(), 0
+        existing[slot.sample_id].add(slot.position)
+        open_slots[slot.sample_id] += not slot.done
         wanted = order.get(slot.sample_id)
         if wanted and not slot.done and (slot.judges_disagree, slot.priority) != wanted:
             slot.judges_disagree, slot.priority = wanted
@@ -106,10 +116,15 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.filter(
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
     ).delete()
+    for sample_id in order.keys() & settled:
+        if sample_id in rounds and not open_slots[sample_id]:
+            rounds[sample_id] += 1  # reopened after settling: a new round of k reviews
+            existing[sample_id] = set()
     new = [
         Slot(
             dataset=dataset,
             sample_id=sample_id,
+            round=rounds.get(sample_id, 0),
             position=position,
             judges_disagree=disagree,
             priority=priority,
@@ -199,7 +214,9 @@ def _claim_once(
             Slot.objects.filter(pk=held.pk).update(lease_expires_at=expires)
             return Lease(held.pk, held.sample_id, dataset.pk, expires, resumed=True)
         _free(held.pk)
-    mine = Slot.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
+    mine = Slot.objects.filter(
+        sample=OuterRef("sample"), round=OuterRef("round"), reviewer=reviewer
+    )
     skip = Skip.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
     candidates = (
         Slot.objects.select_for_update(skip_locked=True, of=("self",))

@@ -171,12 +171,14 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     overlap = ReviewSettings.objects.filter(dataset_id=OuterRef("dataset_id")).values("overlap")
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    slots = list(
+    every_round = list(
         Slot.objects.select_for_update(of=("self",))
         .filter(sample=sample)
         .annotate(overlap=Subquery(overlap))
         .order_by("pk")
     )
+    current = max((s.round for s in every_round), default=0)
+    slots = [s for s in every_round if s.round == current]
     earlier = _replayed(reviewer, sample, fields["client_uuid"])
     if earlier is not None:
         return SubmitResult(earlier, created=False, settled_status=None)
@@ -194,6 +196,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     review = Review.objects.create(
         slot=slot,
         sample=sample,
+        round=slot.round,
         dataset_id=sample.dataset_id,
         reviewer=reviewer,
         leased_at=slot.leased_at if slot.reviewer_id == reviewer.pk else None,
@@ -206,7 +209,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
-        settled = _settle(sample=sample, by=reviewer)
+        settled = _settle(sample=sample, by=reviewer, review_round=current)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
             sample=sample,
@@ -219,8 +222,10 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     return SubmitResult(review, created=True, settled_status=settled)
 
 
-def _settle(*, sample: Sample, by: User) -> str:
-    reviews = list(Review.objects.filter(sample=sample).select_related("reviewer"))
+def _settle(*, sample: Sample, by: User, review_round: int) -> str:
+    reviews = list(
+        Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
+    )
     names = [r.reviewer.get_username() for r in reviews]
     result = verdicts.consensus(
         [
@@ -386,11 +391,13 @@ def sample_adjudicate(
             "note": note,
         },
     )
-    reviewers = list(
+    rows = list(
         Review.objects.filter(sample=sample)
         .order_by("created_at", "id")
-        .values_list("reviewer__username", flat=True)
+        .values_list("round", "reviewer__username")
     )
+    latest = max((r for r, _name in rows), default=0)
+    reviewers = [name for r, name in rows if r == latest]
     _write_summary(sample, reviewers, agreement=outcome.agreement, adjudicated=True, note=note)
     Slot.objects.filter(sample=sample, done=False).delete()
     return outcome

@@ -10,8 +10,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleRevision, SampleStatus
-from review import services
+from review import selectors, services
 from review.models import Draft, Outcome, Review, Skip, Slot
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
@@ -134,6 +135,45 @@ def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     assert back is not None and back.sample_id == sample.pk
     submit(reviewer, sample)
     assert not Skip.objects.filter(reviewer=reviewer).exists()
+
+
+@pytest.mark.usefixtures("claim_way")
+def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead: Any) -> None:
+    """A re-import that changes a verified sample sends it back to review: the next queue sync
+    gives it k slots in a new round, the same reviewers may review it again, it settles on the
+    new round's reviews alone, and the first round's reviews stay in the history."""
+    dataset = review_dataset(1, k=2)
+    first, second = UserFactory(), UserFactory()
+    sample = Sample.objects.get(dataset=dataset)
+    submit(first, sample)
+    assert submit(second, sample).settled_status == "verified"
+    annotation_services.sample_update(
+        sample=_fresh(sample),
+        changes={"explanation": "Reworded by the source."},
+        by=lead,
+        source=ChangeSource.IMPORT,
+        status=SampleStatus.PENDING_REVIEW,
+        reason="re-import",
+    )
+    assert services.queue_sync(dataset=dataset) == 2
+    assert services.queue_sync(dataset=dataset) == 0
+    assert set(Slot.objects.filter(done=False).values_list("round", flat=True)) == {1}
+    for reviewer, decision in ((first, "accept"), (second, "reject")):
+        lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+        assert lease is not None and lease.sample_id == sample.pk
+        result = submit(reviewer, sample, decision)
+    assert result.settled_status == "needs_adjudication"
+    assert Outcome.objects.get(sample=sample).status == "needs_adjudication"
+    assert sorted(Review.objects.filter(sample=sample).values_list("round", flat=True)) == [
+        0,
+        0,
+        1,
+        1,
+    ]
+    latest = selectors.reviews_by_sample(sample_ids=[sample.pk])[sample.pk]
+    assert sorted(r.decision for r in latest) == ["accept", "reject"]
+    assert {r.round for r in latest} == {1}
+    assert services.slot_claim(dataset=dataset, reviewer=first) is None
 
 
 def test_skip_needs_a_reason() -> None:
