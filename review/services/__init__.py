@@ -16,6 +16,7 @@ from review.services.reviews import (
     draft_save,
     review_submit,
     sample_adjudicate,
+    sample_settle_round,
 )
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "review_settings_update",
     "review_submit",
     "sample_adjudicate",
+    "sample_settle_round",
     "slot_claim",
     "slot_release",
     "slot_skip",

@@ -23,6 +23,7 @@ from annotation.models import Dataset, Sample, SampleStatus
 from review.models import Outcome, ReviewSettings, Skip, Slot
 from review.selectors import review_settings_get
 from review.services.claim_sql import claim_statement
+from review.services.reviews import sample_settle_round
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 # The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
 OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
+IN_REVIEW = SampleStatus.IN_REVIEW
 _CLAIM_ATTEMPTS = 3
 _DEFAULT_LEASE_SECONDS: int = ReviewSettings._meta.get_field("lease_seconds").default
 
@@ -90,24 +92,35 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     queued = (
         annotation_selectors.sample_list(dataset=dataset)
         .filter(status__in=QUEUED_STATUSES)
-        .values_list("id", "judges_disagree", "priority")
+        .values_list("id", "judges_disagree", "priority", "status")
     )
-    order = {sample_id: (disagree, priority) for sample_id, disagree, priority in queued}
+    order = {sample_id: (disagree, priority) for sample_id, disagree, priority, _s in queued}
+    in_review = {sample_id for sample_id, *_rest, status in queued if status == IN_REVIEW}
     settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
     rounds: dict[int, int] = {}  # sample -> its latest round
     existing: dict[int, set[int]] = {}  # sample -> positions in its latest round
-    open_slots: dict[int, int] = {}  # sample -> open slots in its latest round
+    open_slots: dict[int, int] = {}  # sample -> open slots in its latest round that stay
     stale: list[Slot] = []
     for slot in (
         Slot.objects.filter(dataset=dataset)
-        .only("id", "sample_id", "round", "position", "judges_disagree", "priority", "done")
+        .only(
+            "id",
+            "sample_id",
+            "round",
+            "position",
+            "judges_disagree",
+            "priority",
+            "done",
+            "reviewer_id",
+        )
         .order_by("sample_id", "round")
     ):
         if slot.round != rounds.get(slot.sample_id):
             rounds[slot.sample_id] = slot.round
             existing[slot.sample_id], open_slots[slot.sample_id] = set(), 0
         existing[slot.sample_id].add(slot.position)
-        open_slots[slot.sample_id] += not slot.done
+        removed = not slot.done and slot.reviewer_id is None and slot.position >= k
+        open_slots[slot.sample_id] += not slot.done and not removed
         wanted = order.get(slot.sample_id)
         if wanted and not slot.done and (slot.judges_disagree, slot.priority) != wanted:
             slot.judges_disagree, slot.priority = wanted
@@ -116,6 +129,12 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.filter(
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
     ).delete()
+    # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
+    finished = [sample_id for sample_id in in_review if rounds.get(sample_id) is not None]
+    finished = [sample_id for sample_id in finished if not open_slots[sample_id]]
+    for sample in Sample.objects.filter(pk__in=finished).select_related("dataset"):
+        sample_settle_round(sample=sample, review_round=rounds[sample.pk], by=None)
+        order.pop(sample.pk)
     for sample_id in order.keys() & settled:
         if sample_id in rounds and not open_slots[sample_id]:
             rounds[sample_id] += 1  # reopened after settling: a new round of k reviews

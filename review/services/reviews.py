@@ -222,7 +222,15 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     return SubmitResult(review, created=True, settled_status=settled)
 
 
-def _settle(*, sample: Sample, by: User, review_round: int) -> str:
+def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:
+    """Settle a sample on its round's reviews (the queue does so when a smaller k leaves a
+    sample with all the reviews it now needs); returns the status it reached."""
+    with transaction.atomic():
+        list(Slot.objects.select_for_update().filter(sample=sample))
+        return _settle(sample=sample, by=by, review_round=review_round)
+
+
+def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
     reviews = list(
         Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
     )
@@ -287,7 +295,11 @@ def _settle(*, sample: Sample, by: User, review_round: int) -> str:
 
 
 def _move(
-    sample: Sample, status: str, by: User, reason: str, changes: Mapping[str, Any] | None = None
+    sample: Sample,
+    status: str,
+    by: User | None,
+    reason: str,
+    changes: Mapping[str, Any] | None = None,
 ) -> None:
     """Settle a sample's status with its history: label changes go through the full update
     (taxonomy check, new content hash); a bare status move is the two-statement step."""

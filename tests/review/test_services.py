@@ -176,6 +176,23 @@ def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead:
     assert services.slot_claim(dataset=dataset, reviewer=first) is None
 
 
+def test_a_smaller_k_settles_samples_that_now_have_their_reviews() -> None:
+    """Two of three reviews are in when the lead lowers k to 2: the sample settles at once
+    (its third, unclaimed slot goes), instead of waiting for a review nobody can give."""
+    dataset = review_dataset(1, k=3)
+    sample = Sample.objects.get(dataset=dataset)
+    for reviewer in (UserFactory(), UserFactory()):
+        assert submit(reviewer, sample).settled_status is None
+    assert _fresh(sample).status == SampleStatus.IN_REVIEW
+    services.review_settings_update(
+        dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=900
+    )
+    assert _fresh(sample).status == SampleStatus.VERIFIED
+    assert Outcome.objects.get(sample=sample).agreement
+    assert not Slot.objects.filter(sample=sample, done=False).exists()
+    assert services.slot_claim(dataset=dataset, reviewer=UserFactory()) is None
+
+
 def test_skip_needs_a_reason() -> None:
     """An empty skip reason is refused with a readable message."""
     dataset = review_dataset(1)
