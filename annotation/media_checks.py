@@ -71,15 +71,21 @@ def sha256_hex(data: bytes) -> str:
 
 
 def _check_size(data: bytes, max_bytes: int, kind: str) -> None:
+    # One whole sentence per kind, so that each language words it its own way.
+    audio = kind == "audio"
     if not data:
-        raise MediaError(message("the {kind} file is empty", kind=kind))
+        raise MediaError(
+            message("the audio file is empty") if audio else message("the image file is empty")
+        )
     if len(data) > max_bytes:
+        values = {"size": len(data), "limit": max_bytes}
         raise MediaError(
             message(
-                "the {kind} file is {size} bytes, more than the limit of {limit} bytes",
-                kind=kind,
-                size=len(data),
-                limit=max_bytes,
+                "the audio file is {size} bytes, more than the limit of {limit} bytes", **values
+            )
+            if audio
+            else message(
+                "the image file is {size} bytes, more than the limit of {limit} bytes", **values
             )
         )
 

@@ -435,6 +435,7 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
+        floor_phase(args.port, args.reviewers, 3.0)  # warm-up: workers finish booting
         floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
         floor_rate = floor["requests"] / floor["seconds"]
         print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")

@@ -148,7 +148,7 @@ def test_parser_and_media_messages_follow_the_active_language() -> None:
 
     from annotation.formats.records import ParsedSample
     from annotation.formats.validate import TaxonomyView, validate_sample
-    from annotation.media_checks import MediaError, inspect_image
+    from annotation.media_checks import MediaError, inspect_audio, inspect_image
 
     sample = ParsedSample(row=3, external_id="q1", question="Q?", category_code="XYZ")
     taxonomy = TaxonomyView(categories={"VFP": "ooc"})
@@ -158,5 +158,13 @@ def test_parser_and_media_messages_follow_the_active_language() -> None:
             inspect_image(b"not an image", max_bytes=1000, max_pixels=1000)
     assert any("未知的类别编码“XYZ”" in problem for problem in problems)
     assert "图像" in str(refused.value)
+    with translation.override("zh-hans"):
+        with pytest.raises(MediaError) as empty:
+            inspect_audio(b"", max_bytes=1000)
+        with pytest.raises(MediaError) as big:
+            inspect_image(b"x" * 2000, max_bytes=1000, max_pixels=1000)
+    assert str(empty.value) == "音频文件为空"  # the kind is part of the translated sentence
+    assert "audio" not in str(empty.value) and "image" not in str(big.value)
+    assert "图像文件大小为 2000 字节" in str(big.value)
     with translation.override("en"):
         assert any("unknown category code 'XYZ'" in p for p in validate_sample(sample, taxonomy))
