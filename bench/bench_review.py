@@ -7,11 +7,14 @@ in time:
 1. bare SQL: N threads, each with its own psycopg connection, run the queue's claim
    statement (same WHERE, ORDER BY, partial index and SKIP LOCKED as the site; the slot is
    retired in the same statement so one reviewer can claim again), one transaction each;
-2. framework floor: the same N client threads send ``GET /healthz/`` (no database, no
-   session) to the same gunicorn, which shows how many requests per second this web stack can
-   answer at all on this machine, whatever the view does;
-3. site: the queue is reset and N reviewers (threads with a keep-alive stdlib HTTP connection
-   and token auth) loop ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/``.
+2. floors, on gunicorn serving ``bench/floor_site.py`` (the site's settings and middleware
+   with the two stand-in views of ``bench/floor_urls.py``): the same N client threads send
+   ``GET /healthz/`` (no database), which shows how many requests per second this web stack
+   answers at all; then N reviewers loop the bare claim statement run inside a Django view
+   plus a no-op "submit" request, the least any Django implementation of the two API calls
+   could cost (the queue is reset after);
+3. site: N reviewers (threads with a keep-alive stdlib HTTP connection and token auth) loop
+   ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site.
 
 The HTTP client is ``http.client`` rather than a richer library so that the load generator,
 which shares the machine's cores with gunicorn and PostgreSQL, costs as little as it can.
@@ -26,6 +29,7 @@ Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -36,6 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -219,11 +224,9 @@ def load_built(db_url: str) -> dict[str, Any]:
 class Http:
     """One keep-alive connection; JSON in and out."""
 
-    def __init__(self, port: int, token: str | None = None) -> None:
+    def __init__(self, port: int, headers: dict[str, str] | None = None) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.headers = {"Content-Type": "application/json", "Host": "127.0.0.1"}
-        if token:
-            self.headers["Authorization"] = f"Token {token}"
+        self.headers = {"Content-Type": "application/json", "Host": "127.0.0.1", **(headers or {})}
 
     def send(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         payload = None if body is None else json.dumps(body)
@@ -268,22 +271,29 @@ def floor_phase(port: int, clients: int, seconds: float) -> Any:
     return {"requests": sum(counts), "seconds": round(elapsed, 2), "latencies": flat}
 
 
-def site_phase(port: int, dataset_id: int, tokens: list[str], seconds: float) -> Any:
-    claim_lat: list[list[float]] = [[] for _ in tokens]
-    submit_lat: list[list[float]] = [[] for _ in tokens]
+def site_phase(
+    port: int,
+    claim_path: str,
+    submit_path: str,
+    identities: list[dict[str, str]],
+    seconds: float,
+) -> Any:
+    """N reviewers (one per identity's headers) loop claim then submit until the deadline."""
+    claim_lat: list[list[float]] = [[] for _ in identities]
+    submit_lat: list[list[float]] = [[] for _ in identities]
     errors: list[str] = []
     held: dict[int, int] = {}
     double: list[int] = []
     lock = threading.Lock()
-    barrier = threading.Barrier(len(tokens) + 1)
+    barrier = threading.Barrier(len(identities) + 1)
     deadline: list[float] = [0.0]
 
     def run(index: int) -> None:
-        http = Http(port, tokens[index])
+        http = Http(port, identities[index])
         barrier.wait()
         while time.perf_counter() < deadline[0]:
             t0 = time.perf_counter()
-            code, raw = http.send("POST", f"/api/datasets/{dataset_id}/claim/", {})
+            code, raw = http.send("POST", claim_path, {})
             t1 = time.perf_counter()
             if code == 204:
                 break
@@ -302,7 +312,7 @@ def site_phase(port: int, dataset_id: int, tokens: list[str], seconds: float) ->
             t2 = time.perf_counter()
             code, raw = http.send(
                 "POST",
-                "/api/reviews/",
+                submit_path,
                 {
                     "client_uuid": str(uuid.uuid4()),
                     "sample": body["sample"]["id"],
@@ -315,7 +325,7 @@ def site_phase(port: int, dataset_id: int, tokens: list[str], seconds: float) ->
                 continue
             submit_lat[index].append(time.perf_counter() - t2)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(tokens))]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(identities))]
     for thread in threads:
         thread.start()
     deadline[0] = time.perf_counter() + seconds
@@ -334,6 +344,47 @@ def site_phase(port: int, dataset_id: int, tokens: list[str], seconds: float) ->
         "error_count": len(errors),
         "client_double_leases": len(double),
     }
+
+
+@contextlib.contextmanager
+def gunicorn(args: argparse.Namespace, env: dict[str, str]) -> Iterator[None]:
+    """gunicorn serving the settings in ``env``, bound, booted and warmed up; stopped after."""
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "mmooc_site.wsgi",
+            "-b",
+            f"127.0.0.1:{args.port}",
+            "-w",
+            str(args.workers),
+            "-k",
+            "gthread",
+            "--threads",
+            str(args.threads),
+            "--log-level",
+            "error",
+        ],
+        cwd=ROOT,
+        env={**env, "BENCH_CLAIM_SQL": CLAIM_SQL},
+    )
+    try:
+        for _ in range(300):
+            try:
+                if Http(args.port).send("GET", "/healthz/")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
+            if server.poll() is not None:
+                raise SystemExit(f"gunicorn exited with {server.returncode}")
+        else:
+            raise SystemExit("gunicorn did not answer /healthz/ within 30 s")
+        floor_phase(args.port, args.reviewers, 3.0)  # warm-up: every worker finishes booting
+        yield
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def invariants(db_url: str, dataset_id: int, k: int) -> dict[str, int]:
@@ -408,41 +459,30 @@ def main() -> None:
     print(f"bare SQL: {bare['claims']} claims in {bare['seconds']} s = {bare_rate:.0f}/s")
     reset_queue(db_url, built["dataset_id"], args.k)
 
-    server = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "gunicorn",
-            "mmooc_site.wsgi",
-            "-b",
-            f"127.0.0.1:{args.port}",
-            "-w",
-            str(args.workers),
-            "-k",
-            "gthread",
-            "--threads",
-            str(args.threads),
-            "--log-level",
-            "error",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
-    try:
-        for _ in range(200):
-            try:
-                if Http(args.port).send("GET", "/healthz/")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
-        floor_phase(args.port, args.reviewers, 3.0)  # warm-up: workers finish booting
+    ds = built["dataset_id"]
+    with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
         floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
         floor_rate = floor["requests"] / floor["seconds"]
         print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")
-        site = site_phase(args.port, built["dataset_id"], built["tokens"], args.seconds)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+        least = site_phase(
+            args.port,
+            f"/floor/claim/{ds}/",
+            "/floor/submit/",
+            [{"X-Reviewer": str(pk)} for pk in built["bare_ids"]],
+            args.seconds,
+        )
+    least_rate = least["claims"] / least["seconds"]
+    print(f"floor site (bare claim + no-op submit through Django): {least_rate:.0f} loops/s")
+    reset_queue(db_url, ds, args.k)
+
+    with gunicorn(args, env):
+        site = site_phase(
+            args.port,
+            f"/api/datasets/{ds}/claim/",
+            "/api/reviews/",
+            [{"Authorization": f"Token {token}"} for token in built["tokens"]],
+            args.seconds,
+        )
     site_rate = site["claims"] / site["seconds"]
     print(
         f"site: {site['claims']} claims + {site['submits']} submits in {site['seconds']} s "
@@ -473,8 +513,15 @@ def main() -> None:
             "loops_per_s_at_most": round(floor_rate / 2, 1),
             **percentiles(floor["latencies"]),
         },
+        "floor_site": {
+            "loops_per_s": round(least_rate, 1),
+            "claim": percentiles(least["claim_latencies"]),
+            "submit": percentiles(least["submit_latencies"]),
+            "errors": least["error_count"],
+        },
         "ratio_site_to_bare": round(site_rate / bare_rate, 3) if bare_rate else None,
         "ratio_floor_loops_to_bare": round(floor_rate / 2 / bare_rate, 3) if bare_rate else None,
+        "ratio_floor_site_to_bare": round(least_rate / bare_rate, 3) if bare_rate else None,
         "double_leases": site["client_double_leases"] + checks["reviewers_with_two_open_leases"],
         "over_reviewed_samples": checks["over_reviewed_samples"],
         "reviewed_twice": checks["reviewed_twice"],
