@@ -89,7 +89,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     if review_settings.pk is None:
         review_settings.save()  # an open queue keeps the settings it was opened with
     k = review_settings.overlap
-    queued = (
+    queued = list(
         annotation_selectors.sample_list(dataset=dataset)
         .filter(status__in=QUEUED_STATUSES)
         .values_list("id", "judges_disagree", "priority", "status")
