@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import http.client
 import json
 import os
@@ -49,19 +50,13 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CLAIM_SQL = """
-UPDATE review_slot SET reviewer_id = %(me)s, leased_at = now(),
-       lease_expires_at = now() + interval '15 minutes', done = true
-WHERE id = (
-    SELECT s.id FROM review_slot s
-    WHERE s.dataset_id = %(ds)s AND NOT s.done AND s.lease_expires_at < now()
-      AND NOT EXISTS (SELECT 1 FROM review_slot m
-                      WHERE m.sample_id = s.sample_id AND m.round = s.round
-                        AND m.reviewer_id = %(me)s)
-      AND NOT EXISTS (SELECT 1 FROM review_skip k
-                      WHERE k.sample_id = s.sample_id AND k.reviewer_id = %(me)s)
-    ORDER BY s.judges_disagree DESC, s.priority DESC, s.sample_id, s.position
-    FOR UPDATE SKIP LOCKED LIMIT 1)
+from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
+
+# The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
+CLAIM_SQL = f"""
+UPDATE review_slot SET reviewer_id = %(me)s, leased_at = %(now)s,
+       lease_expires_at = %(now)s + interval '15 minutes', done = true
+WHERE id = ({claim_candidate()})
 RETURNING id, sample_id
 """
 
@@ -152,10 +147,11 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
 
     def run(index: int) -> None:
         with psycopg.connect(db_url, autocommit=True) as conn:
-            params = {"me": reviewer_ids[index], "ds": dataset_id}
+            params: dict[str, Any] = {"me": reviewer_ids[index], "ds": dataset_id}
             barrier.wait()
             while time.perf_counter() < deadline[0]:
                 t0 = time.perf_counter()
+                params["now"] = dt.datetime.now(dt.UTC)
                 row = conn.execute(CLAIM_SQL, params).fetchone()
                 if row is None:
                     break

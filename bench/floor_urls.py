@@ -21,6 +21,7 @@ import os
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from mmooc_site.views import healthz
@@ -32,7 +33,7 @@ def floor_claim(request: HttpRequest, dataset_id: int) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute(
             os.environ["BENCH_CLAIM_SQL"],
-            {"me": int(request.headers["X-Reviewer"]), "ds": dataset_id},
+            {"me": int(request.headers["X-Reviewer"]), "ds": dataset_id, "now": timezone.now()},
         )
         row = cursor.fetchone()
     if row is None:

@@ -3,9 +3,9 @@
 ``queue._claim_once`` does the same through the ORM in five statements inside a transaction;
 on PostgreSQL the plain "next" and "skipped" claims run this single statement instead, in one
 round trip and without a transaction of their own (a statement is atomic). Its candidate
-subquery is the statement ``bench/bench_review.py`` measures as the bare-SQL ceiling: the same
-WHERE, the same ORDER BY served by the partial index ``slot_claim_order_idx``, and ``FOR UPDATE
-SKIP LOCKED`` so that concurrent reviewers never wait on each other.
+subquery (``review.queue_sql``) is the one ``bench/bench_review.py`` measures as the bare-SQL
+ceiling: ORDER BY served by the partial index ``slot_claim_order_idx``, and ``FOR UPDATE SKIP
+LOCKED`` so that concurrent reviewers never wait on each other.
 
 How it keeps the queue's rules:
 - ``held`` renews the reviewer's unfinished slot in the dataset, if any; ``fresh`` looks for a
@@ -15,8 +15,7 @@ How it keeps the queue's rules:
 - Two concurrent claims by the same reviewer both find no held slot; the second to write trips
   the partial unique index ``uniq_open_lease`` and raises IntegrityError, which the caller
   retries: the retry finds the first claim's lease in ``held``.
-- A slot is claimable when it is not done and its lease expired (or was never given), on a
-  sample the reviewer holds no slot of in that review round, skipped or not as asked.
+- Which slot is claimable is ``review.queue_sql.claim_candidate``, shared with the bench.
 """
 
 from __future__ import annotations
@@ -25,6 +24,8 @@ import datetime as dt
 from typing import Any
 
 from django.db import connection, transaction
+
+from review.queue_sql import claim_candidate
 
 _CLAIM = """
 WITH conf AS (
@@ -43,18 +44,7 @@ fresh AS (
     UPDATE review_slot s SET reviewer_id = %(me)s, leased_at = %(now)s,
         lease_expires_at = %(now)s + conf.lease
     FROM conf
-    WHERE s.id = (
-        SELECT c.id FROM review_slot c
-        WHERE NOT EXISTS (SELECT 1 FROM held)
-          AND c.dataset_id = %(ds)s AND NOT c.done AND c.lease_expires_at < %(now)s
-          AND NOT EXISTS (SELECT 1 FROM review_slot m
-                          WHERE m.sample_id = c.sample_id AND m.round = c.round
-                            AND m.reviewer_id = %(me)s)
-          AND {skip_test} (SELECT 1 FROM review_skip k
-                           WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s)
-        ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
-        FOR UPDATE SKIP LOCKED
-        LIMIT 1
+    WHERE s.id = ({candidate}
     )
     RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed
 )
@@ -62,8 +52,9 @@ SELECT id, sample_id, lease_expires_at, resumed FROM held
 UNION ALL
 SELECT id, sample_id, lease_expires_at, resumed FROM fresh
 """
-CLAIM_NEXT = _CLAIM.format(skip_test="NOT EXISTS")
-CLAIM_SKIPPED = _CLAIM.format(skip_test="EXISTS")
+_GATE = "NOT EXISTS (SELECT 1 FROM held) AND"
+CLAIM_NEXT = _CLAIM.format(candidate=claim_candidate(skipped=False, gate=_GATE))
+CLAIM_SKIPPED = _CLAIM.format(candidate=claim_candidate(skipped=True, gate=_GATE))
 
 
 def claim_statement(

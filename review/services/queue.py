@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 # The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
 OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
-IN_REVIEW = SampleStatus.IN_REVIEW
 _CLAIM_ATTEMPTS = 3
 _DEFAULT_LEASE_SECONDS: int = ReviewSettings._meta.get_field("lease_seconds").default
 
@@ -95,7 +94,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         .values_list("id", "judges_disagree", "priority", "status")
     )
     order = {sample_id: (disagree, priority) for sample_id, disagree, priority, _s in queued}
-    in_review = {sample_id for sample_id, *_rest, status in queued if status == IN_REVIEW}
+    in_review = {sid for sid, *_rest, status in queued if status == SampleStatus.IN_REVIEW}
     settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
     rounds: dict[int, int] = {}  # sample -> its latest round
     existing: dict[int, set[int]] = {}  # sample -> positions in its latest round
@@ -130,8 +129,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
     ).delete()
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
-    finished = [sample_id for sample_id in in_review if rounds.get(sample_id) is not None]
-    finished = [sample_id for sample_id in finished if not open_slots[sample_id]]
+    finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
     for sample in Sample.objects.filter(pk__in=finished).select_related("dataset"):
         sample_settle_round(sample=sample, review_round=rounds[sample.pk], by=None)
         order.pop(sample.pk)
