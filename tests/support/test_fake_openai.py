@@ -53,7 +53,7 @@ def test_default_responder_is_deterministic_per_prompt() -> None:
 
 
 def test_96_concurrent_requests_overlap() -> None:
-    """96 requests at 200 ms latency are all in flight together and finish well under 1 s."""
+    """96 requests at 200 ms latency are all in flight together, not answered one by one."""
 
     async def run(server: FakeOpenAI) -> float:
         limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
@@ -80,7 +80,9 @@ def test_96_concurrent_requests_overlap() -> None:
         peak = max(peak, in_flight)
     # Serialised handling would give a peak of 1; a few late connections are tolerated.
     assert peak >= 90
-    assert elapsed < 0.9
+    # Overlap, not speed: one reply at a time would take 96 x 0.2 s = 19.2 s. The bound stays
+    # far from that and far from a loaded machine's ~1 s (it was 0.9 s, and failed at 0.94).
+    assert elapsed < 96 * 0.2 / 4
 
 
 def test_fault_rates_are_seeded() -> None:

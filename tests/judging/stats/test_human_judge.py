@@ -285,8 +285,9 @@ def test_invalid_input_is_rejected() -> None:
 
 
 def test_full_audit_bootstrap_is_fast() -> None:
-    """2,000 items × 3 judges, 2,000 replicates, four breakdowns: well under 3 seconds
-    (a per-replicate recomputation takes minutes)."""
+    """2,000 items × 3 judges, 2,000 replicates, four breakdowns take the resampling shortcut
+    (a per-replicate recomputation takes minutes; bench/bench_audit_stats.py times the fast
+    way: 0.87 s on a quiet machine)."""
     human, judges, rng = binary_audit(10, n=2000)
     groups = {
         name: [str(v) for v in rng.integers(0, k, 2000)]
@@ -302,4 +303,6 @@ def test_full_audit_bootstrap_is_fast() -> None:
         strata=groups["category"],
         item_weights=rng.uniform(0.5, 2, 2000),
     )
-    assert time.perf_counter() - start < 3.0
+    # A bound far from both the fast way (≈ 1 s) and the slow one (minutes), so that a loaded
+    # machine cannot fail it: the speed itself is the benchmark's to measure.
+    assert time.perf_counter() - start < 30.0
