@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet
+from judging.models import AuditItem, AuditLease, AuditRating, AuditSet
 
 
 @admin.register(AuditSet)

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.roles import acting_user, is_auditor
 from judging.audit import selectors, services
 from judging.audit.statistics import audit_statistics_cached
-from judging.models_audit import AuditItem, AuditRating, AuditSet
+from judging.models import AuditItem, AuditRating, AuditSet
 
 
 class IsAuditor(permissions.BasePermission):

@@ -6,7 +6,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from judging.audit.services import MAX_AUDIT_SIZE, MAX_OVERSAMPLING, MAX_SEED
-from judging.models_audit import AllocationMethod, AuditTask
+from judging.models import AllocationMethod, AuditTask
 
 
 class AuditSetForm(forms.Form):

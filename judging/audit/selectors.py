@@ -14,8 +14,16 @@ from annotation.models import Dataset, Sample, SampleMedia
 from annotation.roles import is_auditor
 from annotation.selectors import dataset_list_visible
 from judging.extraction import is_refusal
-from judging.models import JudgeTask, ModelResponse, Verdict
-from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
+from judging.models import (
+    AuditItem,
+    AuditLease,
+    AuditRating,
+    AuditSet,
+    AuditTask,
+    JudgeTask,
+    ModelResponse,
+    Verdict,
+)
 from judging.stats.sampling import FrameItem, stratum_key
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Dataset, JobStatus
 from judging import tasks
 from judging.audit import selectors
-from judging.models_audit import (
+from judging.models import (
     REASONING_QUARTERS,
     AllocationMethod,
     AuditItem,

@@ -33,8 +33,7 @@ from judging.audit.selectors import (
     item_format,
     item_stratum,
 )
-from judging.models import Verdict
-from judging.models_audit import AuditItem, AuditRating, AuditSet, AuditTask
+from judging.models import AuditItem, AuditRating, AuditSet, AuditTask, Verdict
 from judging.stats.bootstrap import bootstrap_figures, percentile_interval, stratum_weights
 from judging.stats.confidence import CalibrationSummary, calibration_report
 from judging.stats.corrected import CorrectedScore, corrected_scores

@@ -20,7 +20,7 @@ from annotation.roles import acting_user, is_auditor, is_lead
 from judging.audit import charts, selectors, services
 from judging.audit.forms import AuditSetForm
 from judging.audit.statistics import audit_statistics_cached, statistics_rows
-from judging.models_audit import REASONING_QUARTERS, AuditSet, AuditTask
+from judging.models import REASONING_QUARTERS, AuditSet, AuditTask
 from judging.stats.sampling import compare_allocations
 
 MAX_SETS_SHOWN = 50

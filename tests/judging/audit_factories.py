@@ -10,8 +10,7 @@ import numpy as np
 from annotation import services as annotation_services
 from annotation.models import Dataset, DatasetKind, Sample
 from judging.audit import services
-from judging.models import Judge, JudgeTask, ModelResponse, Verdict
-from judging.models_audit import AuditItem, AuditSet, AuditTask
+from judging.models import AuditItem, AuditSet, AuditTask, Judge, JudgeTask, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples
 

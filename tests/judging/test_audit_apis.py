@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation import roles
 from judging.audit import statistics
-from judging.models_audit import AuditItem, AuditRating, AuditSet
+from judging.models import AuditItem, AuditRating, AuditSet
 from judging.stats.human_judge import human_judge_report
 from tests.annotation.factories import UserFactory
 from tests.conftest import client_for

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from annotation import roles
-from judging.models_audit import AuditItem, AuditRating
+from judging.models import AuditItem, AuditRating
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from judging.audit import selectors, statistics
-from judging.models_audit import AuditTask
+from judging.models import AuditTask
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
 

@@ -13,7 +13,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from judging.audit import services
-from judging.models_audit import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
+from judging.models import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
 from tests.support.threads import run_threads

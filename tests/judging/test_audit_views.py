@@ -14,8 +14,7 @@ from django.urls import reverse
 
 from annotation import roles
 from judging.audit.selectors import audit_frame, frame_strata_sizes
-from judging.models import Verdict
-from judging.models_audit import AuditItem, AuditRating, AuditSet
+from judging.models import AuditItem, AuditRating, AuditSet, Verdict
 from judging.stats.bootstrap import stratum_weights
 from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations

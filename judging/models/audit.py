@@ -15,16 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
-from judging.models import ModelResponse
-
-__all__ = [
-    "AllocationMethod",
-    "AuditItem",
-    "AuditLease",
-    "AuditRating",
-    "AuditSet",
-    "AuditTask",
-]
+from judging.models.judges import ModelResponse
 
 REASONING_QUARTERS = (0.0, 0.25, 0.5, 0.75, 1.0)
 

@@ -287,6 +287,3 @@ class Verdict(models.Model):
         if self.answer_score is None or self.reasoning_score is None:
             return None
         return (self.answer_score + self.reasoning_score) / 2
-
-
-from judging.models_audit import *  # noqa: E402,F403
