@@ -17,6 +17,6 @@ urlpatterns = [
         name="api_dataset_members",
     ),
     path("samples/<int:sample_id>/", apis.SampleDetailApi.as_view(), name="api_sample"),
-    path("", include("annotation.imports_api_urls")),
-    path("", include("annotation.snapshots_api_urls")),
+    path("", include("annotation.imports.api_urls")),
+    path("", include("annotation.snapshots.api_urls")),
 ]

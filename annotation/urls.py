@@ -16,6 +16,6 @@ urlpatterns = [
         {"variant": "thumbnail"},
         name="media_thumbnail",
     ),
-    path("", include("annotation.imports_urls")),
-    path("", include("annotation.snapshots_urls")),
+    path("", include("annotation.imports.urls")),
+    path("", include("annotation.snapshots.urls")),
 ]

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from annotation.snapshots import services as snapshot_services
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/bench_export"
@@ -161,14 +163,15 @@ def seed(n_samples: int, media_root: Path) -> float:
 
 def export_child(fmt: str, name: str) -> None:
     """Run one export in this (fresh) process and print its figures as JSON."""
-    from annotation import services
     from annotation.models import Dataset
 
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     dataset = Dataset.objects.get(name=DATASET)
     started = time.perf_counter()
-    snapshot = services.snapshot_create(dataset=dataset, name=name, format=fmt, queue=False)
-    built = services.snapshot_build(snapshot_id=snapshot.pk)
+    snapshot = snapshot_services.snapshot_create(
+        dataset=dataset, name=name, format=fmt, queue=False
+    )
+    built = snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
     seconds = time.perf_counter() - started
     assert built is not None and built.status == "succeeded", built and built.message
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

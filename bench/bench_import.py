@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from annotation.imports import services as import_services
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/bench_import"
 
@@ -88,10 +90,10 @@ def child(path: Path, dataset_name: str, derive_sample: int) -> dict[str, Any]:
     from annotation import services
     from annotation.models import ImportSourceKind, MediaAsset
 
-    dataset = services.import_dataset_get_or_create(
+    dataset = import_services.import_dataset_get_or_create(
         name=dataset_name, format="mmooc", preset="mmooc"
     )
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=dataset,
         format="mmooc",
         source_kind=ImportSourceKind.SERVER_PATH,
@@ -100,7 +102,7 @@ def child(path: Path, dataset_name: str, derive_sample: int) -> dict[str, Any]:
         queue=False,
     )
     started = time.perf_counter()
-    finished = services.import_job_run(job_id=job.pk)
+    finished = import_services.import_job_run(job_id=job.pk)
     seconds = time.perf_counter() - started
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert finished is not None

@@ -231,7 +231,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
 }
 
-# Imports (annotation.services.imports): folders the site may import server paths from (the
+# Imports (annotation.imports.services): folders the site may import server paths from (the
 # import_samples command, run by an operator, may import any path), and the credentials of
 # s3:// import sources (the S3_ENDPOINT_URL and S3_REGION above apply to them too).
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])

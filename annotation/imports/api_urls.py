@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from annotation import import_apis
+from annotation.imports import apis as import_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path(

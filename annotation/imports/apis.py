@@ -15,7 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import import_selectors, selectors, services
+from annotation import selectors
+from annotation.imports import selectors as import_selectors
+from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
 from annotation.models import Dataset, ImportJob, ImportRowError, ImportSourceKind
 from annotation.roles import acting_user
@@ -144,7 +146,7 @@ class DatasetImportListCreateApi(APIView):
         payload = self.ImportCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        job = services.import_job_create(
+        job = import_services.import_job_create(
             dataset=dataset,
             format=data["format"],
             source_kind=data["source_kind"],

@@ -12,7 +12,6 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from annotation.exports.parquet import iter_release_parquet
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.logicvista import iter_logicvista
 from annotation.formats.mmooc import iter_mmooc
@@ -21,6 +20,7 @@ from annotation.formats.textio import Source
 from annotation.formats.trimodal import iter_trimodal
 from annotation.formats.vlmevalkit import iter_vlmevalkit
 from annotation.models import DatasetKind
+from annotation.snapshots.exports.parquet import iter_release_parquet
 
 Reader = Callable[[Source, Mapping[str, Any]], Iterator[ParsedSample | RowError]]
 

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from annotation import import_views
+from annotation.imports import views as import_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/import/", import_views.dataset_import, name="dataset_import"),

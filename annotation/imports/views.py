@@ -11,8 +11,10 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import import_selectors, selectors, services
-from annotation.import_forms import ImportForm
+from annotation import selectors
+from annotation.imports import selectors as import_selectors
+from annotation.imports import services as import_services
+from annotation.imports.forms import ImportForm
 from annotation.models import Dataset, ImportJob
 from annotation.roles import acting_user, is_lead
 
@@ -47,7 +49,7 @@ def dataset_import(request: HttpRequest, dataset_id: int) -> HttpResponse:
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
-            job = services.import_job_create(
+            job = import_services.import_job_create(
                 dataset=dataset,
                 format=form.cleaned_data["format"],
                 source_kind=form.cleaned_data["source_kind"],

@@ -38,29 +38,7 @@ __all__ = [
     "sample_update",
 ]
 
-# Release snapshots (issue 7).
-from annotation.services.snapshots import (
-    EXPORT_FORMATS,
-    snapshot_build,
-    snapshot_create,
-    snapshot_filter_clean,
-)
-
-__all__ += [
-    "EXPORT_FORMATS",
-    "snapshot_build",
-    "snapshot_create",
-    "snapshot_filter_clean",
-]
-
-# Imports of candidate samples (issue 3).
-from annotation.services.imports import (  # noqa: E402
-    import_dataset_get_or_create,
-    import_format_kind,
-    import_job_create,
-    import_job_run,
-)
-from annotation.services.samples import sample_content_hash  # noqa: E402
+from annotation.services.samples import sample_content_hash
 
 __all__ += [
     "import_dataset_get_or_create",

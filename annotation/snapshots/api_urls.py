@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from annotation import snapshot_apis
+from annotation.snapshots import apis as snapshot_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path(

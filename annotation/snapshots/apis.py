@@ -15,9 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, services, snapshot_selectors
+from annotation import selectors
 from annotation.models import Dataset, Snapshot
 from annotation.roles import acting_user
+from annotation.snapshots import selectors as snapshot_selectors
+from annotation.snapshots import services as snapshot_services
 from mmooc_site.api import IsLead
 
 
@@ -75,7 +77,7 @@ class DatasetSnapshotListCreateApi(APIView):
 
     class SnapshotCreateInputSerializer(serializers.Serializer[Any]):
         name = serializers.CharField(max_length=200)
-        format = serializers.ChoiceField(choices=list(services.EXPORT_FORMATS))
+        format = serializers.ChoiceField(choices=list(snapshot_services.EXPORT_FORMATS))
         statuses = serializers.ListField(child=serializers.CharField(), required=False)
         groups = serializers.ListField(child=serializers.CharField(), required=False)
         categories = serializers.ListField(child=serializers.CharField(), required=False)
@@ -95,7 +97,7 @@ class DatasetSnapshotListCreateApi(APIView):
         payload = self.SnapshotCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
-        snapshot = services.snapshot_create(
+        snapshot = snapshot_services.snapshot_create(
             dataset=dataset,
             name=data.pop("name"),
             format=data.pop("format"),

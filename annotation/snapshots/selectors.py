@@ -15,8 +15,6 @@ from django.core.files.storage import default_storage
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.urls import reverse
 
-from annotation.exports.manifest import Diff
-from annotation.exports.records import LABEL_FIELD_NAMES
 from annotation.models import (
     Dataset,
     JobStatus,
@@ -28,6 +26,8 @@ from annotation.models import (
     SnapshotEntry,
 )
 from annotation.roles import is_lead
+from annotation.snapshots.exports.manifest import Diff
+from annotation.snapshots.exports.records import LABEL_FIELD_NAMES
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User

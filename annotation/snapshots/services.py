@@ -23,15 +23,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from annotation import tasks
-from annotation.exports.files import file_sha256, tree_files, zip_folder
-from annotation.exports.hf import HfCard, write_hf_folder
-from annotation.exports.jsonl import write_jsonl
-from annotation.exports.manifest import Diff, Tally, build_manifest, file_hashes
-from annotation.exports.mmooc_layout import write_mmooc_layout
-from annotation.exports.parquet import write_parquet
-from annotation.exports.records import ExportMedia, ExportRecord
-from annotation.exports.review import RevisionInfo, review_trail
-from annotation.exports.tsv import write_tsv
 from annotation.models import (
     Dataset,
     DatasetKind,
@@ -42,7 +33,16 @@ from annotation.models import (
 )
 from annotation.selectors import taxonomy_view
 from annotation.services.samples import LABEL_FIELDS
-from annotation.snapshot_selectors import (
+from annotation.snapshots.exports.files import file_sha256, tree_files, zip_folder
+from annotation.snapshots.exports.hf import HfCard, write_hf_folder
+from annotation.snapshots.exports.jsonl import write_jsonl
+from annotation.snapshots.exports.manifest import Diff, Tally, build_manifest, file_hashes
+from annotation.snapshots.exports.mmooc_layout import write_mmooc_layout
+from annotation.snapshots.exports.parquet import write_parquet
+from annotation.snapshots.exports.records import ExportMedia, ExportRecord
+from annotation.snapshots.exports.review import RevisionInfo, review_trail
+from annotation.snapshots.exports.tsv import write_tsv
+from annotation.snapshots.selectors import (
     FILTER_FIELDS,
     snapshot_diff,
     snapshot_option_labels,

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from annotation import snapshot_views
+from annotation.snapshots import views as snapshot_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path(

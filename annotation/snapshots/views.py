@@ -23,9 +23,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation import selectors, services, snapshot_selectors
+from annotation import selectors
 from annotation.models import Dataset, SampleStatus, Snapshot, TermKind
 from annotation.roles import acting_user, is_lead
+from annotation.snapshots import selectors as snapshot_selectors
+from annotation.snapshots import services as snapshot_services
 
 _TERM_FILTERS = {
     "groups": TermKind.GROUP,
@@ -52,7 +54,7 @@ class SnapshotCreateForm(forms.Form):
 
     def __init__(self, *args: Any, dataset: Dataset, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["format"].choices = list(services.EXPORT_FORMATS.items())  # type: ignore[attr-defined]
+        self.fields["format"].choices = list(snapshot_services.EXPORT_FORMATS.items())  # type: ignore[attr-defined]
         terms = list(selectors.taxonomy_terms(dataset=dataset))
         for name, kind in _TERM_FILTERS.items():
             choices = [(t.code, f"{t.code} · {t.display_name}") for t in terms if t.kind == kind]
@@ -87,7 +89,7 @@ def snapshot_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
-            snapshot = services.snapshot_create(
+            snapshot = snapshot_services.snapshot_create(
                 dataset=dataset,
                 name=data.pop("name"),
                 format=data.pop("format"),

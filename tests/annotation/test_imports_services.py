@@ -32,6 +32,7 @@ from annotation import services
 from annotation.formats.jsonl import write_jsonl
 from annotation.formats.records import MediaRef, ParsedSample
 from annotation.imports import pipeline
+from annotation.imports import services as import_services
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -207,7 +208,7 @@ def posixpath_join(top: str, name: str) -> str:
 
 
 def dataset_for(fmt: str, preset: str = "", name: str = "") -> Dataset:
-    return services.import_dataset_get_or_create(
+    return import_services.import_dataset_get_or_create(
         name=name or f"{fmt}-{Dataset.objects.count()}", format=fmt, preset=preset
     )
 
@@ -221,7 +222,7 @@ def run_import(
     upload: Any = None,
     **options: str,
 ) -> ImportJob:
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=dataset,
         format=fmt,
         source_kind=kind,
@@ -231,7 +232,7 @@ def run_import(
         trusted=True,
         queue=False,
     )
-    finished = services.import_job_run(job_id=job.pk)
+    finished = import_services.import_job_run(job_id=job.pk)
     assert finished is not None
     return finished
 
@@ -736,10 +737,10 @@ def test_job_creation_refuses_what_cannot_be_imported(tmp_path: Path, settings: 
     ]
     for attempt in attempts:
         with pytest.raises(ValidationError) as caught:
-            services.import_job_create(dataset=image_dataset, **attempt)
+            import_services.import_job_create(dataset=image_dataset, **attempt)
         assert caught.value.messages[0].strip()
     assert ImportJob.objects.count() == 0
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=image_dataset,
         format="mmooc",
         source_kind="server_path",
@@ -753,7 +754,7 @@ def test_finished_job_is_not_run_again(tmp_path: Path) -> None:
     """Running a finished job again (a second delivery) leaves it as it was."""
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(1)])
     job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
-    again = services.import_job_run(job_id=job.pk)
+    again = import_services.import_job_run(job_id=job.pk)
     assert again is not None and again.finished_at == job.finished_at
     assert Sample.objects.count() == 1
 
@@ -805,7 +806,7 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(settings: 
     dataset = dataset_for("mmooc", "mmooc")
     upload = SimpleUploadedFile("big.jsonl", b"x" * 101)
     with pytest.raises(ValidationError, match="more than the limit of 100 bytes"):
-        services.import_job_create(
+        import_services.import_job_create(
             dataset=dataset, format="mmooc", source_kind="upload", upload=upload
         )
     assert ImportJob.objects.count() == 0

@@ -15,6 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import services
+from annotation.imports import services as import_services
 from annotation.models import ImportJob, ImportSourceKind, JobStatus
 from tests.annotation.test_imports_services import (
     dataset_for,
@@ -142,7 +143,7 @@ def test_job_page_shows_progress_live_in_a_browser(
 
     dataset = dataset_for("mmooc", "mmooc")
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(1), mmooc_record(2, answer="Z")])
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=dataset,
         format="mmooc",
         source_kind=ImportSourceKind.SERVER_PATH,
@@ -165,7 +166,7 @@ def test_job_page_shows_progress_live_in_a_browser(
             page.goto(live_server.url + reverse("annotation:import_job", args=[job.pk]))
             status = page.locator('[data-field="status_label"]')
             expect(status).to_have_text("Queued")
-            services.import_job_run(job_id=job.pk)
+            import_services.import_job_run(job_id=job.pk)
             expect(status).to_have_text("Succeeded", timeout=15_000)
             expect(page.locator('[data-field="imported"]')).to_have_text("1")
             expect(page.locator("#import-progress")).to_have_attribute("value", "100")

@@ -1,4 +1,4 @@
-"""Release snapshots (annotation/services/snapshots.py and annotation/snapshot_selectors.py):
+"""Release snapshots (annotation/snapshots/services.py and annotation/snapshots/selectors.py):
 what a filter selects, round trips through every format, the manifest and its diff, takedowns,
 bounded queries per chunk, and readable failures.
 """
@@ -18,7 +18,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import services
-from annotation.exports.records import LABEL_FIELD_NAMES
+from annotation.imports import services as import_services
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -30,6 +30,8 @@ from annotation.models import (
     Snapshot,
     SnapshotEntry,
 )
+from annotation.snapshots import services as snapshot_services
+from annotation.snapshots.exports.records import LABEL_FIELD_NAMES
 from tests.annotation.factories import (
     image_asset,
     mmooc_dataset,
@@ -47,10 +49,10 @@ def verified(dataset: Dataset, **overrides: Any) -> Sample:
 
 def build(dataset: Dataset, name: str, fmt: str = "jsonl", **kwargs: Any) -> Snapshot:
     chunk_size = kwargs.pop("chunk_size", 1000)
-    snapshot = services.snapshot_create(
+    snapshot = snapshot_services.snapshot_create(
         dataset=dataset, name=name, format=fmt, queue=False, **kwargs
     )
-    built = services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=chunk_size)
+    built = snapshot_services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=chunk_size)
     assert built is not None
     assert built.status == JobStatus.SUCCEEDED, built.message
     return built
@@ -85,7 +87,7 @@ def fingerprint(dataset: Dataset) -> dict[str, Any]:
 
 def import_with_service(dataset: Dataset, path: Path, fmt: str, file: str = "") -> None:
     """Import a release with the site's own import service, as a lead would."""
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=dataset,
         format=fmt,
         source_kind=ImportSourceKind.SERVER_PATH,
@@ -94,7 +96,7 @@ def import_with_service(dataset: Dataset, path: Path, fmt: str, file: str = "") 
         trusted=True,
         queue=False,
     )
-    done = services.import_job_run(job_id=job.pk)
+    done = import_services.import_job_run(job_id=job.pk)
     assert done is not None
     assert done.status == JobStatus.SUCCEEDED, done.message
     assert done.rejected == 0, list(done.row_errors.values_list("message", flat=True))
@@ -147,7 +149,7 @@ def test_default_filter_exports_verified_samples_and_never_removed_ones(lead: An
     assert snapshot.filter == {"statuses": ["verified"]}
     assert snapshot.total == snapshot.done == 1
     with pytest.raises(ValidationError, match="cannot be exported: removed"):
-        services.snapshot_create(
+        snapshot_services.snapshot_create(
             dataset=dataset, name="v2", format="jsonl", filter={"statuses": ["removed"]}
         )
 
@@ -184,11 +186,11 @@ def test_bad_requests_are_refused_with_readable_messages() -> None:
     ]
     for kwargs, text in cases:
         with pytest.raises(ValidationError, match=text):
-            services.snapshot_create(dataset=dataset, **kwargs)
+            snapshot_services.snapshot_create(dataset=dataset, **kwargs)
     trimodal = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
     for fmt in ("tsv", "mmooc"):
         with pytest.raises(ValidationError, match="image questions only"):
-            services.snapshot_create(dataset=trimodal, name="t", format=fmt)
+            snapshot_services.snapshot_create(dataset=trimodal, name="t", format=fmt)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "hf", "mmooc"])
@@ -372,11 +374,11 @@ def test_export_runs_a_fixed_number_of_queries_per_chunk() -> None:
     build(dataset, "base")  # so that both measured builds compute a diff
 
     def queries(name: str) -> int:
-        snapshot = services.snapshot_create(
+        snapshot = snapshot_services.snapshot_create(
             dataset=dataset, name=name, format="parquet", queue=False
         )
         with CaptureQueriesContext(connection) as captured:
-            services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=2)
+            snapshot_services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=2)
         return len(captured.captured_queries)
 
     two_chunks = queries("a")
@@ -396,12 +398,12 @@ def test_building_twice_changes_nothing(tmp_path: Path) -> None:
     verified(dataset)
     snapshot = build(dataset, "v1")
     before = download(snapshot, tmp_path).read_bytes()
-    again = services.snapshot_build(snapshot_id=snapshot.pk)
+    again = snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
     assert again is not None and again.status == JobStatus.SUCCEEDED
     assert again.finished_at == snapshot.finished_at
     assert download(again, tmp_path).read_bytes() == before
     assert SnapshotEntry.objects.filter(snapshot=snapshot).count() == 1
-    assert services.snapshot_build(snapshot_id=10**9) is None
+    assert snapshot_services.snapshot_build(snapshot_id=10**9) is None
 
 
 def test_a_missing_media_file_fails_the_snapshot_readably() -> None:
@@ -409,12 +411,14 @@ def test_a_missing_media_file_fails_the_snapshot_readably() -> None:
     dataset = mmooc_dataset()
     sample = verified(dataset)
     default_storage.delete(sample.media_links.get().asset.file.name)
-    snapshot = services.snapshot_create(dataset=dataset, name="v1", format="jsonl", queue=False)
-    failed = services.snapshot_build(snapshot_id=snapshot.pk)
+    snapshot = snapshot_services.snapshot_create(
+        dataset=dataset, name="v1", format="jsonl", queue=False
+    )
+    failed = snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
     assert failed is not None and failed.status == JobStatus.FAILED
     assert failed.message.startswith("The export failed:")
     assert not SnapshotEntry.objects.filter(snapshot=snapshot).exists()
-    assert services.snapshot_build(snapshot_id=snapshot.pk).status == JobStatus.FAILED  # type: ignore[union-attr]
+    assert snapshot_services.snapshot_build(snapshot_id=snapshot.pk).status == JobStatus.FAILED  # type: ignore[union-attr]
 
 
 def test_jsonl_carries_the_review_trail(tmp_path: Path, lead: Any, annotator: Any) -> None:
@@ -480,7 +484,7 @@ def test_a_file_that_is_not_a_release_parquet_is_refused_readably(tmp_path: Path
     bogus = tmp_path / "release.parquet"
     bogus.write_text('{"external_id": "x"}\n', encoding="utf-8")
     target = mmooc_dataset(name="target")
-    job = services.import_job_create(
+    job = import_services.import_job_create(
         dataset=target,
         format="release",
         source_kind=ImportSourceKind.SERVER_PATH,
@@ -488,7 +492,7 @@ def test_a_file_that_is_not_a_release_parquet_is_refused_readably(tmp_path: Path
         trusted=True,
         queue=False,
     )
-    done = services.import_job_run(job_id=job.pk)
+    done = import_services.import_job_run(job_id=job.pk)
     assert done is not None and done.status == JobStatus.FAILED
     assert "Parquet" in done.message
     assert not Sample.objects.filter(dataset=target).exists()

@@ -1,4 +1,4 @@
-"""Snapshot API and pages (annotation/snapshot_apis.py, snapshot_views.py): leads only,
+"""Snapshot API and pages (annotation/snapshots/apis.py, snapshot_views.py): leads only,
 short-lived download links (signed locally, presigned on S3), shapes and query counts.
 """
 
@@ -15,8 +15,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import services, snapshot_selectors
+from annotation import services
 from annotation.models import JobStatus, SampleStatus, Snapshot
+from annotation.snapshots import selectors as snapshot_selectors
+from annotation.snapshots import services as snapshot_services
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
 
@@ -37,8 +39,10 @@ def _dataset_with_verified(n: int = 2) -> Any:
 
 
 def _built(dataset: Any, name: str = "v1", fmt: str = "jsonl") -> Snapshot:
-    snapshot = services.snapshot_create(dataset=dataset, name=name, format=fmt, queue=False)
-    built = services.snapshot_build(snapshot_id=snapshot.pk)
+    snapshot = snapshot_services.snapshot_create(
+        dataset=dataset, name=name, format=fmt, queue=False
+    )
+    built = snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
     assert built is not None and built.status == JobStatus.SUCCEEDED
     return built
 
@@ -96,7 +100,9 @@ def test_bad_api_input_gets_400_with_a_message(lead: Any) -> None:
 def test_download_is_refused_until_the_snapshot_is_built(lead: Any) -> None:
     """A queued snapshot has no link yet: 409 from the API, 404 from the page."""
     dataset = _dataset_with_verified(1)
-    snapshot = services.snapshot_create(dataset=dataset, name="q", format="jsonl", queue=False)
+    snapshot = snapshot_services.snapshot_create(
+        dataset=dataset, name="q", format="jsonl", queue=False
+    )
     assert (
         client_for(lead).get(reverse("api_snapshot_download", args=[snapshot.pk])).status_code
         == 409

@@ -14,8 +14,8 @@ from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.translation import gettext as _
 
-from annotation import services
 from annotation.models import Dataset, JobStatus
+from annotation.snapshots import services as snapshot_services
 
 
 class Command(BaseCommand):
@@ -27,7 +27,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True, help="dataset name")
         parser.add_argument("--name", required=True, help="snapshot name (unique per dataset)")
-        parser.add_argument("--format", required=True, choices=list(services.EXPORT_FORMATS))
+        parser.add_argument(
+            "--format", required=True, choices=list(snapshot_services.EXPORT_FORMATS)
+        )
         parser.add_argument("--out", help="also copy the release file to this path")
         parser.add_argument(
             "--status", action="append", dest="statuses", help="status to export (repeatable)"
@@ -50,7 +52,7 @@ class Command(BaseCommand):
             raise CommandError(_("The folder of --out does not exist: %(path)s") % {"path": out})
         keys = ("statuses", "groups", "categories", "formats", "scenarios", "splits")
         try:
-            snapshot = services.snapshot_create(
+            snapshot = snapshot_services.snapshot_create(
                 dataset=dataset,
                 name=options["name"],
                 format=options["format"],
@@ -59,7 +61,9 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        built = services.snapshot_build(snapshot_id=snapshot.pk, chunk_size=options["chunk_size"])
+        built = snapshot_services.snapshot_build(
+            snapshot_id=snapshot.pk, chunk_size=options["chunk_size"]
+        )
         if built is None or built.status != JobStatus.SUCCEEDED:
             raise CommandError(built.message if built else _("The snapshot disappeared."))
         if out is not None:

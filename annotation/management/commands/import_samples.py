@@ -13,9 +13,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation import services
-from annotation.import_selectors import import_row_errors
+from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
+from annotation.imports.selectors import import_row_errors
 from annotation.models import ImportSourceKind, JobStatus
 from annotation.presets import PRESETS
 
@@ -49,13 +49,13 @@ class Command(BaseCommand):
         source: str = options["source"]
         is_s3 = source.startswith("s3://")
         try:
-            dataset = services.import_dataset_get_or_create(
+            dataset = import_services.import_dataset_get_or_create(
                 name=options["dataset"],
                 format=options["format"],
                 preset=options["preset"],
                 created_by=user,
             )
-            job = services.import_job_create(
+            job = import_services.import_job_create(
                 dataset=dataset,
                 format=options["format"],
                 source_kind=ImportSourceKind.S3_PREFIX if is_s3 else ImportSourceKind.SERVER_PATH,
@@ -67,7 +67,7 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
-        finished = services.import_job_run(job_id=job.pk)
+        finished = import_services.import_job_run(job_id=job.pk)
         assert finished is not None
         job = finished
         self.stdout.write(

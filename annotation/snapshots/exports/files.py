@@ -6,7 +6,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from annotation.exports.records import ExportMedia
+from annotation.snapshots.exports.records import ExportMedia
 
 _CHUNK = 1024 * 1024
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotation.exports.parquet import (
+from annotation.snapshots.exports.parquet import (
     HF_FILE_TYPE,
     RowGroupWriter,
     label_columns,
     label_row,
 )
-from annotation.exports.records import (
+from annotation.snapshots.exports.records import (
     OPTION_FIELD,
     STRING_LIST_FIELDS,
     ExportRecord,

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from annotation.exports.files import store_media
-from annotation.exports.records import (
+from annotation.snapshots.exports.files import store_media
+from annotation.snapshots.exports.records import (
     OPTION_FIELD,
     STRING_LIST_FIELDS,
     TEXT_FIELDS,

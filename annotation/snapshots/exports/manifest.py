@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from annotation.exports.files import file_sha256
-from annotation.exports.records import ExportRecord
+from annotation.snapshots.exports.files import file_sha256
+from annotation.snapshots.exports.records import ExportRecord
 
 MANIFEST_VERSION = 1
 _COUNTED = {

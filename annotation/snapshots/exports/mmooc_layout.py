@@ -13,10 +13,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from annotation.exports.parquet import OPTION_TYPE, RowGroupWriter
-from annotation.exports.records import ExportRecord
 from annotation.formats.mmooc import IC_CODES, OOC_CODES
 from annotation.formats.validate import OOC_GROUP, SHIFTED_IC_GROUP
+from annotation.snapshots.exports.parquet import OPTION_TYPE, RowGroupWriter
+from annotation.snapshots.exports.records import ExportRecord
 
 OOC_FILE = "data/ooc.parquet"
 IC_FILE = "data/ic.parquet"

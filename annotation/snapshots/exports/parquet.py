@@ -16,13 +16,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.exports.records import (
+from annotation.formats.records import MediaRef, ParsedSample
+from annotation.snapshots.exports.records import (
     OPTION_FIELD,
     STRING_LIST_FIELDS,
     TEXT_FIELDS,
     ExportRecord,
 )
-from annotation.formats.records import MediaRef, ParsedSample
 
 ROW_GROUP_ROWS = 1000
 ROW_GROUP_BYTES = 64 * 1024 * 1024

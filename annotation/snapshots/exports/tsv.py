@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from annotation.exports.records import ExportRecord
+from annotation.snapshots.exports.records import ExportRecord
 
 EXTRA_COLUMNS = ("explanation", "answerability_group", "source_dataset")
 

@@ -15,19 +15,19 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from annotation.exports.files import file_sha256, store_media, tree_files, zip_folder
-from annotation.exports.hf import HfCard, split_name, write_hf_folder
-from annotation.exports.jsonl import record_to_dict, write_jsonl
-from annotation.exports.manifest import Tally, file_hashes
-from annotation.exports.mmooc_layout import IC_FILE, OOC_FILE, write_mmooc_layout
-from annotation.exports.parquet import RowGroupWriter, iter_release_parquet, write_parquet
-from annotation.exports.records import ExportMedia, ExportRecord
-from annotation.exports.review import RevisionInfo, review_trail
-from annotation.exports.tsv import option_columns, write_tsv
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.mmooc import iter_mmooc
 from annotation.formats.records import ParsedSample
 from annotation.formats.vlmevalkit import iter_vlmevalkit
+from annotation.snapshots.exports.files import file_sha256, store_media, tree_files, zip_folder
+from annotation.snapshots.exports.hf import HfCard, split_name, write_hf_folder
+from annotation.snapshots.exports.jsonl import record_to_dict, write_jsonl
+from annotation.snapshots.exports.manifest import Tally, file_hashes
+from annotation.snapshots.exports.mmooc_layout import IC_FILE, OOC_FILE, write_mmooc_layout
+from annotation.snapshots.exports.parquet import RowGroupWriter, iter_release_parquet, write_parquet
+from annotation.snapshots.exports.records import ExportMedia, ExportRecord
+from annotation.snapshots.exports.review import RevisionInfo, review_trail
+from annotation.snapshots.exports.tsv import option_columns, write_tsv
 
 
 class Reads:
