@@ -26,8 +26,8 @@ from annotation.models import (
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
-from annotation.roles import acting_user, is_lead, user_roles
-from mmooc_site.api import IsLead
+from core.api import IsLead
+from core.roles import acting_user, is_lead, user_roles
 
 
 class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):

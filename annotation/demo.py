@@ -18,8 +18,9 @@ from django.contrib.auth.models import AbstractUser, Group, User
 from django.db import transaction
 from PIL import Image, ImageDraw
 
-from annotation import roles, services
+from annotation import services
 from annotation.models import Dataset, DatasetKind, MediaAsset, SampleStatus
+from core import roles
 
 DEMO_USERS = {
     "lead": ("demo-lead", roles.LEAD),

@@ -20,7 +20,7 @@ from annotation.models import (
     TaxonomyTerm,
     TermKind,
 )
-from annotation.roles import is_lead, lead_link, roles_known
+from core.roles import is_lead, lead_link, roles_known
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User

@@ -19,7 +19,7 @@ from annotation import selectors, services
 from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
 from annotation.models import SampleStatus
-from annotation.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead
 
 
 @require_GET

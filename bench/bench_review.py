@@ -86,8 +86,9 @@ def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
     from django.contrib.auth.models import Group, User
     from rest_framework.authtoken.models import Token
 
-    from annotation import roles, services
+    from annotation import services
     from annotation.models import Sample, SampleMedia, SampleStatus
+    from core import roles
     from review import services as review_services
     from tests.annotation.factories import png_bytes
 

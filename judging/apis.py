@@ -16,10 +16,10 @@ from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from annotation.roles import acting_user
+from core.api import IsLead
+from core.roles import acting_user
 from judging import selectors, services
 from judging.models import Judge, JudgeJob, JudgeKind
-from mmooc_site.api import IsLead
 
 MAX_JOBS_LISTED = 50
 

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from annotation.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead
 from judging import selectors, services
 from judging.audit import statistics as audit_statistics
 from judging.forms import JobStartForm, JudgeForm

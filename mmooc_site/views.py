@@ -11,8 +11,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 from django.views.i18n import set_language as django_set_language
 
-from annotation.roles import acting_user
-from mmooc_site import services
+from accounts import services
+from core.roles import acting_user
 
 
 @require_GET

@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample
-from annotation.roles import acting_user, is_lead
-from mmooc_site.api import IsLead
-from review import selectors, services, verdicts
+from core.api import IsLead
+from core.roles import acting_user, is_lead
+from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
 
 
@@ -70,7 +70,7 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
 
 
 def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
-    fields = verdicts.reviewable_fields(dataset.kind)
+    fields = consensus.reviewable_fields(dataset.kind)
     sample = annotation_selectors.sample_fields(
         sample_id=lease.sample_id, fields=("external_id", "status", "question", *fields)
     )

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from review import verdicts
+from review import consensus
 from review.models import Decision, RejectReason
 from review.selectors import TermChoice
 
@@ -44,7 +44,7 @@ class AdjudicationForm(forms.Form):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.value_fields = verdicts.reviewable_fields(kind)
+        self.value_fields = consensus.reviewable_fields(kind)
         text_area = forms.Textarea(attrs={"rows": 3})
         builders: dict[str, forms.Field] = {
             "answerability_group": forms.ChoiceField(

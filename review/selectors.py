@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,8 +14,9 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus, TaxonomyTerm, TermKind
-from annotation.roles import is_lead
-from review import verdicts
+from core import charts
+from core.roles import is_lead
+from review import consensus
 from review.models import Comment, Draft, Outcome, RejectReason, Review, ReviewSettings, Skip, Slot
 
 if TYPE_CHECKING:
@@ -160,7 +162,7 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     return Workbench(
         sample=sample,
         settings=settings,
-        fields=verdicts.reviewable_fields(sample.dataset.kind),
+        fields=consensus.reviewable_fields(sample.dataset.kind),
         lease=lease_get(reviewer=user, sample=sample),
         draft=draft_get(reviewer=user, sample=sample),
         comments=list(comments),
@@ -204,15 +206,15 @@ class ReviewerStats:
 
 @dataclass(frozen=True)
 class Progress:
-    status_bars: list[verdicts.Bar]
+    status_bars: list[charts.Bar]
     total_samples: int
-    daily_bars: list[verdicts.Bar]
+    daily_bars: list[charts.Bar]
     reviewers: list[ReviewerStats]
     settled: int
     agreed: int
     adjudicated: int
     agreement_rate: float | None
-    reject_bars: list[verdicts.Bar]
+    reject_bars: list[charts.Bar]
     total_reviews: int
     median_seconds: float | None
 
@@ -242,7 +244,7 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
             ReviewerStats(
                 username=username,
                 reviews=len(seconds_list),
-                median_seconds=verdicts.median(seconds_list),
+                median_seconds=_median(seconds_list),
                 per_hour=round(len(seconds_list) / hours, 1) if hours > 0 else None,
             )
         )
@@ -272,17 +274,21 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
     reason_labels = dict(RejectReason.choices)
     settled = outcomes["settled"]
     return Progress(
-        status_bars=verdicts.bars([(str(c.label), c.count) for c in counts]),
+        status_bars=charts.bars([(str(c.label), c.count) for c in counts]),
         total_samples=sum(c.count for c in counts),
-        daily_bars=verdicts.bars([(day.isoformat(), n) for day, n in daily]),
+        daily_bars=charts.bars([(day.isoformat(), n) for day, n in daily]),
         reviewers=reviewers,
         settled=settled,
         agreed=outcomes["agreed"],
         adjudicated=outcomes["adjudicated"],
         agreement_rate=round(outcomes["agreed"] / settled, 3) if settled else None,
-        reject_bars=verdicts.bars(
+        reject_bars=charts.bars(
             [(str(reason_labels.get(r, r)), n) for r, n in reasons.most_common()]
         ),
         total_reviews=len(all_seconds),
-        median_seconds=verdicts.median(all_seconds),
+        median_seconds=_median(all_seconds),
     )
+
+
+def _median(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from annotation.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead
 from review import selectors, services
 from review.forms import AdjudicationForm, ReviewSettingsForm
 from review.models import Decision, RejectReason

@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings as django_settings
 from rest_framework.test import APIClient
 
-from annotation import roles
+from core import roles
 from tests.annotation.factories import UserFactory
 from tests.support.processes import celery_worker, seaweedfs
 

@@ -20,8 +20,8 @@ from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
 from annotation.models import Dataset, ImportJob, ImportRowError, ImportSourceKind
-from annotation.roles import acting_user
-from mmooc_site.api import IsLead
+from core.api import IsLead
+from core.roles import acting_user
 
 ERRORS_IN_DETAIL = 100
 FINISHED = {"succeeded", "failed", "cancelled"}

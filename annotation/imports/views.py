@@ -16,7 +16,7 @@ from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.forms import ImportForm
 from annotation.models import Dataset, ImportJob
-from annotation.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead
 
 ERRORS_SHOWN = 100
 JOBS_SHOWN = 20

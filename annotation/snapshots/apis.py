@@ -17,10 +17,10 @@ from rest_framework.views import APIView
 
 from annotation import selectors
 from annotation.models import Dataset, Snapshot
-from annotation.roles import acting_user
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
-from mmooc_site.api import IsLead
+from core.api import IsLead
+from core.roles import acting_user
 
 
 class SnapshotOutput(serializers.ModelSerializer[Snapshot]):

@@ -25,9 +25,9 @@ from annotation.models import (
     Snapshot,
     SnapshotEntry,
 )
-from annotation.roles import is_lead
 from annotation.snapshots.exports.manifest import Diff
 from annotation.snapshots.exports.records import LABEL_FIELD_NAMES
+from core.roles import is_lead
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User

@@ -25,9 +25,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import selectors
 from annotation.models import Dataset, SampleStatus, Snapshot, TermKind
-from annotation.roles import acting_user, is_lead
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
+from core.roles import acting_user, is_lead
 
 _TERM_FILTERS = {
     "groups": TermKind.GROUP,

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.roles import acting_user, is_auditor
+from core.roles import acting_user, is_auditor
 from judging.audit import selectors, services
 from judging.audit.statistics import audit_statistics_cached
 from judging.models import AuditItem, AuditRating, AuditSet

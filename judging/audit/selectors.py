@@ -11,8 +11,8 @@ from django.db.models import Count, Max, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Dataset, Sample, SampleMedia
-from annotation.roles import is_auditor
 from annotation.selectors import dataset_list_visible
+from core.roles import is_auditor
 from judging.extraction import is_refusal
 from judging.models import (
     AuditItem,

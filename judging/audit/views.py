@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from annotation.roles import acting_user, is_auditor, is_lead
-from judging.audit import charts, selectors, services
+from core import charts
+from core.roles import acting_user, is_auditor, is_lead
+from judging.audit import selectors, services
 from judging.audit.forms import AuditSetForm
 from judging.audit.statistics import audit_statistics_cached, statistics_rows
 from judging.models import REASONING_QUARTERS, AuditSet, AuditTask

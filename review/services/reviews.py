@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
-from review import verdicts
+from review import consensus
 from review.models import (
     Comment,
     Decision,
@@ -53,7 +53,7 @@ class SubmitResult:
     settled_status: str | None
 
 
-def _problem_messages(problems: list[verdicts.Problem]) -> dict[str, list[str]]:
+def _problem_messages(problems: list[consensus.Problem]) -> dict[str, list[str]]:
     wording = {
         "unknown_field": _("“%(value)s” is not a field a reviewer may change."),
         "unknown_group": _("Unknown answerability group “%(value)s”."),
@@ -75,18 +75,18 @@ def _problem_messages(problems: list[verdicts.Problem]) -> dict[str, list[str]]:
 def _clean_values(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
     """The reviewer's values over the sample's current ones, checked against the taxonomy."""
     kind = sample.dataset.kind
-    fields = verdicts.reviewable_fields(kind)
+    fields = consensus.reviewable_fields(kind)
     unknown = sorted(set(values) - set(fields))
     if unknown:
         raise ValidationError(
-            _problem_messages([verdicts.Problem(f, "unknown_field", f) for f in unknown])
+            _problem_messages([consensus.Problem(f, "unknown_field", f) for f in unknown])
         )
     current = {name: getattr(sample, name) for name in fields}
     if not values:
         return current  # a plain confirmation: the sample's values as they stand
-    clean = current | verdicts.normalise_values(kind, values)
+    clean = current | consensus.normalise_values(kind, values)
     taxonomy = annotation_selectors.taxonomy_view(sample.dataset)
-    problems = verdicts.check_values(
+    problems = consensus.check_values(
         kind,
         clean,
         groups=taxonomy.groups,
@@ -235,9 +235,9 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
         Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
     )
     names = [r.reviewer.get_username() for r in reviews]
-    result = verdicts.consensus(
+    result = consensus.consensus(
         [
-            verdicts.Verdict(
+            consensus.Verdict(
                 reviewer=r.reviewer.get_username(),
                 decision=r.decision,
                 values=r.values,
@@ -247,21 +247,21 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
         ]
     )
     status = result.status
-    if status == verdicts.VERIFIED:
+    if status == consensus.VERIFIED:
         reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
         current = {k: getattr(sample, k) for k in result.values}
-        changes = verdicts.changed_values(current, result.values)
+        changes = consensus.changed_values(current, result.values)
         try:
             _move(sample, SampleStatus.VERIFIED, by, reason, changes)
         except annotation_services.SampleInvalid:
-            status = verdicts.NEEDS_ADJUDICATION
-    elif status == verdicts.REJECTED:
+            status = consensus.NEEDS_ADJUDICATION
+    elif status == consensus.REJECTED:
         reason = _("Rejected by %(names)s (%(reasons)s).") % {
             "names": ", ".join(names),
             "reasons": ", ".join(result.reject_reasons),
         }
         _move(sample, SampleStatus.REJECTED, by, reason)
-    if status == verdicts.NEEDS_ADJUDICATION:
+    if status == consensus.NEEDS_ADJUDICATION:
         _move(sample, SampleStatus.NEEDS_ADJUDICATION, by, _("The reviewers disagree."))
     # One upsert (the sample's review may be settled again after a re-import reopened it).
     Outcome.objects.bulk_create(
@@ -270,7 +270,7 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
                 sample=sample,
                 dataset_id=sample.dataset_id,
                 status=status,
-                agreement=result.agreement and status != verdicts.NEEDS_ADJUDICATION,
+                agreement=result.agreement and status != consensus.NEEDS_ADJUDICATION,
                 adjudicated=False,
                 adjudicated_by=None,
                 note="",
@@ -288,7 +288,7 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
             "decided_at",
         ],
     )
-    if status != verdicts.NEEDS_ADJUDICATION:
+    if status != consensus.NEEDS_ADJUDICATION:
         _write_summary(sample, names, agreement=True, adjudicated=False, note="")
     Slot.objects.filter(sample=sample, done=False).delete()
     return status
@@ -370,7 +370,7 @@ def sample_adjudicate(
         current = {k: getattr(sample, k) for k in clean}
         annotation_services.sample_update(
             sample=sample,
-            changes=verdicts.changed_values(current, clean),
+            changes=consensus.changed_values(current, clean),
             by=by,
             source=ChangeSource.ADJUDICATION,
             status=SampleStatus.VERIFIED,

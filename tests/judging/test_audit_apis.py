@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.urls import reverse
 
-from annotation import roles
+from core import roles
 from judging.audit import statistics
 from judging.models import AuditItem, AuditRating, AuditSet
 from judging.stats.human_judge import human_judge_report

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from annotation import roles
+from core import roles
 from judging.models import AuditItem, AuditRating
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation import roles
+from core import roles
 from judging.audit.selectors import audit_frame, frame_strata_sizes
 from judging.models import AuditItem, AuditRating, AuditSet, Verdict
 from judging.stats.bootstrap import stratum_weights

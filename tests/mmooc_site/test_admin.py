@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from tests.annotation.factories import mmooc_sample
 
-OWN_APPS = ("annotation", "review", "judging", "mmooc_site")
+OWN_APPS = ("annotation", "review", "judging", "accounts")
 
 
 def _own_models() -> list[Any]:

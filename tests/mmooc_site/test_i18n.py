@@ -51,7 +51,7 @@ def untranslated_text(source: str) -> list[str]:
 
 def _templates() -> list[Path]:
     found = [p for folder in TEMPLATE_DIRS for p in folder.rglob("*.html")]
-    for app in ("annotation", "review", "judging", "mmooc_site"):
+    for app in ("annotation", "review", "judging", "accounts", "mmooc_site"):
         found += list((ROOT / app / "templates").rglob("*.html"))
     return sorted(found)
 

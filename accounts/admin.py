@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from mmooc_site.models import UserPreference
+from accounts.models import UserPreference
 
 
 @admin.register(UserPreference)

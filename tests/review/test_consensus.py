@@ -1,11 +1,11 @@
-"""The pure rules: reviewable fields, value checks, consensus, medians and chart bars."""
+"""The pure rules of review/consensus.py: reviewable fields, value checks, consensus."""
 
 from __future__ import annotations
 
 import pytest
 
-from review import verdicts
-from review.verdicts import Verdict
+from review import consensus
+from review.consensus import Verdict
 
 TAXONOMY = {
     "groups": {"ooc", "shifted_ic"},
@@ -17,13 +17,13 @@ TAXONOMY = {
 def test_consensus_verifies_identical_accepts_with_their_values() -> None:
     """Every reviewer accepting the same values verifies the sample with those values."""
     values = {"category_code": "MP", "answerability_group": "shifted_ic"}
-    result = verdicts.consensus([Verdict("a", "accept", values), Verdict("b", "accept", values)])
-    assert result == verdicts.Consensus("verified", True, values)
+    result = consensus.consensus([Verdict("a", "accept", values), Verdict("b", "accept", values)])
+    assert result == consensus.Consensus("verified", True, values)
 
 
 def test_consensus_sends_different_values_to_adjudication() -> None:
     """Two accepts with different corrections are a disagreement."""
-    result = verdicts.consensus(
+    result = consensus.consensus(
         [Verdict("a", "accept", {"scenario": "math"}), Verdict("b", "accept", {"scenario": "x"})]
     )
     assert result.status == "needs_adjudication"
@@ -32,7 +32,7 @@ def test_consensus_sends_different_values_to_adjudication() -> None:
 
 def test_consensus_rejects_when_all_reject_whatever_the_reasons() -> None:
     """A rejection agreed by all rejects the sample, reasons listed by frequency."""
-    result = verdicts.consensus(
+    result = consensus.consensus(
         [
             Verdict("a", "reject", {}, "duplicate"),
             Verdict("b", "reject", {}, "invalid"),
@@ -45,19 +45,21 @@ def test_consensus_rejects_when_all_reject_whatever_the_reasons() -> None:
 
 def test_consensus_of_accept_and_reject_needs_adjudication() -> None:
     """One accept and one reject cannot settle the sample."""
-    result = verdicts.consensus([Verdict("a", "accept", {}), Verdict("b", "reject", {}, "invalid")])
+    result = consensus.consensus(
+        [Verdict("a", "accept", {}), Verdict("b", "reject", {}, "invalid")]
+    )
     assert result.status == "needs_adjudication"
 
 
 def test_consensus_needs_a_verdict() -> None:
     """An empty list of verdicts is a programming error."""
     with pytest.raises(ValueError, match="at least one"):
-        verdicts.consensus([])
+        consensus.consensus([])
 
 
 def test_check_values_names_each_taxonomy_problem() -> None:
     """Unknown codes and a category outside its group are reported per field."""
-    problems = verdicts.check_values(
+    problems = consensus.check_values(
         "image_question",
         {"answerability_group": "ooc", "category_code": "MP", "scenario": "nope"},
         **TAXONOMY,
@@ -67,7 +69,7 @@ def test_check_values_names_each_taxonomy_problem() -> None:
         ("scenario", "unknown_scenario"),
     ]
     assert (
-        verdicts.check_values(
+        consensus.check_values(
             "image_question", {"answerability_group": "ooc", "category_code": "VFP"}, **TAXONOMY
         )
         == []
@@ -76,7 +78,7 @@ def test_check_values_names_each_taxonomy_problem() -> None:
 
 def test_check_values_of_trimodal_labels_and_predicates() -> None:
     """A tri-modal review needs a safe/unsafe label and at least one condition."""
-    problems = verdicts.check_values(
+    problems = consensus.check_values(
         "trimodal",
         {"safety_label": "maybe", "predicate": []},
         groups=set(),
@@ -88,16 +90,7 @@ def test_check_values_of_trimodal_labels_and_predicates() -> None:
 
 def test_normalise_values_keeps_only_reviewable_fields_and_cleans_conditions() -> None:
     """Other fields are dropped, text is stripped, empty conditions disappear."""
-    clean = verdicts.normalise_values(
+    clean = consensus.normalise_values(
         "trimodal", {"predicate": [" a ", "", "b"], "question": "x", "safety_label": " safe "}
     )
     assert clean == {"predicate": ["a", "b"], "safety_label": "safe"}
-
-
-def test_median_and_bars() -> None:
-    """Medians of odd and even lists; bars scale to the largest value by row."""
-    assert verdicts.median([]) is None
-    assert verdicts.median([3, 1, 2]) == 2
-    assert verdicts.median([4, 1, 2, 3]) == 2.5
-    chart = verdicts.bars([("a", 2), ("b", 4), ("c", 0)])
-    assert [(b.length, b.offset) for b in chart] == [(180, 0), (360, 24), (0, 48)]

@@ -124,35 +124,3 @@ def consensus(verdicts: Sequence[Verdict]) -> Consensus:
 def changed_values(current: Mapping[str, Any], proposed: Mapping[str, Any]) -> dict[str, Any]:
     """The proposed values that differ from the current ones."""
     return {k: v for k, v in proposed.items() if current.get(k) != v}
-
-
-def median(values: Sequence[float]) -> float | None:
-    ordered = sorted(values)
-    if not ordered:
-        return None
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (ordered[middle - 1] + ordered[middle]) / 2
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One bar of a horizontal bar chart: its length in chart units and its row's offset."""
-
-    label: str
-    value: float
-    length: int
-    offset: int
-
-
-BAR_ROW, BAR_LENGTH = 24, 360
-
-
-def bars(items: Sequence[tuple[str, float]]) -> list[Bar]:
-    """Bars scaled to the largest value (a chart of zeros draws empty bars)."""
-    top = max((value for _label, value in items), default=0) or 1
-    return [
-        Bar(label, value, round(BAR_LENGTH * value / top), BAR_ROW * row)
-        for row, (label, value) in enumerate(items)
-    ]

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.roles import is_lead
+from core.roles import is_lead
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

@@ -1,9 +1,10 @@
-"""Geometry of the statistics page's inline SVG pictures (no Django): heatmaps, forest plots,
-score distributions and reliability diagrams, laid out as plain numbers for the template."""
+"""Geometry of the site's inline SVG charts (no Django): bar charts, heatmaps, forest plots,
+score distributions and reliability diagrams, laid out as plain numbers for the templates."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 CELL = 44
@@ -146,3 +147,25 @@ def reliability(bins: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "width": size + 50,
         "height": size + 40,
     }
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a horizontal bar chart: its length in chart units and its row's offset."""
+
+    label: str
+    value: float
+    length: int
+    offset: int
+
+
+BAR_ROW, BAR_LENGTH = 24, 360
+
+
+def bars(items: Sequence[tuple[str, float]]) -> list[Bar]:
+    """Bars scaled to the largest value (a chart of zeros draws empty bars)."""
+    top = max((value for _label, value in items), default=0) or 1
+    return [
+        Bar(label, value, round(BAR_LENGTH * value / top), BAR_ROW * row)
+        for row, (label, value) in enumerate(items)
+    ]

@@ -1,11 +1,11 @@
-"""Writes of the site shell: a user's remembered language."""
+"""Writes and reads of a user's account settings: the remembered language."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from mmooc_site.models import UserPreference
+from accounts.models import UserPreference
 
 
 def user_set_language(*, user: User, language: str) -> None:
