@@ -1,4 +1,5 @@
-"""UserPreference's move from mmooc_site to accounts keeps every row."""
+"""UserPreference's move from mmooc_site to accounts keeps every row (PostgreSQL: the migrations
+run inside the test's transaction and roll back with it)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 BEFORE = [("mmooc_site", "0001_initial")]
 AFTER = [("accounts", "0001_initial")]
