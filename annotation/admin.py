@@ -8,6 +8,7 @@ from annotation.models import (
     MediaAsset,
     Sample,
     SampleMedia,
+    SampleNote,
     SampleRevision,
     Snapshot,
     SnapshotEntry,
@@ -82,6 +83,14 @@ class SampleMediaAdmin(admin.ModelAdmin[SampleMedia]):
     list_display = ["sample", "role", "position", "asset"]
     list_select_related = ["sample", "asset"]
     raw_id_fields = ["sample", "asset"]
+
+
+@admin.register(SampleNote)
+class SampleNoteAdmin(admin.ModelAdmin[SampleNote]):
+    list_display = ["sample", "key", "updated_at"]
+    list_filter = ["key"]
+    list_select_related = ["sample"]
+    raw_id_fields = ["sample"]
 
 
 class ImportRowErrorInline(admin.TabularInline[ImportRowError, ImportJob]):

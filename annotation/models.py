@@ -303,6 +303,36 @@ class SampleMedia(models.Model):
         return f"{self.sample_id} {self.role}#{self.position}"
 
 
+class NoteKey(models.TextChoices):
+    """What another app may note about a sample; each key has one owner that writes it."""
+
+    JUDGE_VOTES = "judge_votes", _("judge votes")
+    REVIEW_SUMMARY = "review_summary", _("review summary")
+
+
+class SampleNote(models.Model):
+    """A typed note that review or judging keeps on a sample (never a label).
+
+    One row per (sample, key), written by a single upsert, so two apps noting different keys
+    at the same moment never overwrite each other.
+    """
+
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="notes", verbose_name=_("sample")
+    )
+    key = models.CharField(_("key"), max_length=40, choices=NoteKey.choices)
+    value = models.JSONField(_("value"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"))
+
+    class Meta:
+        verbose_name = _("sample note")
+        verbose_name_plural = _("sample notes")
+        constraints = [models.UniqueConstraint(fields=["sample", "key"], name="uniq_sample_note")]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id}: {self.key}"
+
+
 class ChangeSource(models.TextChoices):
     CREATE = "create", _("Created")
     IMPORT = "import", _("Import")

@@ -13,8 +13,10 @@ from annotation.models import (
     Dataset,
     DatasetMembership,
     MediaAsset,
+    NoteKey,
     Sample,
     SampleMedia,
+    SampleNote,
     SampleRevision,
     SampleStatus,
     TaxonomyTerm,
@@ -110,6 +112,20 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
         )
         .first()
     )
+
+
+def sample_notes(*, sample_ids: Iterable[int], key: NoteKey) -> dict[int, Any]:
+    """The notes of one key on samples, by sample id (samples without the note are absent)."""
+    return dict(
+        SampleNote.objects.filter(sample_id__in=list(sample_ids), key=key).values_list(
+            "sample_id", "value"
+        )
+    )
+
+
+def sample_note(*, sample_id: int, key: NoteKey) -> Any:
+    """One sample's note of one key, or None."""
+    return sample_notes(sample_ids=[sample_id], key=key).get(sample_id)
 
 
 def sample_history(*, sample: Sample) -> QuerySet[SampleRevision]:

@@ -71,19 +71,23 @@ def _png(n: int) -> bytes:
 def seed(n_samples: int, media_root: Path) -> float:
     """Bulk-create the dataset; returns the seconds it took (skipped when already there)."""
     from django.db import transaction
+    from django.utils import timezone
 
     from annotation import services
     from annotation.models import (
         ChangeSource,
         Dataset,
         MediaAsset,
+        NoteKey,
         Sample,
         SampleMedia,
+        SampleNote,
         SampleRevision,
         SampleStatus,
     )
 
     started = time.perf_counter()
+    now = timezone.now()
     Dataset.objects.filter(name=DATASET).delete()
     MediaAsset.objects.filter(samples__isnull=True).delete()
     dataset = services.dataset_create(name=DATASET, kind="image_question", preset="mmooc")
@@ -131,7 +135,6 @@ def seed(n_samples: int, media_root: Path) -> float:
                     external_id=f"q{n:06d}",
                     status=SampleStatus.VERIFIED,
                     content_hash=services.sample_content_hash(values, [sha]),
-                    extra={"review_summary": {"reviewers": ["a", "b"], "agreement": 1.0}},
                     **values,
                 )
             )
@@ -153,6 +156,18 @@ def seed(n_samples: int, media_root: Path) -> float:
                         source=ChangeSource.IMPORT,
                         before={},
                         after={"status": "verified"},
+                    )
+                    for s in samples
+                ],
+                batch_size=batch,
+            )
+            SampleNote.objects.bulk_create(
+                [
+                    SampleNote(
+                        sample=s,
+                        key=NoteKey.REVIEW_SUMMARY,
+                        value={"reviewers": ["a", "b"], "agreement": 1.0},
+                        updated_at=now,
                     )
                     for s in samples
                 ],

@@ -13,7 +13,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
-from annotation.models import Dataset, Sample, SampleStatus, TaxonomyTerm, TermKind
+from annotation.models import Dataset, NoteKey, Sample, SampleStatus, TaxonomyTerm, TermKind
 from core import charts
 from core.roles import is_lead
 from review import consensus
@@ -128,7 +128,7 @@ def comments_visible(*, user: User, sample: Sample) -> QuerySet[Comment]:
 
 
 def judge_votes(sample: Sample) -> list[dict[str, Any]]:
-    votes = (sample.extra or {}).get("judge_votes") or []
+    votes = annotation_selectors.sample_note(sample_id=sample.pk, key=NoteKey.JUDGE_VOTES) or []
     return [v for v in votes if isinstance(v, dict)]
 
 

@@ -19,8 +19,10 @@ from annotation.models import (
     ChangeSource,
     Dataset,
     MediaAsset,
+    NoteKey,
     Sample,
     SampleMedia,
+    SampleNote,
     SampleRevision,
     SampleStatus,
 )
@@ -261,18 +263,24 @@ def sample_link_pair(*, unsafe: Sample, safe: Sample) -> None:
     unsafe.pair, safe.pair = safe, unsafe
 
 
-def sample_set_note(*, sample_ids: Iterable[int], key: str, values: Mapping[int, Any]) -> int:
-    """Store another app's summary about samples in their ``extra`` (never a label).
+def sample_set_note(*, sample_ids: Iterable[int], key: NoteKey, values: Mapping[int, Any]) -> int:
+    """Note another app's summary about samples (``values`` maps sample id to a JSON value).
 
-    Used by review (``review_summary``) and judging (``judge_votes``) so that annotation, which
-    knows neither, can show and export them. ``values`` maps sample id to a JSON value.
+    Used by review (``NoteKey.REVIEW_SUMMARY``) and judging (``NoteKey.JUDGE_VOTES``) so that
+    annotation, which knows neither, can show and export them. One upsert per batch: a note
+    written by another app at the same time, under another key, is never lost.
     """
-    ids = list(sample_ids)
-    samples = list(Sample.objects.filter(pk__in=ids).only("id", "extra"))
-    for sample in samples:
-        sample.extra = {**(sample.extra or {}), key: values.get(sample.pk)}
-    Sample.objects.bulk_update(samples, ["extra"], batch_size=1000)
-    return len(samples)
+    ids = list(Sample.objects.filter(pk__in=list(sample_ids)).values_list("pk", flat=True))
+    now = timezone.now()
+    notes = [SampleNote(sample_id=pk, key=key, value=values.get(pk), updated_at=now) for pk in ids]
+    SampleNote.objects.bulk_create(
+        notes,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["sample", "key"],
+        update_fields=["value", "updated_at"],
+    )
+    return len(ids)
 
 
 def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool) -> int:

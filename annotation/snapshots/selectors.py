@@ -20,6 +20,7 @@ from annotation.models import (
     JobStatus,
     Sample,
     SampleMedia,
+    SampleNote,
     SampleRevision,
     SampleStatus,
     Snapshot,
@@ -67,6 +68,7 @@ class ExportChunk:
     samples: list[dict[str, Any]]
     media: dict[int, list[dict[str, Any]]]
     revisions: dict[int, list[dict[str, Any]]]
+    notes: dict[int, dict[str, Any]]
 
 
 _SAMPLE_VALUES = ("id", "external_id", "status", "revision", "content_hash", "extra")
@@ -112,7 +114,12 @@ def snapshot_sample_chunks(
         history = SampleRevision.objects.filter(sample_id__in=ids).order_by("sample_id", "number")
         for revision in history.values(*_REVISION_VALUES):
             revisions[revision["sample_id"]].append(revision)
-        yield ExportChunk(samples=samples, media=media, revisions=revisions)
+        notes: dict[int, dict[str, Any]] = defaultdict(dict)
+        for sample_id, key, value in SampleNote.objects.filter(sample_id__in=ids).values_list(
+            "sample_id", "key", "value"
+        ):
+            notes[sample_id][key] = value
+        yield ExportChunk(samples=samples, media=media, revisions=revisions, notes=notes)
         last_id = ids[-1]
 
 

@@ -27,6 +27,7 @@ from annotation.models import (
     Dataset,
     DatasetKind,
     JobStatus,
+    NoteKey,
     SampleStatus,
     Snapshot,
     SnapshotEntry,
@@ -284,7 +285,12 @@ def _records(snapshot: Snapshot, chunk_size: int) -> Iterator[ExportRecord]:
     )
     for chunk in chunks:
         records = [
-            _record(row, chunk.media.get(row["id"], []), chunk.revisions.get(row["id"], []))
+            _record(
+                row,
+                chunk.media.get(row["id"], []),
+                chunk.revisions.get(row["id"], []),
+                chunk.notes.get(row["id"], {}),
+            )
             for row in chunk.samples
         ]
         SnapshotEntry.objects.bulk_create(
@@ -305,11 +311,11 @@ def _records(snapshot: Snapshot, chunk_size: int) -> Iterator[ExportRecord]:
 
 
 def _record(
-    row: dict[str, Any], media: list[dict[str, Any]], revisions: list[dict[str, Any]]
+    row: dict[str, Any],
+    media: list[dict[str, Any]],
+    revisions: list[dict[str, Any]],
+    notes: dict[str, Any],
 ) -> ExportRecord:
-    extra = dict(row["extra"] or {})
-    review_summary = extra.pop("review_summary", None)
-    judge_votes = extra.pop("judge_votes", None)
     history = [
         RevisionInfo(
             number=revision["number"],
@@ -327,8 +333,10 @@ def _record(
         revision=row["revision"],
         pair_external_id=row["pair_external_id"] or "",
         media=[_media(link) for link in media],
-        review=review_trail(history, review_summary, judge_votes),
-        extra=extra,
+        review=review_trail(
+            history, notes.get(NoteKey.REVIEW_SUMMARY), notes.get(NoteKey.JUDGE_VOTES)
+        ),
+        extra=dict(row["extra"] or {}),
     )
 
 

@@ -26,6 +26,7 @@ from annotation.models import (
     Dataset,
     DatasetKind,
     JobStatus,
+    NoteKey,
     SampleMedia,
     SampleStatus,
     TaxonomyTerm,
@@ -567,7 +568,7 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
     annotation_services.sample_flag_judges(sample_ids=agree, disagree=False)
     annotation_services.sample_set_note(
         sample_ids=list(results),
-        key="judge_votes",
+        key=NoteKey.JUDGE_VOTES,
         values={pk: result.votes for pk, result in results.items()},
     )
     return {"agree": len(agree), "disagree": len(disagree)}

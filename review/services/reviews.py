@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.models import ChangeSource, Sample, SampleStatus
+from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
 from review.models import (
     Comment,
@@ -337,7 +337,7 @@ def _write_summary(
 ) -> None:
     annotation_services.sample_set_note(
         sample_ids=[sample.pk],
-        key="review_summary",
+        key=NoteKey.REVIEW_SUMMARY,
         values={
             sample.pk: {
                 "reviewers": reviewers,

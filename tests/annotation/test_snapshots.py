@@ -366,7 +366,7 @@ def test_diff_against_the_previous_snapshot_and_takedowns(lead: Any) -> None:
 
 
 def test_export_runs_a_fixed_number_of_queries_per_chunk() -> None:
-    """Samples, media links and history load in three queries per chunk, plus one for the
+    """Samples, media links, history and notes load in four queries per chunk, plus one for the
     chunk's entries and one for progress: no query per sample, however many there are."""
     dataset = mmooc_dataset()
     for _ in range(4):
@@ -385,11 +385,11 @@ def test_export_runs_a_fixed_number_of_queries_per_chunk() -> None:
     for _ in range(4):
         verified(dataset)
     four_chunks = queries("b")
-    assert four_chunks - two_chunks == 2 * 5
+    assert four_chunks - two_chunks == 2 * 6
     # Fixed part: claim, load, clear entries, count, total, the empty last chunk, previous
     # snapshot, diff counts and lists, the final save (and ANALYZE on PostgreSQL).
     fixed = 16 + (connection.vendor == "postgresql")
-    assert two_chunks == fixed + 2 * 5
+    assert two_chunks == fixed + 2 * 6
 
 
 def test_building_twice_changes_nothing(tmp_path: Path) -> None:

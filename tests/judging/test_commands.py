@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Sample
+from annotation.models import NoteKey, Sample, SampleNote
 from judging.management.commands.run_judges import Command as RunJudges
 from judging.models import Judge, JudgeJob, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset
@@ -68,7 +68,7 @@ def test_run_judges_queues_a_job_and_refuses_bad_requests(
     with django_capture_on_commit_callbacks(execute=True):
         text = run("run_judges", "--dataset", "demo", "--task", "answerability", "--judges", "rule")
     assert "Queued job" in text
-    assert Sample.objects.filter(extra__has_key="judge_votes").count() == 5
+    assert SampleNote.objects.filter(key=NoteKey.JUDGE_VOTES).count() == 5
     with pytest.raises(CommandError, match="Unknown judges: gpt"):
         run("run_judges", "--dataset", "demo", "--task", "scoring", "--judges", "rule,gpt")
     with pytest.raises(CommandError, match="no model responses"):

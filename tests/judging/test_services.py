@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation.models import JobStatus, Sample
+from annotation import selectors as annotation_selectors
+from annotation.models import JobStatus, NoteKey, Sample
 from judging import services
 from judging.models import JudgeJob, JudgeJobChunk, JudgeKind, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes
@@ -149,7 +150,9 @@ def test_answerability_flags_disagreements_and_notes_every_vote(
     # bulk_samples: i % 3 == 0 are out-of-context; the fake says only sample 4 is unanswerable.
     flagged = set(Sample.objects.filter(judges_disagree=True).values_list("external_id", flat=True))
     assert flagged == {"bulk-0", "bulk-3", "bulk-6", "bulk-4"}
-    votes = Sample.objects.get(external_id="bulk-4").extra["judge_votes"]
+    votes = annotation_selectors.sample_note(
+        sample_id=Sample.objects.get(external_id="bulk-4").pk, key=NoteKey.JUDGE_VOTES
+    )
     assert votes == [
         {"judge": "llm", "label": "unanswerable", "category": None},
         {"judge": "rule", "label": "answerable", "category": "MP"},

@@ -10,8 +10,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
-from annotation.models import ChangeSource, Sample, SampleRevision, SampleStatus
+from annotation.models import ChangeSource, NoteKey, Sample, SampleRevision, SampleStatus
 from review import selectors, services
 from review.models import Draft, Outcome, Review, Skip, Slot
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
@@ -237,7 +238,7 @@ def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> No
     revision = SampleRevision.objects.filter(sample=sample).order_by("number").last()
     assert revision is not None and revision.source == ChangeSource.REVIEW
     assert revision.after == {**fix, "status": "verified"}
-    summary = sample.extra["review_summary"]
+    summary = annotation_selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY)
     assert summary["agreement"] is True and summary["adjudicated"] is False
     assert sorted(summary["reviewers"]) == sorted([a.username, b.username])
     assert not Draft.objects.filter(reviewer=b).exists()
@@ -252,7 +253,7 @@ def test_disagreement_goes_to_adjudication_and_the_lead_settles_it(lead: Any) ->
     result = submit(UserFactory(), _fresh(sample), decision="reject")
     assert result.settled_status == "needs_adjudication"
     assert _fresh(sample).status == SampleStatus.NEEDS_ADJUDICATION
-    assert "review_summary" not in _fresh(sample).extra
+    assert annotation_selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) is None
     outcome = services.sample_adjudicate(
         sample=_fresh(sample),
         by=lead,
@@ -266,7 +267,8 @@ def test_disagreement_goes_to_adjudication_and_the_lead_settles_it(lead: Any) ->
     last = SampleRevision.objects.filter(sample=sample).order_by("number").last()
     assert last is not None and last.source == ChangeSource.ADJUDICATION
     assert last.reason == "The image does support counting."
-    assert sample.extra["review_summary"]["adjudicated"] is True
+    summary = annotation_selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY)
+    assert summary["adjudicated"] is True
 
 
 def test_adjudication_needs_a_note_and_valid_values(lead: Any) -> None:

@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Sample, SampleStatus
+from annotation import services as annotation_services
+from annotation.models import NoteKey, Sample, SampleStatus
 from review import services
 from review.models import ReviewSettings, Slot
 from tests.annotation.factories import UserFactory
@@ -85,8 +86,10 @@ def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> N
     """The tri-modal form shows the pair side by side and streams audio by URL, and judge
     votes only when hints are on."""
     unsafe, safe = trimodal_pair()
-    Sample.objects.filter(pk=unsafe.pk).update(
-        extra={"judge_votes": [{"judge": "gpt-4o", "label": "unsafe", "category": None}]}
+    annotation_services.sample_set_note(
+        sample_ids=[unsafe.pk],
+        key=NoteKey.JUDGE_VOTES,
+        values={unsafe.pk: [{"judge": "gpt-4o", "label": "unsafe", "category": None}]},
     )
     annotator = UserFactory(role="annotator")
     open_queue(unsafe.dataset, hints=False, members=[annotator])
