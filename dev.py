@@ -2,7 +2,7 @@
 """The two commands of the README, needing nothing but Python 3.11.
 
     python3 dev.py run    set up, load the demo and run the site with a background worker
-    python3 dev.py test   set up, then run ruff, mypy, djLint and the whole test suite
+    python3 dev.py test   set up, then run ruff, mypy, import-linter, djLint and every test
 
 Set-up makes a virtualenv in .venv and installs the pinned requirements with uv (fetched into
 the virtualenv by pip), skipping the install when the requirement files have not changed.
@@ -106,10 +106,11 @@ def run() -> int:
 def test(extra: list[str]) -> int:
     ensure_venv("requirements-dev.txt")
     env = dict(os.environ)
-    checks = [
+    checks: list[list[str | Path]] = [
         [BIN / "ruff", "check", "."],
         [BIN / "ruff", "format", "--check", "."],
         [BIN / "mypy", "."],
+        [BIN / "lint-imports"],
         [BIN / "djlint", "templates", "--lint"],
     ]
     failed = False

@@ -1,27 +1,27 @@
 """Background work of the annotation app: thin tasks that take ids and call one service.
 
-Services queue these tasks, so the tasks import the services inside each function: the
-services import this module, never the other way round at import time.
+Services queue these tasks by name (``core.tasks.enqueue``), so only this module imports
+the services, never the other way round.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
 
+from annotation.imports.services import import_job_run
+from annotation.services.media import media_asset_derive
+from annotation.snapshots.services import snapshot_build
+
 
 @shared_task(name="annotation.derive_media_asset", acks_late=True, max_retries=3)
 def derive_media_asset(asset_id: int) -> None:
     """Make the thumbnail or waveform peaks of one asset (a no-op when already derived)."""
-    from annotation.services.media import media_asset_derive
-
     media_asset_derive(asset_id=asset_id)
 
 
 @shared_task(name="annotation.derive_media_assets", acks_late=True)
 def derive_media_assets(asset_ids: list[int]) -> None:
     """Derive the thumbnails or peaks of a batch of assets an import stored (idempotent)."""
-    from annotation.services.media import media_asset_derive
-
     for asset_id in asset_ids:
         media_asset_derive(asset_id=asset_id)
 
@@ -29,14 +29,10 @@ def derive_media_assets(asset_ids: list[int]) -> None:
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
     """Run one import job; a second delivery restarts it, which the import tolerates."""
-    from annotation.imports.services import import_job_run
-
     import_job_run(job_id=job_id)
 
 
 @shared_task(name="annotation.build_snapshot", acks_late=True, soft_time_limit=50 * 60)
 def build_snapshot(snapshot_id: int) -> None:
     """Build one release snapshot; a second delivery of a finished one does nothing."""
-    from annotation.snapshots.services import snapshot_build
-
     snapshot_build(snapshot_id=snapshot_id)

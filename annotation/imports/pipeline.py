@@ -21,7 +21,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils.translation import gettext as _
 
-from annotation import tasks
 from annotation.formats.records import ParsedSample, RowError
 from annotation.formats.validate import is_trimodal, validate_sample
 from annotation.imports.sources import MediaMissing, OpenedSource
@@ -50,6 +49,7 @@ from annotation.services.samples import (
     sample_link_pair,
     sample_update,
 )
+from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -355,7 +355,9 @@ class ImportRun:
                 )
                 created = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
                 if created:
-                    transaction.on_commit(lambda: tasks.derive_media_assets.delay(created))
+                    transaction.on_commit(
+                        lambda: enqueue("annotation.derive_media_assets", created)
+                    )
         except BaseException:
             _sweep_files(written)
             raise

@@ -27,7 +27,6 @@ from django.utils.text import get_valid_filename
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from annotation import tasks
 from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError
 from annotation.imports.formats import FORMATS, ImportFormat
@@ -49,6 +48,7 @@ from annotation.models import (
     JobStatus,
 )
 from annotation.services.datasets import dataset_create
+from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -169,7 +169,7 @@ def import_job_create(
         options=kept,
     )
     if queue:
-        transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
+        transaction.on_commit(lambda: enqueue("annotation.run_import_job", job.pk))
     return job
 
 

@@ -11,7 +11,6 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation import tasks
 from annotation.media_checks import (
     MediaError,
     inspect_audio,
@@ -21,6 +20,7 @@ from annotation.media_checks import (
     waveform_peaks,
 )
 from annotation.models import MediaAsset, MediaKind
+from core.tasks import enqueue
 
 
 def _storage_name(kind: str, sha: str, mime: str) -> str:
@@ -88,7 +88,7 @@ def media_asset_store(
 
 
 def _queue_derive(asset_id: int) -> None:
-    transaction.on_commit(lambda: tasks.derive_media_asset.delay(asset_id))
+    transaction.on_commit(lambda: enqueue("annotation.derive_media_asset", asset_id))
 
 
 def media_asset_derive(*, asset_id: int) -> MediaAsset | None:

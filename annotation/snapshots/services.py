@@ -22,7 +22,6 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotation import tasks
 from annotation.models import (
     Dataset,
     DatasetKind,
@@ -51,6 +50,7 @@ from annotation.snapshots.selectors import (
     snapshot_sample_chunks,
     snapshot_samples,
 )
+from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -160,7 +160,7 @@ def snapshot_create(
         dataset=dataset, name=name, format=format, filter=cleaned, created_by=by
     )
     if queue:
-        transaction.on_commit(lambda: tasks.build_snapshot.delay(snapshot.pk))
+        transaction.on_commit(lambda: enqueue("annotation.build_snapshot", snapshot.pk))
     return snapshot
 
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, JobStatus
-from judging import tasks
+from core.tasks import enqueue
 from judging.audit import selectors
 from judging.models import (
     REASONING_QUARTERS,
@@ -185,7 +185,7 @@ def audit_set_create(
         created_by=by,
     )
     if queue:
-        transaction.on_commit(lambda: tasks.draw_audit_set.delay(audit_set.pk))
+        transaction.on_commit(lambda: enqueue("judging.draw_audit_set", audit_set.pk))
     return audit_set
 
 

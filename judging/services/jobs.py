@@ -33,7 +33,8 @@ from annotation.models import (
     TermKind,
 )
 from annotation.models import Sample as SampleRow
-from judging import rule_judge, tasks
+from core.tasks import enqueue
+from judging import rule_judge
 from judging.consensus import Vote, consensus_all, sample_answerability
 from judging.execution import Call, EndpointSpec, JudgeRunner
 from judging.extraction import is_refusal_reference
@@ -155,7 +156,7 @@ def judge_job_start(
         JudgeJobJudge(job=job, judge=judge, prompt_version=_prompt_version(judge))
         for judge in judges
     )
-    transaction.on_commit(lambda: tasks.plan_judge_job.delay(job.pk))
+    transaction.on_commit(lambda: enqueue("judging.plan_judge_job", job.pk))
     return job
 
 
@@ -242,7 +243,7 @@ def judge_job_plan(*, job_id: int) -> None:
         if not pending:
             _finish(job)
             return
-        transaction.on_commit(lambda: [tasks.run_judge_chunk.delay(pk) for pk in pending])
+        transaction.on_commit(lambda: _enqueue_chunks(pending))
 
 
 @dataclass
@@ -595,5 +596,10 @@ def judge_job_resume(*, job: JudgeJob) -> JudgeJob:
     """Queue again every chunk of an unfinished job that is not done (after lost workers)."""
     if job.is_finished:
         raise ValidationError(_("The job has already finished."))
-    transaction.on_commit(lambda: tasks.plan_judge_job.delay(job.pk))
+    transaction.on_commit(lambda: enqueue("judging.plan_judge_job", job.pk))
     return job
+
+
+def _enqueue_chunks(chunk_ids: list[int]) -> None:
+    for chunk_id in chunk_ids:
+        enqueue("judging.run_judge_chunk", chunk_id)

@@ -1,0 +1,18 @@
+"""Queue background work by task name, so that services never import a tasks module.
+
+Tasks import the services they call; were the services to import the tasks back, the two
+would form an import cycle. Every task of the project has an explicit ``name=``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app
+
+
+def enqueue(name: str, *args: Any) -> None:
+    """Send the task registered under ``name`` with ``args`` (run inline when eager)."""
+    app = current_app
+    app.loader.import_default_modules()
+    app.tasks[name].apply_async(args=args)
