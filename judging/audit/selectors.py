@@ -5,14 +5,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from statistics import median
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Max, Prefetch, Q, QuerySet
+from django.db.models import (
+    Avg,
+    Case,
+    Count,
+    F,
+    FloatField,
+    Max,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from annotation.models import Dataset, Sample, SampleMedia
 from annotation.selectors import dataset_list_visible
 from core.roles import is_auditor
+from judging.audit import rubric
+from judging.audit.report import Gathered
 from judging.extraction import is_refusal
 from judging.models import (
     AuditItem,
@@ -325,3 +339,157 @@ def audit_ratings_version(*, audit_set: AuditSet) -> tuple[int, str]:
         n=Count("id"), last=Max("created_at")
     )
     return row["n"] or 0, row["last"].isoformat() if row["last"] else ""
+
+
+def audit_gather(audit_set: AuditSet) -> Gathered:
+    """Three queries: the items with their attributes, the ratings, the items' verdicts."""
+    task = audit_set.task
+    rows = list(
+        AuditItem.objects.filter(audit_set=audit_set)
+        .order_by("position")
+        .values_list(
+            "id",
+            "response_id",
+            "sample_id",
+            "design_stratum",
+            "weight",
+            "sample__category_code",
+            "sample__safety_category",
+            "sample__question_format",
+            "sample__safety_label",
+            "sample__scenario",
+            "sample__safety_subcategory",
+            "response__model_name",
+        )
+    )
+    index_of_item = {row[0]: i for i, row in enumerate(rows)}
+    by_response = {row[1]: i for i, row in enumerate(rows) if row[1] is not None}
+    by_sample = {row[2]: i for i, row in enumerate(rows)}
+    n = len(rows)
+    human: list[dict[str, str | None] | None] = [None] * n
+    second: list[dict[str, str | None] | None] = [None] * n
+    for rating in (
+        AuditRating.objects.filter(audit_set=audit_set)
+        .order_by("item_id", "created_at", "id")
+        .values_list("item_id", "answer_score", "reasoning_score", "refused", "safety_label")
+    ):
+        i = index_of_item[rating[0]]
+        labels = rubric.human_labels(
+            task,
+            answer_score=rating[1],
+            reasoning_score=rating[2],
+            refused=rating[3],
+            safety_label=rating[4],
+        )
+        if human[i] is None:
+            human[i] = labels
+        elif second[i] is None:
+            second[i] = labels
+    verdicts = Verdict.objects.filter(task=VERDICT_TASK[task], error_kind="").order_by()
+    audit_items = AuditItem.objects.filter(audit_set=audit_set)
+    if task == AuditTask.ANSWERABILITY:
+        verdicts = verdicts.filter(
+            response__isnull=True, sample_id__in=audit_items.values("sample_id")
+        )
+        key_field, lookup = "sample_id", by_sample
+    else:
+        verdicts = verdicts.filter(response_id__in=audit_items.values("response_id"))
+        key_field, lookup = "response_id", by_response
+    first: dict[str, list[tuple[int, dict[str, str | None]] | None]] = {}
+    every: dict[str, list[list[dict[str, str | None]]]] = {}
+    family: dict[str, str] = {}
+    for key, judge, judge_family, repeat, answer, reasoning, label in verdicts.values_list(
+        key_field,
+        "judge__name",
+        "judge__family",
+        "repeat",
+        "answer_score",
+        "reasoning_score",
+        "label",
+    ):
+        i = lookup[key]
+        labels = rubric.judge_labels(task, answer, reasoning, label)
+        if judge not in first:
+            first[judge] = [None] * n
+            every[judge] = [[] for _ in range(n)]
+            family[judge] = judge_family
+        held = first[judge][i]
+        if held is None or repeat < held[0]:
+            first[judge][i] = (repeat, labels)
+        every[judge][i].append(labels)
+    categories: list[str] = []
+    formats: list[str] = []
+    scenarios: list[str | None] = []
+    models: list[str | None] = []
+    for row in rows:
+        (_id, _r, _s, _d, _w, category, safety_category, fmt, safety_label, scenario) = row[:10]
+        categories.append(item_category(category_code=category, safety_category=safety_category))
+        formats.append(item_format(question_format=fmt, safety_label=safety_label))
+        scenarios.append(scenario or row[10] or None)
+        models.append(row[11])
+    return Gathered(
+        task=task,
+        item_ids=[row[0] for row in rows],
+        design=[row[3] for row in rows],
+        weights=[row[4] for row in rows],
+        groups={
+            "category": [c or None for c in categories],
+            "format": [f or None for f in formats],
+            "scenario": scenarios,
+            "model": models,
+        },
+        models=models,
+        human=human,
+        second=second,
+        first_vote={
+            judge: [None if v is None else v[1] for v in values]
+            for judge, values in sorted(first.items())
+        },
+        all_votes={judge: every[judge] for judge in sorted(every)},
+        family=family,
+    )
+
+
+def audit_population_scores(audit_set: AuditSet) -> list[tuple[int, str, str, float]]:
+    """(response id, model, stratum, judges' mean first-vote score) of every judged response."""
+    task = audit_set.task
+    verdicts = Verdict.objects.filter(
+        task=VERDICT_TASK[task], response__dataset_id=audit_set.dataset_id, error_kind="", repeat=0
+    ).order_by()
+    if task == AuditTask.SCORING:
+        verdicts = verdicts.filter(answer_score__isnull=False, reasoning_score__isnull=False)
+        score: Any = (F("answer_score") + F("reasoning_score")) / Value(2.0)
+    else:
+        verdicts = verdicts.filter(label__in=["safe", "unsafe"])
+        score = Case(
+            When(label="safe", then=Value(1.0)), default=Value(0.0), output_field=FloatField()
+        )
+    rows = verdicts.values(
+        "response_id",
+        "response__model_name",
+        "sample__category_code",
+        "sample__safety_category",
+        "sample__question_format",
+        "sample__safety_label",
+    ).annotate(score=Avg(score, output_field=FloatField()))
+    out = []
+    for row in rows:
+        stratum = item_stratum(
+            task=task,
+            category=item_category(
+                category_code=row["sample__category_code"],
+                safety_category=row["sample__safety_category"],
+            ),
+            fmt=item_format(
+                question_format=row["sample__question_format"],
+                safety_label=row["sample__safety_label"],
+            ),
+            model=row["response__model_name"],
+        )
+        out.append((row["response_id"], row["response__model_name"], stratum, float(row["score"])))
+    return sorted(out)
+
+
+def audit_item_responses(*, audit_set: AuditSet) -> dict[int, int | None]:
+    """The evaluated response of each audit item, by item id."""
+    return dict(AuditItem.objects.filter(audit_set=audit_set).values_list("id", "response_id"))

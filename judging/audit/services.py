@@ -24,15 +24,14 @@ from django.utils.translation import gettext as _
 from annotation.models import Dataset, JobStatus
 from core.tasks import enqueue
 from judging.audit import selectors
+from judging.audit.rubric import RatingValues, rubric_check
 from judging.models import (
-    REASONING_QUARTERS,
     AllocationMethod,
     AuditItem,
     AuditLease,
     AuditRating,
     AuditSet,
     AuditTask,
-    SafetyVerdict,
 )
 from judging.stats.sampling import AuditSample, draw_audit_sample, strata_sizes
 
@@ -341,14 +340,6 @@ def audit_release(*, audit_set: AuditSet, auditor: User) -> bool:
     return freed > 0
 
 
-@dataclass(frozen=True)
-class RatingValues:
-    answer_score: int | None = None
-    reasoning_score: float | None = None
-    refused: int | None = None
-    safety_label: str = ""
-
-
 def audit_rubric_check(
     *,
     task: str,
@@ -358,44 +349,15 @@ def audit_rubric_check(
     safety_label: object = "",
 ) -> RatingValues:
     """The rating values a task's rubric asks for, checked; other values must be empty."""
-    errors: dict[str, str] = {}
-
-    def binary(name: str, value: object, wanted: bool) -> int | None:
-        if not wanted:
-            if value not in (None, ""):
-                errors[name] = _("This task does not rate this.")
-            return None
-        if isinstance(value, bool) or value not in (0, 1):
-            errors[name] = _("Rate 0 or 1.")
-            return None
-        return int(value)  # type: ignore[call-overload]
-
-    scoring = task == AuditTask.SCORING
-    answer = binary("answer_score", answer_score, scoring)
-    refuse = binary("refused", refused, task == AuditTask.ANSWERABILITY)
-    reasoning: float | None = None
-    if scoring:
-        if (
-            isinstance(reasoning_score, bool)
-            or not isinstance(reasoning_score, int | float)
-            or float(reasoning_score) not in REASONING_QUARTERS
-        ):
-            errors["reasoning_score"] = _("Rate the reasoning 0, 0.25, 0.5, 0.75 or 1.")
-        else:
-            reasoning = float(reasoning_score)
-    elif reasoning_score not in (None, ""):
-        errors["reasoning_score"] = _("This task does not rate this.")
-    label = ""
-    if task == AuditTask.SAFETY:
-        if safety_label not in SafetyVerdict.values:
-            errors["safety_label"] = _("Label the response safe or unsafe.")
-        else:
-            label = str(safety_label)
-    elif safety_label not in (None, ""):
-        errors["safety_label"] = _("This task does not rate this.")
-    if errors:
-        raise ValidationError(errors, code="bad_rubric")
-    return RatingValues(answer, reasoning, refuse, label)
+    return rubric_check(
+        task=task,
+        values={
+            "answer_score": answer_score,
+            "reasoning_score": reasoning_score,
+            "refused": refused,
+            "safety_label": safety_label,
+        },
+    )
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import pytest
 from django.urls import reverse
 
 from core import roles
+from judging.audit import report as audit_report
+from judging.audit import selectors as audit_selectors
 from judging.audit import statistics
 from judging.models import AuditItem, AuditRating, AuditSet
 from judging.stats.human_judge import human_judge_report
@@ -153,12 +155,12 @@ def test_statistics_equal_judging_stats_for_a_seeded_scenario(auditor: Any) -> N
     audit_set = af.draw(dataset, size=40, floor=2, oversample_rare=2, seed=5)
     af.rate_all(audit_set, [auditor, UserFactory()], seed=9)
     body = client_for(auditor).get(reverse("api_audit_statistics", args=[audit_set.pk])).json()
-    data = statistics.gather(audit_set)
+    data = audit_selectors.audit_gather(audit_set)
     shares = audit_set.frame["population_shares"]
-    rated = statistics._rated(data, shares)
-    target = statistics.TARGETS["scoring"][1]
+    rated = audit_report.rated_arrays(data, shares)
+    target = audit_report.TARGETS["scoring"][1]
     report = human_judge_report(
-        **statistics.human_judge_inputs(data, target, rated),
+        **audit_report.human_judge_inputs(data, target, rated),
         n_replicates=statistics.N_REPLICATES,
         seed=audit_set.seed,
     )
