@@ -382,6 +382,17 @@ class JobStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
+class ImportJobStatus(models.TextChoices):
+    """JobStatus, plus the end of an import that rejected some rows but not all."""
+
+    QUEUED = JobStatus.QUEUED.value, JobStatus.QUEUED.label
+    RUNNING = JobStatus.RUNNING.value, JobStatus.RUNNING.label
+    SUCCEEDED = JobStatus.SUCCEEDED.value, JobStatus.SUCCEEDED.label
+    SUCCEEDED_WITH_ERRORS = "succeeded_with_errors", _("Succeeded with errors")
+    FAILED = JobStatus.FAILED.value, JobStatus.FAILED.label
+    CANCELLED = JobStatus.CANCELLED.value, JobStatus.CANCELLED.label
+
+
 class ImportSourceKind(models.TextChoices):
     UPLOAD = "upload", _("Uploaded file")
     SERVER_PATH = "server_path", _("Path on the server")
@@ -404,7 +415,7 @@ class ImportJob(models.Model):
     format = models.CharField(_("format"), max_length=30)
     options = models.JSONField(_("options"), default=dict, blank=True)
     status = models.CharField(
-        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
+        _("status"), max_length=32, choices=ImportJobStatus.choices, default=ImportJobStatus.QUEUED
     )
     total_rows = models.PositiveIntegerField(_("rows in total"), null=True, blank=True)
     rows_done = models.PositiveIntegerField(_("rows done"), default=0)
@@ -441,6 +452,33 @@ class ImportRowError(models.Model):
 
     def __str__(self) -> str:
         return f"row {self.row}: {self.message[:60]}"
+
+
+class ImportedVersion(models.Model):
+    """A sample as its source last gave it: what a re-import compares an incoming row with.
+
+    ``values`` holds the label fields and ``media`` the [role, position, sha256] slots of that
+    row, ``content_hash`` their hash. ``conflicts`` lists the fields that the source changed
+    after a reviewer had corrected them: {"field", "reviewed", "imported", "previous", "job"};
+    the sample keeps the reviewed value until adjudication.
+    """
+
+    sample = models.OneToOneField(Sample, on_delete=models.CASCADE, related_name="imported_version")
+    job = models.ForeignKey(
+        ImportJob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    content_hash = models.CharField(_("content hash"), max_length=64)
+    values = models.JSONField(_("imported values"), default=dict)
+    media = models.JSONField(_("imported media"), default=list)
+    conflicts = models.JSONField(_("conflicts with review"), default=list, blank=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("imported version")
+        verbose_name_plural = _("imported versions")
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} as imported"
 
 
 class Snapshot(models.Model):

@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from annotation.formats.records import (
     FormatError,
     MediaRef,
+    NotThisFormat,
     ParsedSample,
     RowError,
     as_text,
     as_text_list,
     json_safe,
     message,
+    require_fields,
 )
 from annotation.formats.textio import Source, read_json_document
 from annotation.formats.validate import extract_options, normalise_choice_answer
@@ -39,9 +41,13 @@ def iter_logicvista(
     """
     document = read_json_document(source)
     if not isinstance(document, dict):
-        raise FormatError(message("the file is not a JSON object of items keyed by id"))
+        raise NotThisFormat(message("the file is not a JSON object of items keyed by id"))
     if not document:
         raise FormatError(message("the file is empty"))
+    first = next(iter(document.values()))
+    if isinstance(first, dict):
+        expected = message("a LogicVista item has imagename, question, answer, reasoning and skill")
+        require_fields(first, [("question", "imagename")], expected=expected)
     for row, (key, item) in enumerate(document.items(), start=1):
         external_id = str(key).strip()
         if not isinstance(item, dict):

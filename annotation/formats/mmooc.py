@@ -24,6 +24,7 @@ from annotation.formats.records import (
     json_safe,
     looks_like_path,
     message,
+    require_fields,
 )
 from annotation.formats.textio import Source, iter_json_objects, peek_bytes
 from annotation.formats.validate import (
@@ -97,6 +98,8 @@ _CONSUMED = {
     "split",
     *OPTION_COLUMNS,
 }
+# The fields the first record must have for the file to be MMOOC data at all.
+SIGNATURE = [("question_id", "id"), ("question",)]
 PARQUET_MAGIC = b"PAR1"
 BATCH_ROWS = 256
 
@@ -110,6 +113,50 @@ def category_code(value: object) -> str:
         return ""
     key = text.lower().replace(" ", "_").replace("&", "").replace("-", "_")
     return OOC_CODES.get(key) or IC_CODES.get(key) or text.upper()
+
+
+def _known_types() -> str:
+    names: dict[str, str] = {}
+    for name, code in (OOC_CODES | IC_CODES).items():
+        names.setdefault(code, name)  # the released spelling comes first
+    return ", ".join(f"{code} ({name})" for code, name in sorted(names.items()))
+
+
+def _type_code(record: dict[str, Any], problems: list[str]) -> str:
+    """The category code of the row's OOC or shifted-IC type; a value outside MMOOC's eight
+    types is a problem of the row, whatever the dataset's taxonomy allows."""
+    for column in ("ooc_type", "ic_type", "shift_type"):
+        code = category_code(record.get(column))
+        if not code:
+            continue
+        if code in GROUP_OF_CODE:
+            return code
+        problems.append(
+            message(
+                "unknown category code '{code}' in {column} (known: {known})",
+                code=as_text(record.get(column)),
+                column=column,
+                known=_known_types(),
+            )
+        )
+        return ""
+    return ""
+
+
+def _question_format(value: object, problems: list[str]) -> str:
+    text = as_text(value).lower()
+    if not text:
+        return ""
+    if text in QUESTION_FORMATS:
+        return QUESTION_FORMATS[text]
+    problems.append(
+        message(
+            "unknown question_type '{value}' (known: {known})",
+            value=as_text(value),
+            known=", ".join(sorted(set(QUESTION_FORMATS.values()))),
+        )
+    )
+    return ""
 
 
 def iter_mmooc(
@@ -130,13 +177,24 @@ def iter_mmooc(
         records: Iterator[tuple[int, dict[str, Any] | RowError]] = _iter_parquet(source)
     else:
         records = iter_json_objects(source)
+    first = True
     for row, record in records:
         if isinstance(record, RowError):
             yield record
         else:
+            if first:
+                require_fields(record, SIGNATURE, expected=_expected())
+                first = False
             yield sample_from_record(
                 row, record, source_dataset=source_dataset, default_group=default_group
             )
+
+
+def _expected() -> str:
+    return message(
+        "an MMOOC record has question_id (or id), image, question, answer, question_type "
+        "and ooc_type"
+    )
 
 
 def _iter_parquet(source: Source) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -169,23 +227,20 @@ def sample_from_record(
         return RowError(
             row, "", message("line {row}: the record has no question_id or id", row=row)
         )
+    problems: list[str] = []
     try:
         media = _image_media(record.get("image"))
     except ValueError:
-        return RowError(
-            row, external_id, message("line {row}: the image is not valid base64", row=row)
-        )
+        media = [MediaRef("image", 0, problem=message("the image is not valid base64"))]
     question = as_text(record.get("question"))
-    question_format = _question_format(record.get("question_type"))
+    question_format = _question_format(record.get("question_type"), problems)
     options = _options(record)
     if not options and question_format == "mcq":
         options = extract_options(question)
     answer = as_text(record.get("answer"))
     if question_format == "mcq":
         answer = normalise_choice_answer(answer)
-    code = category_code(record.get("ooc_type")) or category_code(
-        record.get("ic_type") or record.get("shift_type")
-    )
+    code = _type_code(record, problems)
     group = GROUP_OF_CODE.get(code) or as_text(record.get("answerability_group")) or default_group
     pipeline = as_text(record.get("pipeline") or record.get("source")).lower()
     extra = {k: json_safe(v) for k, v in record.items() if k not in _CONSUMED}
@@ -206,12 +261,8 @@ def sample_from_record(
         split=as_text(record.get("split")),
         media=media,
         extra=extra,
+        problems=problems,
     )
-
-
-def _question_format(value: object) -> str:
-    text = as_text(value).lower()
-    return QUESTION_FORMATS.get(text, text)
 
 
 def _image_media(value: object) -> list[MediaRef]:

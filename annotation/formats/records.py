@@ -22,6 +22,11 @@ class FormatError(Exception):
         self.message = message
 
 
+class NotThisFormat(FormatError):
+    """The whole file is of another kind than the format read it as (one message, not one per
+    row): a pretty-printed JSON document read as JSON lines, another benchmark's records."""
+
+
 @dataclass
 class MediaRef:
     """One image or audio file attached to a sample, as bytes, a path or a reused row."""
@@ -33,6 +38,9 @@ class MediaRef:
     path: str | None = None
     # VLMEvalKit reuses images: the external id of an earlier row whose image this is.
     same_as: str | None = None
+    # Why the entry cannot be read (broken base64, a reuse of an unknown row); the row is
+    # rejected with this reason among its other problems.
+    problem: str | None = None
 
 
 @dataclass
@@ -65,6 +73,9 @@ class ParsedSample:
     split: str = ""
     media: list[MediaRef] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # What the reader found wrong with the row (values outside the format's own vocabulary);
+    # reported together with every other problem of the row.
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -103,6 +114,25 @@ def set_translator(translate: Callable[[str], str]) -> None:
 def message(template: str, **values: object) -> str:
     """Fill a user-facing message template, translated into the active language."""
     return _translate(template).format(**values)
+
+
+def require_fields(record: dict[str, Any], groups: list[tuple[str, ...]], *, expected: str) -> None:
+    """Refuse a file whose first record lacks a field of any group (one of its names).
+
+    Such a file is another kind of file (another benchmark's records): one NotThisFormat for
+    the whole file, saying what the format expects, instead of an error on every row.
+    """
+    missing = [" / ".join(group) for group in groups if not any(name in record for name in group)]
+    if missing:
+        found = ", ".join(str(key) for key in list(record)[:8]) or "-"
+        raise NotThisFormat(
+            message(
+                "its first record has no field {missing} (it has: {found}); {expected}",
+                missing=", ".join(missing),
+                found=found,
+                expected=expected,
+            )
+        )
 
 
 def is_missing(value: object) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
 
-from annotation.formats.records import FormatError, RowError, message
+from annotation.formats.records import FormatError, NotThisFormat, RowError, message
 
 # A path, or an open file in binary or text mode.
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
@@ -85,36 +85,61 @@ def iter_lines(source: Source) -> Iterator[tuple[int, str]]:
 def iter_json_objects(source: Source) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     """Yield (line, object) for each non-blank JSON line, or a RowError for a broken line.
 
-    Raises FormatError for a file with no content at all.
+    Raises FormatError for a file with no content at all, and NotThisFormat for a file that
+    is not JSON lines (a JSON array, or first two lines that are not JSON objects, as in a
+    pretty-printed document or a file of another kind), instead of an error on every line.
     """
     seen = False
+    pending: RowError | None = None  # the first line's error, until the second line tells
     for row, line in iter_lines(source):
         if not line.strip():
             continue
+        first = not seen
         seen = True
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            yield (
-                row,
-                RowError(
-                    row,
-                    "",
+        item = _json_line(row, line)
+        if isinstance(item, list):
+            if first:
+                raise NotThisFormat(
+                    message("the file is one JSON array, not JSON lines (one object per line)")
+                )
+            item = RowError(row, "", message("line {row}: this line is not a JSON object", row=row))
+        if isinstance(item, RowError):
+            if first:
+                pending = item
+                continue
+            if pending is not None:
+                raise NotThisFormat(
                     message(
-                        "line {row}: this line is not valid JSON ({detail})", row=row, detail=exc
-                    ),
-                ),
-            )
+                        "the file is not JSON lines: neither of its first two lines is a JSON "
+                        "object on a line of its own (is it a pretty-printed JSON document or "
+                        "a file of another kind?)"
+                    )
+                )
+            yield row, item
             continue
-        if not isinstance(value, dict):
-            yield (
-                row,
-                RowError(row, "", message("line {row}: this line is not a JSON object", row=row)),
-            )
-            continue
-        yield row, value
+        if pending is not None:
+            yield pending.row, pending
+            pending = None
+        yield row, item
+    if pending is not None:
+        yield pending.row, pending
     if not seen:
         raise FormatError(message("the file is empty"))
+
+
+def _json_line(row: int, line: str) -> dict[str, Any] | list[Any] | RowError:
+    """One line as a JSON object (a list is returned as such), or the RowError saying why not."""
+    try:
+        value = json.loads(line)
+    except ValueError as exc:
+        return RowError(
+            row,
+            "",
+            message("line {row}: this line is not valid JSON ({detail})", row=row, detail=exc),
+        )
+    if isinstance(value, dict | list):
+        return value
+    return RowError(row, "", message("line {row}: this line is not a JSON object", row=row))
 
 
 def read_json_document(source: Source) -> Any:

@@ -36,6 +36,7 @@ from annotation.formats.records import (
     json_safe,
     looks_like_path,
     message,
+    require_fields,
 )
 from annotation.formats.textio import Source, iter_json_objects
 
@@ -95,10 +96,19 @@ def iter_trimodal(
 ) -> Iterator[ParsedSample | RowError]:
     """Stream tri-modal scenarios (image, audio, speech, safe/unsafe label) from JSON lines."""
     consumed = {name for names in ALIASES.values() for name in names} | {"generator_models"}
+    signature = [ALIASES["id"], ALIASES["speech"] + ALIASES["label"]]
+    first = True
     for row, record in iter_json_objects(source):
         if isinstance(record, RowError):
             yield record
             continue
+        if first:
+            expected = message(
+                "a tri-modal scenario has an id, image, audio, a speech utterance (S), "
+                "a safe/unsafe label (R), a category and a logic predicate (L)"
+            )
+            require_fields(record, signature, expected=expected)
+            first = False
         external_id = as_text(_pick(record, "id"))
         if not external_id:
             yield RowError(row, "", message("line {row}: the record has no id", row=row))
@@ -108,39 +118,35 @@ def iter_trimodal(
             try:
                 ref = _media(role, _pick(record, role))
             except ValueError:
-                yield RowError(
-                    row,
-                    external_id,
-                    message(
-                        "line {row}: the {role} is neither a file path nor valid base64",
-                        row=row,
-                        role=role,
+                ref = MediaRef(
+                    role,
+                    0,
+                    problem=message(
+                        "the {role} is neither a file path nor valid base64", role=role
                     ),
                 )
-                break
             if ref is not None:
                 media.append(ref)
-        else:
-            predicate_value = _pick(record, "predicate")
-            extra = {k: json_safe(v) for k, v in record.items() if k not in consumed}
-            if isinstance(predicate_value, str):
-                extra["predicate_text"] = predicate_value
-            yield ParsedSample(
-                row=row,
-                external_id=external_id,
-                image_description=as_text(_pick(record, "image_description")),
-                audio_description=as_text(_pick(record, "audio_description")),
-                speech_utterance=as_text(_pick(record, "speech")),
-                safety_label=as_text(_pick(record, "label")).lower(),
-                safety_category=as_text(_pick(record, "category")),
-                safety_subcategory=as_text(_pick(record, "subcategory")),
-                predicate=split_predicate(predicate_value),
-                pair_external_id=as_text(_pick(record, "pair_id")),
-                source_url=as_text(_pick(record, "source_url")),
-                licence=as_text(_pick(record, "licence")),
-                split=as_text(_pick(record, "split")),
-                source_dataset=source_dataset,
-                generator_models=as_text_list(record.get("generator_models")),
-                media=media,
-                extra=extra,
-            )
+        predicate_value = _pick(record, "predicate")
+        extra = {k: json_safe(v) for k, v in record.items() if k not in consumed}
+        if isinstance(predicate_value, str):
+            extra["predicate_text"] = predicate_value
+        yield ParsedSample(
+            row=row,
+            external_id=external_id,
+            image_description=as_text(_pick(record, "image_description")),
+            audio_description=as_text(_pick(record, "audio_description")),
+            speech_utterance=as_text(_pick(record, "speech")),
+            safety_label=as_text(_pick(record, "label")).lower(),
+            safety_category=as_text(_pick(record, "category")),
+            safety_subcategory=as_text(_pick(record, "subcategory")),
+            predicate=split_predicate(predicate_value),
+            pair_external_id=as_text(_pick(record, "pair_id")),
+            source_url=as_text(_pick(record, "source_url")),
+            licence=as_text(_pick(record, "licence")),
+            split=as_text(_pick(record, "split")),
+            source_dataset=source_dataset,
+            generator_models=as_text_list(record.get("generator_models")),
+            media=media,
+            extra=extra,
+        )

@@ -18,6 +18,7 @@ from typing import Any
 from annotation.formats.records import (
     FormatError,
     MediaRef,
+    NotThisFormat,
     ParsedSample,
     RowError,
     as_text,
@@ -90,11 +91,18 @@ def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowE
     if header is None:
         raise FormatError(message("the file is empty"))
     header = [name.strip().lstrip("\ufeff") for name in header]
+    expected = message(
+        "a VLMEvalKit TSV has the columns index, image, question, A, B, …, answer, category"
+    )
     for column in REQUIRED_COLUMNS:
         if column not in header:
-            raise FormatError(message("the file has no '{column}' column", column=column))
+            raise NotThisFormat(
+                message("the file has no '{column}' column", column=column) + "; " + expected
+            )
     if "image" not in header and "image_path" not in header:
-        raise FormatError(message("the file has neither an 'image' nor an 'image_path' column"))
+        raise NotThisFormat(
+            message("the file has neither an 'image' nor an 'image_path' column") + "; " + expected
+        )
     option_columns = [name for name in header if len(name) == 1 and name in string.ascii_uppercase]
     # index -> index of the row that holds the image bytes, for reuse by later rows.
     image_owner: dict[str, str] = {}
@@ -131,9 +139,7 @@ def _sample(
     external_id = as_text(record["index"])
     if not external_id:
         return RowError(row, "", message("line {row}: the row has no index", row=row))
-    media = _media(row, external_id, record, image_owner)
-    if isinstance(media, RowError):
-        return media
+    media = _media(external_id, record, image_owner)
     options = [
         {"label": column, "text": record[column].strip()}
         for column in option_columns
@@ -158,9 +164,7 @@ def _sample(
     )
 
 
-def _media(
-    row: int, external_id: str, record: dict[str, str], image_owner: dict[str, str]
-) -> list[MediaRef] | RowError:
+def _media(external_id: str, record: dict[str, str], image_owner: dict[str, str]) -> list[MediaRef]:
     image = as_text(record.get("image"))
     path_cell = as_text(record.get("image_path"))
     paths = _parse_list(path_cell) or ([path_cell] if path_cell else [])
@@ -169,16 +173,12 @@ def _media(
     if len(image) <= REUSE_MAX_CHARS and _parse_list(image) is None:
         owner = image_owner.get(image)
         if owner is None:
-            return RowError(
-                row,
-                external_id,
-                message(
-                    "line {row}: the image refers to the row with index '{ref}', "
-                    "which has no image earlier in the file",
-                    row=row,
-                    ref=image,
-                ),
+            problem = message(
+                "the image refers to the row with index '{ref}', "
+                "which has no image earlier in the file",
+                ref=image,
             )
+            return [MediaRef("image", 0, problem=problem)]
         image_owner[external_id] = owner
         return [MediaRef("image", 0, same_as=owner)]
     encoded = _parse_list(image) or [image]
@@ -187,15 +187,12 @@ def _media(
         try:
             data = decode_base64(text)
         except ValueError:
-            return RowError(
-                row,
-                external_id,
-                message(
-                    "line {row}: image {number} is not valid base64", row=row, number=position + 1
-                )
+            problem = (
+                message("image {number} is not valid base64", number=position + 1)
                 if len(encoded) > 1
-                else message("line {row}: the image is not valid base64", row=row),
+                else message("the image is not valid base64")
             )
+            return [MediaRef("image", 0, problem=problem)]
         path = paths[position] if position < len(paths) else None
         media.append(MediaRef("image", position, data=data, path=path))
     image_owner[external_id] = external_id

@@ -19,12 +19,18 @@ from annotation import selectors
 from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
-from annotation.models import Dataset, ImportJob, ImportRowError, ImportSourceKind
+from annotation.models import (
+    Dataset,
+    ImportJob,
+    ImportJobStatus,
+    ImportRowError,
+    ImportSourceKind,
+)
 from core.api import IsLead
 from core.roles import acting_user
 
 ERRORS_IN_DETAIL = 100
-FINISHED = {"succeeded", "failed", "cancelled"}
+FINISHED = import_services.FINISHED
 
 
 class ImportRowErrorOutput(serializers.ModelSerializer[ImportRowError]):
@@ -68,7 +74,7 @@ class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
         ]
 
     def get_percent(self, job: ImportJob) -> int:
-        if job.status == "succeeded":
+        if job.status in (ImportJobStatus.SUCCEEDED, ImportJobStatus.SUCCEEDED_WITH_ERRORS):
             return 100
         if not job.total_rows:
             return 0

@@ -37,6 +37,8 @@ class ImportFormat:
     counting: str
     # The site's own exports carry either kind of sample; other formats fix the kind.
     any_kind: bool = False
+    # The taxonomy preset of a dataset that an import in this format creates.
+    default_preset: str = ""
 
 
 def _mmooc(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
@@ -84,6 +86,7 @@ FORMATS: dict[str, ImportFormat] = {
             DatasetKind.IMAGE_QUESTION,
             _mmooc,
             "parquet_or_lines",
+            default_preset="mmooc",
         ),
         ImportFormat(
             "vlmevalkit",
@@ -92,6 +95,7 @@ FORMATS: dict[str, ImportFormat] = {
             DatasetKind.IMAGE_QUESTION,
             _vlmevalkit,
             "tsv",
+            default_preset="mmt_bench",
         ),
         ImportFormat(
             "trimodal",
@@ -100,6 +104,7 @@ FORMATS: dict[str, ImportFormat] = {
             DatasetKind.TRIMODAL,
             _trimodal,
             "lines",
+            default_preset="mcbench",
         ),
         ImportFormat(
             "logicvista",

@@ -8,33 +8,31 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
 from django.db import transaction
-from django.db.models import F
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
 from annotation.formats.validate import is_trimodal, validate_sample
+from annotation.imports.checks import shape_problems
+from annotation.imports.media import inspect, max_bytes, store_file, sweep_files
+from annotation.imports.reimport import apply_row
 from annotation.imports.sources import MediaMissing, OpenedSource
-from annotation.media_checks import MediaError, inspect_audio, inspect_image, sha256_hex
+from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
     ChangeSource,
     Dataset,
     DatasetKind,
+    ImportedVersion,
     ImportJob,
     ImportRowError,
     MediaAsset,
     MediaKind,
     MediaRole,
-    Pipeline,
     SafetyLabel,
     Sample,
     SampleMedia,
@@ -47,7 +45,6 @@ from annotation.services.samples import (
     LABEL_FIELDS,
     sample_content_hash,
     sample_link_pair,
-    sample_update,
 )
 from core.tasks import enqueue
 
@@ -56,28 +53,6 @@ if TYPE_CHECKING:
 
 CHUNK_ROWS = 500
 STORE_THREADS = 8
-# A changed row sends a sample in one of these states back to the review queue.
-REVIEWED = frozenset(
-    {
-        SampleStatus.IN_REVIEW,
-        SampleStatus.VERIFIED,
-        SampleStatus.REJECTED,
-        SampleStatus.NEEDS_ADJUDICATION,
-    }
-)
-
-
-def _text_limits() -> dict[str, int]:
-    limits: dict[str, int] = {}
-    for name in ("external_id", *LABEL_FIELDS):
-        limit = getattr(Sample._meta.get_field(name), "max_length", None)
-        if isinstance(limit, int):
-            limits[name] = limit
-    return limits
-
-
-_TEXT_LIMITS = _text_limits()
-_LIST_OF_TEXT = ("generator_models", "predicate")
 
 
 @dataclass
@@ -94,7 +69,13 @@ class _Row:
     parsed: ParsedSample
     media: list[_Media]
     values: dict[str, Any]
+    # Every problem found with the row; a row with any is rejected with all of them.
+    problems: list[str] = field(default_factory=list)
     content_hash: str = ""
+
+    @property
+    def slots(self) -> list[tuple[str, int, str]]:
+        return [(m.role, m.position, m.sha) for m in self.media]
 
 
 @dataclass
@@ -113,61 +94,9 @@ class Counts:
     unchanged: int = 0
     updated: int = 0
     rejected: int = 0
+    # Samples sent to adjudication: the source changed what a reviewer had corrected.
+    adjudication: int = 0
     unpaired: list[str] = field(default_factory=list)
-
-
-def _has_nul(value: Any) -> bool:
-    """Whether a value holds a NUL character, which PostgreSQL refuses in text and JSON."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_nul(v) for v in value)
-    return False
-
-
-def shape_problems(parsed: ParsedSample) -> list[str]:
-    """Problems that validation does not look for but the database would refuse."""
-    problems: list[str] = []
-    if not isinstance(parsed.options, list) or not all(
-        isinstance(o, dict)
-        and isinstance(o.get("label", ""), str)
-        and isinstance(o.get("text", ""), str)
-        for o in parsed.options
-    ):
-        problems.append(_("the options are not a list of {label, text} entries"))
-    for name in _LIST_OF_TEXT:
-        value = getattr(parsed, name)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.append(_("'%(field)s' is not a list of texts") % {"field": name})
-    if not isinstance(parsed.extra, dict):
-        problems.append(_("'extra' is not a JSON object"))
-    for name, limit in _TEXT_LIMITS.items():
-        value = getattr(parsed, name)
-        if isinstance(value, str) and len(value) > limit:
-            problems.append(
-                _("'%(field)s' is longer than %(limit)s characters")
-                % {"field": name, "limit": limit}
-            )
-    if parsed.safety_label not in SafetyLabel.values:
-        problems.append(
-            _("the safety label '%(label)s' is not 'safe' or 'unsafe'")
-            % {"label": parsed.safety_label}
-        )
-    if parsed.pipeline not in Pipeline.values:
-        problems.append(_("unknown pipeline '%(pipeline)s'") % {"pipeline": parsed.pipeline})
-    if not problems:
-        try:
-            json.dumps(parsed.extra)
-        except (TypeError, ValueError):
-            problems.append(_("'extra' holds values that are not JSON"))
-        else:
-            if any(_has_nul(getattr(parsed, name)) for name in ("external_id", *LABEL_FIELDS)) or (
-                _has_nul(parsed.extra)
-            ):
-                problems.append(_("the record contains a NUL character"))
-    return problems
 
 
 def _media_label(media: _Media) -> str:
@@ -222,6 +151,8 @@ class ImportRun:
         """The row's media with their bytes and hashes; MediaMissing explains a failure."""
         media: list[_Media] = []
         for ref in sorted(parsed.media, key=lambda r: (r.role, r.position)):
+            if ref.problem is not None:
+                raise MediaMissing(ref.problem)
             if ref.same_as is not None:
                 owned = self.media_of.get(ref.same_as)
                 if owned is None:
@@ -234,7 +165,7 @@ class ImportRun:
             if ref.data is not None:
                 data = ref.data
             elif ref.path:
-                data = self.source.read_media(ref.path, _max_bytes(ref.role))
+                data = self.source.read_media(ref.path, max_bytes(ref.role))
             else:
                 raise MediaMissing(_("a media entry has neither data nor a path"))
             media.append(_Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
@@ -245,6 +176,7 @@ class ImportRun:
         return media
 
     def _prepare(self, parsed: ParsedSample, errors: list[RowError]) -> _Row | None:
+        """The row with its media read and every problem found; None for a repeated id."""
         external_id = parsed.external_id
         first = self.first_row.get(external_id)
         if first is not None:
@@ -258,22 +190,19 @@ class ImportRun:
             )
             return None
         self.first_row[external_id] = parsed.row
-        problems = self._row_problems(parsed)
-        if problems:
-            errors.append(RowError(parsed.row, external_id, "; ".join(problems)))
-            return None
+        problems = [*parsed.problems, *self._row_problems(parsed)]
+        media: list[_Media] = []
         try:
             media = self._read_media(parsed)
         except MediaMissing as exc:
-            errors.append(RowError(parsed.row, external_id, exc.message))
-            return None
-        if self.track_media_owners and any(m.data is not None for m in media):
+            problems.append(exc.message)
+        if not problems and self.track_media_owners and any(m.data is not None for m in media):
             # Registered now, so later rows of the same chunk can reuse the image.
             self.media_of[external_id] = [
                 _Media(m.role, m.position, m.sha, path=m.path) for m in media
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
-        return _Row(parsed, media, values)
+        return _Row(parsed, media, values, problems)
 
     # -- a chunk ---------------------------------------------------------------------------
 
@@ -294,10 +223,13 @@ class ImportRun:
                 sha256__in={m.sha for row in rows for m in row.media}
             ).values_list("sha256", "kind")
         )
-        new_assets, refused = self._inspect_new_media(rows, known, errors)
-        for external_id in refused:
-            self.media_of.pop(external_id, None)
-        rows = [row for row in rows if row.parsed.external_id not in refused]
+        new_assets = self._inspect_new_media(rows, known)
+        for row in rows:
+            if row.problems:
+                external_id = row.parsed.external_id
+                errors.append(RowError(row.parsed.row, external_id, "; ".join(row.problems)))
+                self.media_of.pop(external_id, None)
+        rows = [row for row in rows if not row.problems]
         for row in rows:
             row.content_hash = sample_content_hash(row.values, (m.sha for m in row.media))
             if row.parsed.pair_external_id:
@@ -307,18 +239,32 @@ class ImportRun:
             s.external_id: s
             for s in Sample.objects.filter(
                 dataset=self.dataset, external_id__in=[r.parsed.external_id for r in rows]
-            ).only("id", "external_id", "content_hash", "status", "extra")
+            ).only("id", "external_id", "content_hash", "status", "extra", *LABEL_FIELDS)
         }
-        fresh = [r for r in rows if r.parsed.external_id not in existing]
-        changed = [
-            r
-            for r in rows
-            if (s := existing.get(r.parsed.external_id)) is not None
-            and s.status != SampleStatus.REMOVED
-            and s.content_hash != r.content_hash
-        ]
+        versions = {
+            v.sample_id: v
+            for v in ImportedVersion.objects.filter(sample_id__in=[s.pk for s in existing.values()])
+        }
+        fresh: list[_Row] = []
+        changed: list[tuple[_Row, Sample]] = []
+        # Unchanged rows of samples with no imported version yet: it is recorded now.
+        unrecorded: list[tuple[_Row, Sample]] = []
+        for r in rows:
+            sample = existing.get(r.parsed.external_id)
+            if sample is None:
+                fresh.append(r)
+                continue
+            if sample.status == SampleStatus.REMOVED:
+                continue
+            version = versions.get(sample.pk)
+            if (sample.content_hash if version is None else version.content_hash) != (
+                r.content_hash
+            ):
+                changed.append((r, sample))
+            elif version is None:
+                unrecorded.append((r, sample))
         # Only the media of rows that will be written are stored.
-        needed = {m.sha for r in (*fresh, *changed) for m in r.media}
+        needed = {m.sha for r in (*fresh, *(r for r, _s in changed)) for m in r.media}
         new_assets = {sha: a for sha, a in new_assets.items() if sha in needed}
         written: list[tuple[str, str]] = []
         try:
@@ -329,11 +275,27 @@ class ImportRun:
                         "sha256", "id"
                     )
                 )
-                self._create_samples(fresh, asset_ids)
-                updated = sum(
-                    self._apply_change(r, existing[r.parsed.external_id], asset_ids)
-                    for r in changed
-                )
+                created = self._create_samples(fresh, asset_ids)
+                recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]] = [
+                    (r, s, []) for r, s in (*zip(fresh, created, strict=True), *unrecorded)
+                ]
+                updated = 0
+                for r, sample in changed:
+                    outcome = apply_row(
+                        sample=sample,
+                        version=versions.get(sample.pk),
+                        values=r.values,
+                        media=r.slots,
+                        extra=r.parsed.extra,
+                        asset_ids=asset_ids,
+                        job_id=self.job.pk,
+                        by=self.by,
+                        reason=self.reason,
+                    )
+                    updated += outcome.updated
+                    self.counts.adjudication += outcome.to_adjudication
+                    recorded.append((r, sample, outcome.conflicts))
+                self._record_versions(recorded)
                 ImportRowError.objects.bulk_create(
                     ImportRowError(
                         job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message
@@ -353,25 +315,43 @@ class ImportRun:
                     updated=counts.updated,
                     rejected=counts.rejected,
                 )
-                created = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
-                if created:
-                    transaction.on_commit(
-                        lambda: enqueue("annotation.derive_media_assets", created)
-                    )
+                stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
+                if stored:
+                    transaction.on_commit(lambda: enqueue("annotation.derive_media_assets", stored))
         except BaseException:
-            _sweep_files(written)
+            sweep_files(written)
             raise
 
-    def _inspect_new_media(
-        self, rows: list[_Row], known: Mapping[str, str], errors: list[RowError]
-    ) -> tuple[dict[str, _NewAsset], set[str]]:
-        """Decode every media file not stored yet; reject the rows whose media fail.
+    def _record_versions(self, recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]]) -> None:
+        """Keep each written row as the sample's imported version, for the next re-import."""
+        if not recorded:
+            return
+        ImportedVersion.objects.bulk_create(
+            (
+                ImportedVersion(
+                    sample_id=sample.pk,
+                    job_id=self.job.pk,
+                    content_hash=row.content_hash,
+                    values=row.values,
+                    media=row.slots,
+                    conflicts=conflicts,
+                )
+                for row, sample, conflicts in recorded
+            ),
+            update_conflicts=True,
+            unique_fields=["sample"],
+            update_fields=["job", "content_hash", "values", "media", "conflicts", "updated_at"],
+        )
 
-        Returns the new assets by hash and the external ids of the rows refused.
+    def _inspect_new_media(
+        self, rows: list[_Row], known: Mapping[str, str]
+    ) -> dict[str, _NewAsset]:
+        """Decode every media file not stored yet; a file that fails is a problem of its row.
+
+        Returns the new assets by hash.
         """
         assets: dict[str, _NewAsset] = {}
         failed: dict[str, str] = {}
-        refused: set[str] = set()
         for row in rows:
             for media in row.media:
                 kind = known.get(media.sha) or (
@@ -380,7 +360,7 @@ class ImportRun:
                 problem = failed.get(media.sha)
                 if problem is None and kind is None and media.data is not None:
                     try:
-                        fields = _inspect(media.role, media.data)
+                        fields = inspect(media.role, media.data)
                     except MediaError as exc:
                         problem = failed[media.sha] = exc.message
                     else:
@@ -400,16 +380,9 @@ class ImportRun:
                         "role": MediaRole(media.role).label,
                     }
                 if problem is not None:
-                    errors.append(
-                        RowError(
-                            row.parsed.row,
-                            row.parsed.external_id,
-                            f"{_media_label(media)}: {problem}",
-                        )
-                    )
-                    refused.add(row.parsed.external_id)
+                    row.problems.append(f"{_media_label(media)}: {problem}")
                     break
-        return assets, refused
+        return assets
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -422,7 +395,7 @@ class ImportRun:
         }
         # Storage writes wait on the disk or the network, not the GIL: a few threads help.
         with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
-            futures = [pool.submit(_store_file, names[sha], a.data) for sha, a in assets.items()]
+            futures = [pool.submit(store_file, names[sha], a.data) for sha, a in assets.items()]
             wait(futures)
         for sha, future in zip(assets, futures, strict=True):
             if future.exception() is None and future.result():
@@ -447,9 +420,9 @@ class ImportRun:
         )
         return dict(MediaAsset.objects.filter(sha256__in=list(assets)).values_list("sha256", "id"))
 
-    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> None:
+    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> list[Sample]:
         if not rows:
-            return
+            return []
         samples = Sample.objects.bulk_create(
             Sample(
                 dataset=self.dataset,
@@ -478,54 +451,7 @@ class ImportRun:
             )
             for sample, row in zip(samples, rows, strict=True)
         )
-
-    def _apply_change(self, row: _Row, sample: Sample, asset_ids: Mapping[str, int]) -> bool:
-        """Apply a changed row as a new revision; False when nothing really changed."""
-        old_media = list(
-            SampleMedia.objects.filter(sample=sample)
-            .order_by("role", "position")
-            .values_list("role", "position", "asset__sha256")
-        )
-        new_media = [(m.role, m.position, m.sha) for m in row.media]
-        media_changed = old_media != new_media
-        if media_changed:
-            SampleMedia.objects.filter(sample=sample).delete()
-            SampleMedia.objects.bulk_create(
-                SampleMedia(sample=sample, asset_id=asset_ids[sha], role=role, position=position)
-                for role, position, sha in new_media
-            )
-        status = SampleStatus.PENDING_REVIEW if sample.status in REVIEWED else None
-        revision = sample_update(
-            sample=sample,
-            changes=row.values,
-            by=self.by,
-            source=ChangeSource.IMPORT,
-            reason=self.reason,
-            status=status,
-        )
-        extra = {**(sample.extra or {}), **row.parsed.extra}
-        Sample.objects.filter(pk=sample.pk).update(extra=extra, content_hash=row.content_hash)
-        if not media_changed:
-            return revision is not None
-        before = {"media": [sha for _r, _p, sha in old_media]}
-        after = {"media": [sha for _r, _p, sha in new_media]}
-        if revision is not None:
-            revision.before |= before
-            revision.after |= after
-            revision.save(update_fields=["before", "after"])
-            return True
-        Sample.objects.filter(pk=sample.pk).update(revision=F("revision") + 1)
-        number = Sample.objects.values_list("revision", flat=True).get(pk=sample.pk)
-        SampleRevision.objects.create(
-            sample_id=sample.pk,
-            number=number,
-            changed_by=self.by,
-            source=ChangeSource.IMPORT,
-            before=before,
-            after=after,
-            reason=self.reason,
-        )
-        return True
+        return samples
 
     def link_pairs(self) -> None:
         """Pair tri-modal scenarios with their safe/unsafe twins once every row is in."""
@@ -559,50 +485,3 @@ class ImportRun:
                 if sample.pair_id in (unsafe.pk, safe.pk) and sample not in (unsafe, safe):
                     sample.pair_id = None
             unsafe.pair_id, safe.pair_id = safe.pk, unsafe.pk
-
-
-def _max_bytes(role: str) -> int:
-    if role == MediaRole.AUDIO:
-        return int(settings.MEDIA_MAX_AUDIO_BYTES)
-    return int(settings.MEDIA_MAX_IMAGE_BYTES)
-
-
-def _inspect(role: str, data: bytes) -> dict[str, Any]:
-    if role == MediaRole.AUDIO:
-        audio = inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
-        return {
-            "mime_type": audio.mime,
-            "duration_seconds": audio.duration_seconds,
-            "sample_rate": audio.sample_rate,
-            "channels": audio.channels,
-        }
-    image = inspect_image(
-        data,
-        max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
-        max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
-    )
-    return {"mime_type": image.mime, "width": image.width, "height": image.height}
-
-
-def _store_file(name: str, data: bytes) -> bool:
-    """Store a media file under its content name; False when it was there already."""
-    if default_storage.exists(name):
-        return False
-    saved = default_storage.save(name, ContentFile(data))
-    if saved != name:  # a concurrent writer won the name: keep one copy
-        default_storage.delete(saved)
-    return True
-
-
-def _sweep_files(written: list[tuple[str, str]]) -> None:
-    """Delete files a failed chunk wrote, unless an asset row (another import's) owns them."""
-    if not written:
-        return
-    owned = set(
-        MediaAsset.objects.filter(sha256__in=[sha for sha, _name in written]).values_list(
-            "sha256", flat=True
-        )
-    )
-    for sha, name in written:
-        if sha not in owned:
-            default_storage.delete(name)

@@ -1,10 +1,21 @@
-"""Reads of imports: a dataset's jobs, one job, and the rows it rejected."""
+"""Reads of imports: a dataset's jobs, one job, the rows it rejected, and the fields a
+re-import could not apply because a reviewer had corrected them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from django.db.models import QuerySet
 
-from annotation.models import Dataset, ImportJob, ImportRowError
+from annotation.models import (
+    Dataset,
+    ImportedVersion,
+    ImportJob,
+    ImportRowError,
+    Sample,
+    SampleStatus,
+)
 
 
 def import_job_list(*, dataset: Dataset) -> QuerySet[ImportJob]:
@@ -23,3 +34,41 @@ def import_job_get(*, job_id: int) -> ImportJob | None:
 def import_row_errors(*, job: ImportJob) -> QuerySet[ImportRowError]:
     """The rows a job rejected, in file order."""
     return ImportRowError.objects.filter(job=job).order_by("row", "id")
+
+
+@dataclass(frozen=True)
+class ImportConflict:
+    """A field the source changed after a reviewer had corrected it, for adjudication.
+
+    The sample holds ``reviewed``; ``imported`` is what the source says now and ``previous``
+    what it said at the import before (None when that was not recorded).
+    """
+
+    field: str
+    reviewed: Any
+    imported: Any
+    previous: Any
+    job_id: int | None
+
+
+def import_conflicts(*, sample: Sample) -> list[ImportConflict]:
+    """The open conflicts between a sample's source and its review, in field order.
+
+    Open while the sample awaits adjudication; once it has moved on they are settled (and the
+    next re-import drops them).
+    """
+    if sample.status != SampleStatus.NEEDS_ADJUDICATION:
+        return []
+    version = ImportedVersion.objects.filter(sample=sample).only("conflicts").first()
+    if version is None:
+        return []
+    return [
+        ImportConflict(
+            field=str(c.get("field", "")),
+            reviewed=c.get("reviewed"),
+            imported=c.get("imported"),
+            previous=c.get("previous"),
+            job_id=c.get("job"),
+        )
+        for c in version.conflicts or []
+    ]

@@ -28,7 +28,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation.archives import ArchiveError
-from annotation.formats.records import FormatError
+from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
+from annotation.formats.validate import is_trimodal
 from annotation.imports.formats import FORMATS, ImportFormat
 from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
 from annotation.imports.sources import (
@@ -42,10 +43,12 @@ from annotation.imports.sources import (
 from annotation.models import (
     Dataset,
     DatasetKind,
+    ImportedVersion,
     ImportJob,
+    ImportJobStatus,
     ImportRowError,
     ImportSourceKind,
-    JobStatus,
+    Sample,
 )
 from annotation.services.datasets import dataset_create
 from core.tasks import enqueue
@@ -56,7 +59,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+FINISHED = frozenset(
+    {
+        ImportJobStatus.SUCCEEDED,
+        ImportJobStatus.SUCCEEDED_WITH_ERRORS,
+        ImportJobStatus.FAILED,
+        ImportJobStatus.CANCELLED,
+    }
+)
 # A job left "running" this long without finishing is taken to have lost its worker.
 STALE_AFTER = timedelta(hours=1)
 OPTION_KEYS = ("file", "image_dir", "licence", "default_group")
@@ -176,13 +186,96 @@ def import_job_create(
 def import_dataset_get_or_create(
     *, name: str, format: str, preset: str = "", created_by: User | None = None
 ) -> Dataset:
-    """The dataset of this name, created with the format's kind and the preset when missing."""
+    """The dataset of this name, created with the format's kind and preset when missing."""
+    dataset, _created = import_dataset_prepare(
+        name=name, format=format, preset=preset, created_by=created_by
+    )
+    return dataset
+
+
+def import_dataset_prepare(
+    *,
+    name: str,
+    format: str,
+    preset: str = "",
+    source_kind: str = "",
+    source: str = "",
+    options: dict[str, str] | None = None,
+    created_by: User | None = None,
+) -> tuple[Dataset, bool]:
+    """The dataset an import goes into, and whether it was created for it.
+
+    A new dataset gets the format's kind and the format's preset (MMOOC, MMT-Bench, MCBench)
+    unless ``preset`` names another; the site's own exports, which carry either kind, make a
+    tri-modal dataset when the source's first row is a tri-modal scenario. An existing dataset
+    is kept as it is: a ``preset`` that differs from its own is refused, naming both.
+    """
+    fmt = FORMATS.get(format)
+    if fmt is None:
+        raise ValidationError(
+            _("Unknown import format “%(format)s” (known: %(known)s).")
+            % {"format": format, "known": ", ".join(FORMATS)},
+            code="bad_format",
+        )
     dataset = Dataset.objects.filter(name=name.strip()).first()
     if dataset is not None:
-        return dataset
-    return dataset_create(
-        name=name, kind=import_format_kind(format), preset=preset, created_by=created_by
+        if preset and preset != dataset.preset:
+            raise ValidationError(
+                _(
+                    "The dataset “%(name)s” uses the taxonomy preset “%(held)s”, not "
+                    "“%(preset)s”; leave the preset out or give its own."
+                )
+                % {"name": dataset.name, "held": dataset.preset or _("none"), "preset": preset},
+                code="preset_differs",
+            )
+        return dataset, False
+    kind = fmt.dataset_kind
+    if fmt.any_kind and source:
+        kind = _source_kind_of_rows(fmt, source_kind, source, options or {})
+    dataset = dataset_create(
+        name=name, kind=kind, preset=preset or fmt.default_preset, created_by=created_by
     )
+    return dataset, True
+
+
+def _source_kind_of_rows(
+    fmt: ImportFormat, source_kind: str, source: str, options: dict[str, str]
+) -> str:
+    """The kind of dataset a source's first row belongs in (the format's when unreadable)."""
+    try:
+        with _open_source(source_kind, source, "", fmt, options.get("file", "")) as opened:
+            for item in fmt.read(opened.dataset_path, options):
+                if isinstance(item, ParsedSample):
+                    return DatasetKind.TRIMODAL if is_trimodal(item) else DatasetKind.IMAGE_QUESTION
+    except (FormatError, SourceError, ArchiveError, OSError) as exc:
+        logger.info("the kind of %s cannot be told from its rows: %s", source, exc)
+    return fmt.dataset_kind
+
+
+def import_conflicts_close(*, sample: Sample) -> int:
+    """Forget a sample's conflicts with its source once adjudication has settled them.
+
+    Returns how many were open. The next re-import compares with the row as last imported, so
+    a settled field only comes back if the source changes it again.
+    """
+    version = ImportedVersion.objects.filter(sample=sample).only("id", "conflicts").first()
+    if version is None or not version.conflicts:
+        return 0
+    count = len(version.conflicts)
+    ImportedVersion.objects.filter(pk=version.pk).update(conflicts=[])
+    return count
+
+
+def import_dataset_discard(*, dataset: Dataset) -> bool:
+    """Delete a dataset that an import created but filled with nothing; False if it has samples.
+
+    Its import jobs go with it: an import that failed or rejected every row leaves no empty
+    dataset behind.
+    """
+    if Sample.objects.filter(dataset=dataset).exists():
+        return False
+    dataset.delete()
+    return True
 
 
 def _claim(job_id: int) -> ImportJob | None:
@@ -198,13 +291,13 @@ def _claim(job_id: int) -> ImportJob | None:
         if job is None or job.status in FINISHED:
             return None
         if (
-            job.status == JobStatus.RUNNING
+            job.status == ImportJobStatus.RUNNING
             and job.started_at
             and now - job.started_at < STALE_AFTER
         ):
             return None
         ImportRowError.objects.filter(job=job).delete()
-        job.status, job.started_at, job.finished_at = JobStatus.RUNNING, now, None
+        job.status, job.started_at, job.finished_at = ImportJobStatus.RUNNING, now, None
         job.total_rows, job.rows_done, job.message = None, 0, ""
         job.imported = job.unchanged = job.updated = job.rejected = 0
         job.save()
@@ -213,23 +306,32 @@ def _claim(job_id: int) -> ImportJob | None:
 
 @contextmanager
 def _open(job: ImportJob, fmt: ImportFormat) -> Iterator[OpenedSource]:
-    wanted = str(job.options.get("file", ""))
-    if job.source_kind == ImportSourceKind.S3_PREFIX:
-        with open_s3(job.source, fmt, wanted=wanted) as opened:
+    with _open_source(
+        job.source_kind, job.source, job.source_name, fmt, str(job.options.get("file", ""))
+    ) as opened:
+        yield opened
+
+
+@contextmanager
+def _open_source(
+    source_kind: str, source: str, source_name: str, fmt: ImportFormat, wanted: str
+) -> Iterator[OpenedSource]:
+    if source_kind == ImportSourceKind.S3_PREFIX:
+        with open_s3(source, fmt, wanted=wanted) as opened:
             yield opened
         return
-    if job.source_kind == ImportSourceKind.SERVER_PATH:
-        with open_local(Path(job.source), fmt, wanted=wanted) as opened:
+    if source_kind == ImportSourceKind.SERVER_PATH:
+        with open_local(Path(source), fmt, wanted=wanted) as opened:
             yield opened
         return
-    if not default_storage.exists(job.source):
+    if not default_storage.exists(source):
         raise SourceError(_("the uploaded file is no longer stored; upload it again"))
     with tempfile.TemporaryDirectory(prefix="import-upload-") as folder:
         try:
-            local = Path(default_storage.path(job.source))
+            local = Path(default_storage.path(source))
         except NotImplementedError:  # remote storage: work on a local copy
-            local = Path(folder) / (get_valid_filename(job.source_name) or "upload")
-            with default_storage.open(job.source, "rb") as remote, open(local, "wb") as out:
+            local = Path(folder) / (get_valid_filename(source_name) or "upload")
+            with default_storage.open(source, "rb") as remote, open(local, "wb") as out:
                 for chunk in remote.chunks():
                     out.write(chunk)
         with open_local(local, fmt, wanted=wanted, media_allowed=False) as opened:
@@ -273,7 +375,32 @@ def _summary(run: ImportRun) -> str:
             )
             % {"count": len(counts.unpaired), "ids": ", ".join(counts.unpaired[:10])}
         )
+    if counts.adjudication:
+        parts.append(
+            ngettext(
+                "%(count)s sample went to adjudication: the source changed a field that a "
+                "reviewer had corrected.",
+                "%(count)s samples went to adjudication: the source changed fields that "
+                "reviewers had corrected.",
+                counts.adjudication,
+            )
+            % {"count": counts.adjudication}
+        )
     return " ".join(parts)
+
+
+def _finish_run(job: ImportJob, run: ImportRun) -> None:
+    """End a job that read its whole source: failed when every row was rejected, succeeded
+    with errors when some were, succeeded otherwise."""
+    counts = run.counts
+    kept = counts.imported + counts.unchanged + counts.updated
+    if counts.rejected and not kept:
+        message = _summary(run) + " " + _("Every row was rejected: nothing was imported.")
+        _finish(job, run, ImportJobStatus.FAILED, message)
+    elif counts.rejected:
+        _finish(job, run, ImportJobStatus.SUCCEEDED_WITH_ERRORS, _summary(run))
+    else:
+        _finish(job, run, ImportJobStatus.SUCCEEDED, _summary(run))
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
@@ -304,18 +431,28 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             run.link_pairs()
     except (FormatError, SourceError, ArchiveError) as exc:
         message = exc.message
+        if isinstance(exc, NotThisFormat):
+            message = _("This is not a file of the format “%(format)s”: %(detail)s.") % {
+                "format": fmt.label,
+                "detail": exc.message,
+            }
         if run is not None and run.counts.rows_done:
             message += " " + _(
                 "The %(done)s rows before the problem were processed; importing the corrected "
                 "file again leaves them unchanged."
             ) % {"done": run.counts.rows_done}
-        _finish(job, run, JobStatus.FAILED, message)
+        _finish(job, run, ImportJobStatus.FAILED, message)
     except Exception:
         logger.exception("import job %s failed", job.pk)
-        _finish(job, run, JobStatus.FAILED, _("The import stopped because of an internal error."))
+        _finish(
+            job,
+            run,
+            ImportJobStatus.FAILED,
+            _("The import stopped because of an internal error."),
+        )
     else:
         assert run is not None
-        _finish(job, run, JobStatus.SUCCEEDED, _summary(run))
+        _finish_run(job, run)
     finally:
         if job.source_kind == ImportSourceKind.UPLOAD:
             default_storage.delete(job.source)

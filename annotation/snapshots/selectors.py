@@ -134,6 +134,21 @@ def snapshot_option_labels(*, dataset: Dataset, filter: dict[str, Any]) -> list[
     return sorted(labels)
 
 
+# Notes other apps keep in ``extra``; the exports carry them in their own columns.
+NOTE_KEYS = frozenset({"review_summary", "judge_votes"})
+
+
+def snapshot_extra_keys(*, dataset: Dataset, filter: dict[str, Any]) -> list[str]:
+    """The custom fields (``extra`` keys) of the selected samples, in order of first use:
+    the extra columns of the TSV and of the MMOOC layout."""
+    keys: dict[str, None] = {}
+    extras = snapshot_samples(dataset=dataset, filter=filter).order_by("id")
+    for value in extras.values_list("extra", flat=True).iterator(chunk_size=2000):
+        if isinstance(value, dict):
+            keys.update(dict.fromkeys(k for k in value if k not in NOTE_KEYS))
+    return list(keys)
+
+
 def snapshot_previous(*, snapshot: Snapshot) -> Snapshot | None:
     """The dataset's latest finished snapshot before this one: what its diff compares with."""
     return (

@@ -45,6 +45,7 @@ from annotation.snapshots.exports.tsv import write_tsv
 from annotation.snapshots.selectors import (
     FILTER_FIELDS,
     snapshot_diff,
+    snapshot_extra_keys,
     snapshot_option_labels,
     snapshot_previous,
     snapshot_sample_chunks,
@@ -213,7 +214,8 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int) -> None:
         packed = False
     elif snapshot.format == "tsv":
         labels = snapshot_option_labels(dataset=dataset, filter=snapshot.filter)
-        write_tsv(records, out / f"{slug}.tsv", option_labels=labels)
+        keys = snapshot_extra_keys(dataset=dataset, filter=snapshot.filter)
+        write_tsv(records, out / f"{slug}.tsv", option_labels=labels, extra_keys=keys)
         packed = False
     elif snapshot.format == "hf":
         card = HfCard(
@@ -223,7 +225,8 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int) -> None:
         )
         notes["splits"] = write_hf_folder(records, out, card=card, with_audio=trimodal)
     else:
-        counts = write_mmooc_layout(records, out)
+        keys = snapshot_extra_keys(dataset=dataset, filter=snapshot.filter)
+        counts = write_mmooc_layout(records, out, extra_keys=keys)
         notes.update(ooc=counts.ooc, ic=counts.ic, skipped_not_ooc_or_ic=counts.skipped)
 
     previous = snapshot_previous(snapshot=snapshot)

@@ -46,6 +46,7 @@
     }
     progress.value = job.percent;
     root.setAttribute("data-status", job.status);
+    root.querySelector('[data-field="status_label"]').setAttribute("data-status", job.status);
     showErrors(job.row_errors || []);
   }
 

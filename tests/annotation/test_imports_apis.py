@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import ImportJob, JobStatus, MediaAsset, Sample
+from annotation.models import ImportJob, ImportJobStatus, JobStatus, MediaAsset, Sample
 from tests.annotation.test_imports_services import (
     dataset_for,
     mmooc_record,
@@ -67,7 +67,8 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
     assert response.status_code == 201, response.json()
     job_id = response.json()["id"]
     detail = client.get(reverse("api_import_job", args=[job_id])).json()
-    assert detail["status"] == JobStatus.SUCCEEDED and detail["finished"] is True
+    assert detail["status"] == ImportJobStatus.SUCCEEDED_WITH_ERRORS and detail["finished"] is True
+    assert detail["status_label"] == "Succeeded with errors"
     assert (detail["total_rows"], detail["rows_done"], detail["percent"]) == (3, 3, 100)
     assert (detail["imported"], detail["rejected"]) == (1, 2)
     assert [e["row"] for e in detail["row_errors"]] == [2, 3]

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.imports import services as import_services
-from annotation.models import ImportJob, ImportSourceKind, JobStatus
+from annotation.models import ImportJob, ImportJobStatus, ImportSourceKind
 from tests.annotation.test_imports_services import (
     dataset_for,
     mmooc_record,
@@ -79,8 +79,10 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert response.status_code == 302
     assert response["Location"] == reverse("annotation:import_job", args=[job.pk])
     page = client.get(response["Location"]).content.decode()
-    assert job.get_status_display() == "Succeeded"
-    assert "Succeeded" in page and "the answer &#x27;Q&#x27; is not one of the options" in page
+    assert job.get_status_display() == "Succeeded with errors"
+    assert 'data-status="succeeded_with_errors"' in page
+    assert "Succeeded with errors" in page
+    assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
     assert "js/import.js" in page
     listing = client.get(form_url).content.decode()
@@ -167,11 +169,14 @@ def test_job_page_shows_progress_live_in_a_browser(
             status = page.locator('[data-field="status_label"]')
             expect(status).to_have_text("Queued")
             import_services.import_job_run(job_id=job.pk)
-            expect(status).to_have_text("Succeeded", timeout=15_000)
+            expect(status).to_have_text("Succeeded with errors", timeout=15_000)
+            # Its own badge colour (amber), not the neutral one of a running job.
+            expect(status).to_have_attribute("data-status", "succeeded_with_errors")
+            expect(status).to_have_css("background-color", "rgb(254, 243, 199)")
             expect(page.locator('[data-field="imported"]')).to_have_text("1")
             expect(page.locator("#import-progress")).to_have_attribute("value", "100")
             expect(page.locator("#import-errors tbody tr")).to_have_count(1)
             expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
         finally:
             browser.close()
-    assert ImportJob.objects.get(pk=job.pk).status == JobStatus.SUCCEEDED
+    assert ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.SUCCEEDED_WITH_ERRORS

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
@@ -529,3 +530,24 @@ def test_multi_image_samples_round_trip_through_the_hugging_face_folder(
         archive.extractall(tmp_path / "hf")
     row = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "cache"))["train"][0]
     assert [image.size for image in row["more_images"]] == [(64, 48), (64, 48)]
+
+
+def test_tsv_and_mmooc_layout_carry_custom_fields_but_not_other_apps_notes(
+    tmp_path: Path,
+) -> None:
+    """An imported custom field becomes a column of the TSV and of the MMOOC layout; the notes
+    review and judging keep in `extra` do not."""
+    dataset = mmooc_dataset()
+    verified(dataset, extra={"hint": "Look left.", "review_summary": {"round": 1}})
+    verified(dataset, extra={"judge_votes": {"gpt-4o": "ooc"}, "difficulty": 2})
+    tsv = download(build(dataset, "t", "tsv"), tmp_path)
+    header = tsv.read_text(encoding="utf-8").splitlines()[0].split("\t")
+    assert header[-2:] == ["hint", "difficulty"]
+    assert "review_summary" not in header and "judge_votes" not in header
+    archive = download(build(dataset, "m", "mmooc"), tmp_path)
+    with zipfile.ZipFile(archive) as zipped:
+        names = [n for n in zipped.namelist() if n.endswith("ooc.parquet")]
+        zipped.extract(names[0], tmp_path / "m")
+    table = pq.read_table(tmp_path / "m" / names[0])
+    assert table.schema.names[-2:] == ["hint", "difficulty"]
+    assert sorted(table.column("hint").to_pylist()) == ["", "Look left."]

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
 from annotation.imports.selectors import import_row_errors
-from annotation.models import ImportSourceKind, JobStatus
+from annotation.models import ImportJobStatus, ImportSourceKind
 from annotation.presets import PRESETS
 
 
@@ -34,7 +34,10 @@ class Command(BaseCommand):
             "--preset",
             default="",
             choices=["", *sorted(PRESETS)],
-            help="taxonomy preset of a dataset created by this import",
+            help=(
+                "taxonomy preset of a dataset created by this import (default: the format's "
+                "own: mmooc for mmooc, mmt_bench for vlmevalkit, mcbench for trimodal)"
+            ),
         )
         parser.add_argument("--file", default="", help="the dataset file inside a folder or zip")
         parser.add_argument("--image-dir", default="", help="LogicVista: the images folder")
@@ -48,24 +51,35 @@ class Command(BaseCommand):
                 raise CommandError(f"There is no user named {options['user']!r}.")
         source: str = options["source"]
         is_s3 = source.startswith("s3://")
+        source_kind = ImportSourceKind.S3_PREFIX if is_s3 else ImportSourceKind.SERVER_PATH
+        source = source if is_s3 else str(Path(source).absolute())
+        job_options = {"file": options["file"], "image_dir": options["image_dir"]}
         try:
-            dataset = import_services.import_dataset_get_or_create(
+            dataset, created = import_services.import_dataset_prepare(
                 name=options["dataset"],
                 format=options["format"],
                 preset=options["preset"],
+                source_kind=source_kind,
+                source=source,
+                options=job_options,
                 created_by=user,
             )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
+        try:
             job = import_services.import_job_create(
                 dataset=dataset,
                 format=options["format"],
-                source_kind=ImportSourceKind.S3_PREFIX if is_s3 else ImportSourceKind.SERVER_PATH,
-                source=source if is_s3 else str(Path(source).absolute()),
-                options={"file": options["file"], "image_dir": options["image_dir"]},
+                source_kind=source_kind,
+                source=source,
+                options=job_options,
                 created_by=user,
                 trusted=True,
                 queue=False,
             )
         except ValidationError as exc:
+            if created:
+                import_services.import_dataset_discard(dataset=dataset)
             raise CommandError(" ".join(exc.messages)) from exc
         finished = import_services.import_job_run(job_id=job.pk)
         assert finished is not None
@@ -81,7 +95,11 @@ class Command(BaseCommand):
         for error in import_row_errors(job=job).iterator():
             label = f"{error.row} ({error.external_id})" if error.external_id else f"{error.row}"
             self.stdout.write(f"  row {label}: {error.message}")
-        if job.status != JobStatus.SUCCEEDED:
+        if created and import_services.import_dataset_discard(dataset=dataset):
+            self.stdout.write(
+                f"The dataset {dataset.name!r} was not kept: the import added no sample to it."
+            )
+        if job.status not in (ImportJobStatus.SUCCEEDED, ImportJobStatus.SUCCEEDED_WITH_ERRORS):
             raise CommandError(job.message)
         if job.rejected:
             raise CommandError(f"{job.rejected} rows were rejected.")

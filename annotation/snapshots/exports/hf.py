@@ -59,7 +59,12 @@ def hf_schema(*, with_audio: bool) -> pa.Schema:
     ]
     if with_audio:
         fields.append(pa.field("audio", HF_FILE_TYPE))
-    fields += [pa.field("review", pa.string()), pa.field("content_hash", pa.string())]
+    # The sample's custom fields (``extra``) as one JSON string: their keys vary by sample.
+    fields += [
+        pa.field("review", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("extra", pa.string()),
+    ]
     return pa.schema(fields)
 
 
@@ -103,6 +108,7 @@ def write_hf_folder(
                 size += audio_size
             row["review"] = json.dumps(record.review, ensure_ascii=False, sort_keys=True)
             row["content_hash"] = record.content_hash
+            row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True)
             writer.add(row, size)
     finally:
         for writer in writers.values():

@@ -6,7 +6,7 @@ question_type, ooc_type, category), plus the provenance columns. Readable back b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import pyarrow as pa
 from annotation.formats.mmooc import IC_CODES, OOC_CODES
 from annotation.formats.validate import OOC_GROUP, SHIFTED_IC_GROUP
 from annotation.snapshots.exports.parquet import OPTION_TYPE, RowGroupWriter
-from annotation.snapshots.exports.records import ExportRecord
+from annotation.snapshots.exports.records import ExportRecord, extra_columns
 
 OOC_FILE = "data/ooc.parquet"
 IC_FILE = "data/ic.parquet"
@@ -34,7 +34,7 @@ OOC_NAMES = _names(OOC_CODES)
 IC_NAMES = _names(IC_CODES)
 
 
-def _schema(type_column: str) -> pa.Schema:
+def _schema(type_column: str, custom: Sequence[str] = ()) -> pa.Schema:
     return pa.schema(
         [
             pa.field("question_id", pa.string()),
@@ -52,6 +52,7 @@ def _schema(type_column: str) -> pa.Schema:
             pa.field("generator_models", pa.list_(pa.string())),
             pa.field("split", pa.string()),
             pa.field("content_hash", pa.string()),
+            *(pa.field(key, pa.string()) for key in custom),
         ]
     )
 
@@ -63,7 +64,9 @@ class MmoocCounts:
     skipped: int = 0
 
 
-def _row(record: ExportRecord, type_column: str, type_name: str) -> tuple[dict[str, Any], int]:
+def _row(
+    record: ExportRecord, type_column: str, type_name: str, custom: Sequence[str]
+) -> tuple[dict[str, Any], int]:
     images = record.media_of("image")
     data = images[0].read() if images else None
     row = {
@@ -83,24 +86,33 @@ def _row(record: ExportRecord, type_column: str, type_name: str) -> tuple[dict[s
         "split": record.text("split"),
         "content_hash": record.content_hash,
     }
+    row |= {key: record.extra_text(key) for key in custom}
     return row, len(data or b"")
 
 
-def write_mmooc_layout(records: Iterable[ExportRecord], out_dir: Path) -> MmoocCounts:
-    """Write both split files; samples in neither group are skipped and counted."""
+def write_mmooc_layout(
+    records: Iterable[ExportRecord], out_dir: Path, *, extra_keys: Sequence[str] = ()
+) -> MmoocCounts:
+    """Write both split files; samples in neither group are skipped and counted.
+
+    ``extra_keys`` are the samples' custom fields, written as string columns after the
+    benchmark's own (the MMOOC reader keeps such columns in ``extra``).
+    """
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
-    ooc = RowGroupWriter(out_dir / OOC_FILE, _schema("ooc_type"))
-    ic = RowGroupWriter(out_dir / IC_FILE, _schema("ic_type"))
+    taken = {*_schema("ooc_type").names, "ic_type"}
+    custom = extra_columns(extra_keys, taken)
+    ooc = RowGroupWriter(out_dir / OOC_FILE, _schema("ooc_type", custom))
+    ic = RowGroupWriter(out_dir / IC_FILE, _schema("ic_type", custom))
     counts = MmoocCounts()
     try:
         for record in records:
             group, code = record.text("answerability_group"), record.text("category_code")
             if group == OOC_GROUP:
-                row, size = _row(record, "ooc_type", OOC_NAMES.get(code, code))
+                row, size = _row(record, "ooc_type", OOC_NAMES.get(code, code), custom)
                 ooc.add(row, size)
                 counts.ooc += 1
             elif group == SHIFTED_IC_GROUP:
-                row, size = _row(record, "ic_type", IC_NAMES.get(code, code))
+                row, size = _row(record, "ic_type", IC_NAMES.get(code, code), custom)
                 ic.add(row, size)
                 counts.ic += 1
             else:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,3 +92,17 @@ class ExportRecord:
     @property
     def source_url(self) -> str:
         return next((m.source_url for m in self.media if m.source_url), "")
+
+    def extra_text(self, key: str) -> str:
+        """A custom field as one cell: text as it is, other values as JSON, missing as ""."""
+        value = self.extra.get(key)
+        if value is None:
+            return ""
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def extra_columns(keys: Iterable[str], taken: Iterable[str]) -> list[str]:
+    """The custom fields (``extra`` keys) written as columns of their own, in order, leaving
+    out any that would shadow one of the format's columns."""
+    used = set(taken)
+    return [key for key in dict.fromkeys(keys) if key and key not in used]

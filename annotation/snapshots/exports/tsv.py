@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from annotation.snapshots.exports.records import ExportRecord
+from annotation.snapshots.exports.records import ExportRecord, extra_columns
 
 EXTRA_COLUMNS = ("explanation", "answerability_group", "source_dataset")
 
@@ -24,8 +24,16 @@ def option_columns(labels: Iterable[str]) -> list[str]:
     return [letter for letter in string.ascii_uppercase if letter in wanted]
 
 
-def write_tsv(records: Iterable[ExportRecord], path: Path, *, option_labels: Sequence[str]) -> int:
-    """Write the TSV; ``option_labels`` are every option letter the exported samples use."""
+def write_tsv(
+    records: Iterable[ExportRecord],
+    path: Path,
+    *,
+    option_labels: Sequence[str],
+    extra_keys: Sequence[str] = (),
+) -> int:
+    """Write the TSV; ``option_labels`` are every option letter the exported samples use and
+    ``extra_keys`` their custom fields, written as columns after the format's own (the reader
+    keeps such columns in ``extra``)."""
     options = option_columns(option_labels)
     header = [
         "index",
@@ -38,6 +46,8 @@ def write_tsv(records: Iterable[ExportRecord], path: Path, *, option_labels: Seq
         "split",
         *EXTRA_COLUMNS,
     ]
+    custom = extra_columns(extra_keys, header)
+    header += custom
     count = 0
     with path.open("w", encoding="utf-8", newline="") as stream:
         writer = csv.writer(stream, delimiter="\t", quotechar='"', lineterminator="\n")
@@ -59,6 +69,7 @@ def write_tsv(records: Iterable[ExportRecord], path: Path, *, option_labels: Seq
                     record.text("scenario"),
                     record.text("split"),
                     *(record.text(name) for name in EXTRA_COLUMNS),
+                    *(record.extra_text(key) for key in custom),
                 ]
             )
             count += 1

@@ -290,3 +290,65 @@ def test_record_to_dict_reads_media_only_when_writing() -> None:
 def test_split_names_that_are_already_valid_are_kept(value: str) -> None:
     """Split names that datasets accepts pass through unchanged."""
     assert split_name(value) == value
+
+
+def _with_extra(reads: Reads, n: int, extra: dict[str, Any], **labels: Any) -> ExportRecord:
+    rec = record(reads, n, **labels)
+    rec.extra = extra
+    return rec
+
+
+def test_tsv_carries_custom_fields_as_extra_columns_that_read_back(tmp_path: Path) -> None:
+    """Each `extra` key is a column (JSON for non-text); the reader puts them back in extra;
+    a key that would shadow one of the format's columns is left out."""
+    reads = Reads()
+    one = _with_extra(reads, 1, {"hint": "Look left.", "difficulty": 3, "category": "shadow"})
+    two = _with_extra(reads, 2, {"tags": ["a", "b"]})
+    path = tmp_path / "out.tsv"
+    write_tsv(
+        [one, two],
+        path,
+        option_labels=["A", "B"],
+        extra_keys=["hint", "difficulty", "category", "tags"],
+    )
+    header = path.read_text().splitlines()[0].split("\t")
+    assert header[-3:] == ["hint", "difficulty", "tags"] and header.count("category") == 1
+    first, second = list(iter_vlmevalkit(str(path)))
+    assert isinstance(first, ParsedSample) and isinstance(second, ParsedSample)
+    assert first.extra == {"hint": "Look left.", "difficulty": "3"}
+    assert first.category_code == "VFP"
+    assert second.extra == {"tags": '["a", "b"]'}
+
+
+def test_mmooc_layout_carries_custom_fields_as_extra_columns(tmp_path: Path) -> None:
+    """Both split files get the custom fields as string columns; the reader keeps them."""
+    reads = Reads()
+    ooc = _with_extra(reads, 1, {"source_file": "batch-7.json"})
+    ic = _with_extra(
+        reads, 2, {"votes": {"a": 1}}, answerability_group="shifted_ic", category_code="PA"
+    )
+    write_mmooc_layout([ooc, ic], tmp_path, extra_keys=["source_file", "votes", "question"])
+    assert pq.read_schema(tmp_path / IC_FILE).names[-2:] == ["source_file", "votes"]
+    rows = [pq.read_table(tmp_path / f).to_pylist()[0] for f in (OOC_FILE, IC_FILE)]
+    assert (rows[0]["source_file"], rows[0]["votes"]) == ("batch-7.json", "")
+    assert rows[1]["votes"] == '{"a": 1}'
+    [back] = list(iter_mmooc(str(tmp_path / OOC_FILE)))
+    assert isinstance(back, ParsedSample) and back.extra["source_file"] == "batch-7.json"
+
+
+def test_hf_folder_carries_custom_fields_as_a_json_column(tmp_path: Path) -> None:
+    """The Hugging Face files hold `extra` as one JSON string, declared in the card."""
+    reads = Reads()
+    write_hf_folder(
+        [_with_extra(reads, 1, {"hint": "Look left.", "difficulty": 3})],
+        tmp_path,
+        card=HfCard(title="Demo"),
+        with_audio=False,
+    )
+    table = pq.read_table(tmp_path / "data" / "test-00000-of-00001.parquet")
+    assert json.loads(table.column("extra")[0].as_py()) == {"difficulty": 3, "hint": "Look left."}
+    front = yaml.safe_load((tmp_path / "README.md").read_text().split("---")[1])
+    features = {f["name"]: f for f in front["dataset_info"]["features"]}
+    assert features["extra"] == {"name": "extra", "dtype": "string"}
+    [back] = list(iter_release_parquet(tmp_path / "data" / "test-00000-of-00001.parquet"))
+    assert back.extra == {"difficulty": 3, "hint": "Look left."}

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from annotation.formats.mmooc import category_code, iter_mmooc
-from annotation.formats.records import FormatError, ParsedSample, RowError
+from annotation.formats.records import FormatError, NotThisFormat, ParsedSample, RowError
 
 
 def png_bytes(colour: str = "red") -> bytes:
@@ -81,7 +81,8 @@ def test_not_a_parquet_file_is_a_format_error(tmp_path: Path) -> None:
 
 
 def test_jsonl_with_one_broken_line_keeps_the_others(tmp_path: Path) -> None:
-    """A broken JSON line and broken base64 give RowErrors; the other lines still parse."""
+    """A broken JSON line is a RowError; broken base64 is a problem of its image (reported
+    with the row's other problems); the other lines still parse."""
     path = write_jsonl(
         tmp_path / "ic.jsonl",
         [
@@ -95,12 +96,12 @@ def test_jsonl_with_one_broken_line_keeps_the_others(tmp_path: Path) -> None:
     assert [type(r).__name__ for r in results] == [
         "ParsedSample",
         "RowError",
-        "RowError",
+        "ParsedSample",
         "ParsedSample",
     ]
     assert results[1].row == 2
-    assert isinstance(results[2], RowError)
-    assert results[2].message == "line 3: the image is not valid base64"
+    assert isinstance(results[2], ParsedSample)
+    assert [m.problem for m in results[2].media] == ["the image is not valid base64"]
     assert results[2].external_id == "c"
     assert results[3].external_id == "d"
 
@@ -163,3 +164,26 @@ def test_category_code_accepts_names_and_codes() -> None:
     assert category_code("xyz") == "XYZ"
     assert category_code(None) == ""
     assert category_code("none") == ""
+
+
+def test_question_type_and_ooc_type_outside_mmooc_are_problems_of_the_row(tmp_path: Path) -> None:
+    """MMOOC's own vocabularies are checked by the reader: the row carries the problems and
+    leaves the unknown values out of its fields."""
+    path = write_jsonl(
+        tmp_path / "m.jsonl",
+        [json.dumps(record(question_type="essay", ooc_type="spooky_type"))],
+    )
+    [sample] = list(iter_mmooc(path))
+    assert isinstance(sample, ParsedSample)
+    assert (sample.question_format, sample.category_code) == ("", "")
+    assert sample.problems[0] == "unknown question_type 'essay' (known: mcq, vqa, yesno)"
+    assert sample.problems[1].startswith("unknown category code 'spooky_type' in ooc_type")
+    [known] = list(iter_mmooc(write_jsonl(tmp_path / "k.jsonl", [json.dumps(record())])))
+    assert isinstance(known, ParsedSample) and known.problems == []
+
+
+def test_records_without_mmooc_fields_are_another_kind_of_file(tmp_path: Path) -> None:
+    """A first record with no question is not MMOOC: one NotThisFormat naming the fields."""
+    path = write_jsonl(tmp_path / "s.jsonl", [json.dumps({"id": "s1", "S": "hello", "R": "safe"})])
+    with pytest.raises(NotThisFormat, match="its first record has no field question"):
+        list(iter_mmooc(path))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.formats.records import FormatError, RowError
+from annotation.formats.records import FormatError, NotThisFormat, RowError
 from annotation.formats.textio import iter_json_objects, iter_lines, read_json_document
 
 
@@ -86,3 +86,25 @@ def test_json_lines_are_streamed() -> None:
     stream = io.BufferedReader(EndlessLines())
     first = list(itertools.islice(iter_json_objects(stream), 3))
     assert first == [(1, {"id": "x"}), (2, {"id": "x"}), (3, {"id": "x"})]
+
+
+def test_a_pretty_printed_document_is_not_json_lines() -> None:
+    """Two unreadable first lines mean another kind of file: one NotThisFormat, no row errors."""
+    text = '{\n  "v1_1": {"question": "?"}\n}\n'
+    with pytest.raises(NotThisFormat, match="neither of its first two lines is a JSON object"):
+        list(iter_json_objects(io.StringIO(text)))
+
+
+def test_a_json_array_is_not_json_lines() -> None:
+    """A JSON array on the first line is a whole document, not a file of JSON lines."""
+    with pytest.raises(NotThisFormat, match="one JSON array, not JSON lines"):
+        list(iter_json_objects(io.StringIO('[{"id": 1}, {"id": 2}]\n')))
+
+
+def test_a_broken_first_line_before_good_ones_is_a_row_error() -> None:
+    """Only the first line broken: its RowError comes first, then the good lines."""
+    items = list(iter_json_objects(io.StringIO('{"id": \n{"id": 2}\n[3]\n')))
+    assert [row for row, _item in items] == [1, 2, 3]
+    assert isinstance(items[0][1], RowError) and items[1][1] == {"id": 2}
+    assert isinstance(items[2][1], RowError)
+    assert items[2][1].message == "line 3: this line is not a JSON object"

@@ -118,8 +118,9 @@ def test_reused_image_multi_image_and_options(tmp_path: Path) -> None:
     assert fourth.media[0].same_as == "12"
 
 
-def test_broken_base64_and_unknown_reuse_are_row_errors(tmp_path: Path) -> None:
-    """Broken base64 and a reference to a row without an image fail only their own row."""
+def test_broken_base64_and_unknown_reuse_are_problems_of_their_rows(tmp_path: Path) -> None:
+    """Broken base64 and a reference to a row without an image are problems of their own
+    row's image (reported with its other problems); the other rows are unaffected."""
     broken = "#" * 100
     rows = [
         ["1", broken, "Q1", "", "a", "b", "", "", "A", "c", "l2", "test"],
@@ -127,11 +128,10 @@ def test_broken_base64_and_unknown_reuse_are_row_errors(tmp_path: Path) -> None:
         ["3", png_b64(8), "Q3", "", "a", "b", "", "", "B", "c", "l2", "test"],
     ]
     results = list(iter_vlmevalkit(write_tsv(tmp_path / "bad.tsv", HEADER, rows)))
-    assert isinstance(results[0], RowError)
-    assert results[0].message == "line 2: the image is not valid base64"
-    assert isinstance(results[1], RowError)
-    assert "no image earlier in the file" in results[1].message
-    assert isinstance(results[2], ParsedSample)
+    assert isinstance(results[0], ParsedSample) and isinstance(results[1], ParsedSample)
+    assert [m.problem for m in results[0].media] == ["the image is not valid base64"]
+    assert "no image earlier in the file" in str(results[1].media[0].problem)
+    assert isinstance(results[2], ParsedSample) and results[2].media[0].problem is None
 
 
 def test_image_path_column_without_image(tmp_path: Path) -> None:

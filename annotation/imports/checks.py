@@ -1,0 +1,79 @@
+"""Checks of a parsed row that the format validation leaves out but the database would refuse."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from annotation.formats.records import ParsedSample
+from annotation.models import Pipeline, SafetyLabel, Sample
+from annotation.services.samples import LABEL_FIELDS
+
+
+def _text_limits() -> dict[str, int]:
+    limits: dict[str, int] = {}
+    for name in ("external_id", *LABEL_FIELDS):
+        limit = getattr(Sample._meta.get_field(name), "max_length", None)
+        if isinstance(limit, int):
+            limits[name] = limit
+    return limits
+
+
+_TEXT_LIMITS = _text_limits()
+_LIST_OF_TEXT = ("generator_models", "predicate")
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a value holds a NUL character, which PostgreSQL refuses in text and JSON."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+def shape_problems(parsed: ParsedSample) -> list[str]:
+    """Problems that validation does not look for but the database would refuse."""
+    problems: list[str] = []
+    if not isinstance(parsed.options, list) or not all(
+        isinstance(o, dict)
+        and isinstance(o.get("label", ""), str)
+        and isinstance(o.get("text", ""), str)
+        for o in parsed.options
+    ):
+        problems.append(_("the options are not a list of {label, text} entries"))
+    for name in _LIST_OF_TEXT:
+        value = getattr(parsed, name)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(_("'%(field)s' is not a list of texts") % {"field": name})
+    if not isinstance(parsed.extra, dict):
+        problems.append(_("'extra' is not a JSON object"))
+    for name, limit in _TEXT_LIMITS.items():
+        value = getattr(parsed, name)
+        if isinstance(value, str) and len(value) > limit:
+            problems.append(
+                _("'%(field)s' is longer than %(limit)s characters")
+                % {"field": name, "limit": limit}
+            )
+    if parsed.safety_label not in SafetyLabel.values:
+        problems.append(
+            _("the safety label '%(label)s' is not 'safe' or 'unsafe'")
+            % {"label": parsed.safety_label}
+        )
+    if parsed.pipeline not in Pipeline.values:
+        problems.append(_("unknown pipeline '%(pipeline)s'") % {"pipeline": parsed.pipeline})
+    if not problems:
+        try:
+            json.dumps(parsed.extra)
+        except (TypeError, ValueError):
+            problems.append(_("'extra' holds values that are not JSON"))
+        else:
+            if any(_has_nul(getattr(parsed, name)) for name in ("external_id", *LABEL_FIELDS)) or (
+                _has_nul(parsed.extra)
+            ):
+                problems.append(_("the record contains a NUL character"))
+    return problems
