@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +111,31 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
             Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
         )
         .first()
+    )
+
+
+def sample_ids_by_external_id(*, dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
+    """The ids of a dataset's samples, by external id (unknown ids are absent)."""
+    return dict(
+        Sample.objects.filter(dataset=dataset, external_id__in=set(external_ids)).values_list(
+            "external_id", "id"
+        )
+    )
+
+
+def sample_label_rows(
+    *, dataset: Dataset, fields: Iterable[str], chunk_size: int = 2000
+) -> Iterator[tuple[Any, ...]]:
+    """(id, *fields) of every sample of a dataset, streamed in id order."""
+    rows = Sample.objects.filter(dataset=dataset).order_by("id").values_list("id", *fields)
+    return rows.iterator(chunk_size=chunk_size)
+
+
+def sample_media_prefetch(path: str = "media_links") -> Prefetch:
+    """A prefetch of samples' media links with their assets, in display order, for a query of
+    another app that reaches samples through ``path``."""
+    return Prefetch(
+        path, queryset=SampleMedia.objects.select_related("asset").order_by("role", "position")
     )
 
 

@@ -14,7 +14,6 @@ from django.db.models import (
     F,
     FloatField,
     Max,
-    Prefetch,
     Q,
     QuerySet,
     Value,
@@ -22,7 +21,8 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from annotation.models import Dataset, Sample, SampleMedia
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset, Sample
 from annotation.selectors import dataset_list_visible
 from core.roles import is_auditor
 from judging.audit import rubric
@@ -177,12 +177,10 @@ def _sample_frame(dataset: Dataset) -> Iterator[FrameRow]:
         .values_list("sample_id", "judge_id", "repeat", "label")
     )
     votes = _first_votes(verdicts.iterator(chunk_size=CHUNK))
-    samples = (
-        Sample.objects.filter(dataset=dataset)
-        .order_by()
-        .values_list("id", "category_code", "question_format")
+    samples = annotation_selectors.sample_label_rows(
+        dataset=dataset, fields=("category_code", "question_format"), chunk_size=CHUNK
     )
-    for sample_id, category, fmt in samples.iterator(chunk_size=CHUNK):
+    for sample_id, category, fmt in samples:
         per = votes.get(sample_id)
         if not per:
             continue
@@ -260,12 +258,7 @@ def audit_item_for_rating(*, user: User, item_id: int) -> RatingItem | None:
         return None
     item = (
         AuditItem.objects.select_related("audit_set__dataset", "sample", "response")
-        .prefetch_related(
-            Prefetch(
-                "sample__media_links",
-                queryset=SampleMedia.objects.select_related("asset").order_by("role", "position"),
-            )
-        )
+        .prefetch_related(annotation_selectors.sample_media_prefetch("sample__media_links"))
         .filter(pk=item_id, audit_set__dataset__in=dataset_list_visible(user=user))
         .first()
     )

@@ -12,10 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import selectors as annotation_selectors
 from annotation.formats.records import FormatError, ParsedResponse, RowError
 from annotation.formats.responses import iter_logicvista_answers, iter_responses_jsonl
 from annotation.formats.textio import Source
-from annotation.models import Dataset, Sample
+from annotation.models import Dataset
 from judging.models import ModelResponse, Verdict
 
 RESPONSE_FORMATS = ("jsonl", "logicvista")
@@ -92,10 +93,8 @@ def _import_batch(
 ) -> None:
     parsed = [row for row in batch if isinstance(row, ParsedResponse)]
     summary.rejected += [row for row in batch if isinstance(row, RowError)]
-    sample_ids = dict(
-        Sample.objects.filter(
-            dataset=dataset, external_id__in={row.external_id for row in parsed}
-        ).values_list("external_id", "id")
+    sample_ids = annotation_selectors.sample_ids_by_external_id(
+        dataset=dataset, external_ids=(row.external_id for row in parsed)
     )
     existing = {
         (r.sample_id, r.model_name): r

@@ -9,9 +9,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation import selectors as annotation_selectors
 from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source, iter_json_objects
-from annotation.models import Dataset, Sample
+from annotation.models import Dataset
 from judging.llm_output import (
     AnswerabilityOutput,
     MalformedOutput,
@@ -117,8 +118,10 @@ def _import_line(
     if not external_id or not judge_name:
         raise ValidationError(_("the line needs a sample_id and a judge"))
     task = job_task_for(dataset, _text(record, "task") or "answerability")
-    sample = Sample.objects.filter(dataset=dataset, external_id=external_id).first()
-    if sample is None:
+    sample_id = annotation_selectors.sample_ids_by_external_id(
+        dataset=dataset, external_ids=[external_id]
+    ).get(external_id)
+    if sample_id is None:
         raise ValidationError(
             _("no sample “%(id)s” in dataset %(dataset)s")
             % {"id": external_id, "dataset": dataset.name}
@@ -126,7 +129,7 @@ def _import_line(
     response = None
     if task != JudgeTask.ANSWERABILITY:
         model = _text(record, "model", "model_name")
-        response = ModelResponse.objects.filter(sample=sample, model_name=model).first()
+        response = ModelResponse.objects.filter(sample_id=sample_id, model_name=model).first()
         if response is None:
             raise ValidationError(
                 _("no response of model “%(model)s” to sample “%(id)s”; import it first")
@@ -148,7 +151,7 @@ def _import_line(
         "task": task,
         "prompt_version": _text(record, "prompt_version") or DEFAULT_PROMPT_VERSION,
         "repeat": repeat,
-        "sample": sample,
+        "sample_id": sample_id,
         "response": response,
     }
     existing = Verdict.objects.filter(**key).first()
