@@ -129,8 +129,7 @@ def test_job_list_and_detail_take_a_fixed_number_of_queries(
     assert len(detail.json()["row_errors"]) == 30
 
 
-# The role groups come from a data migration: restore them after other tests flushed them.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.postgres
 @pytest.mark.redis
 def test_a_real_worker_runs_the_import_and_derives_thumbnails(

@@ -131,8 +131,7 @@ def test_job_page_takes_a_fixed_number_of_queries(
     assert page.content.decode().count("not one of the options") == 60
 
 
-# The role groups come from a data migration: restore them after other tests flushed them.
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.browser
 def test_job_page_shows_progress_live_in_a_browser(
     live_server: Any, lead: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
