@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import transaction
+from rest_framework.authtoken.models import Token
 
 from accounts.models import UserPreference
 
@@ -18,3 +20,16 @@ def user_language(*, user: User) -> str:
     """The language a user chose, or '' to follow the browser."""
     preference = UserPreference.objects.filter(user=user).only("language").first()
     return preference.language if preference else ""
+
+
+def api_token_create(*, user: User) -> Token:
+    """A new API token for the user; the previous one, if any, stops working."""
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
+def api_token_revoke(*, user: User) -> bool:
+    """Delete the user's API token; True when there was one."""
+    deleted, _rows = Token.objects.filter(user=user).delete()
+    return deleted > 0

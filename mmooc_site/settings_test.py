@@ -12,10 +12,19 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 32)
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 # A queue of this run's own, so a worker never eats another run's messages (or vice versa).
 os.environ.setdefault("CELERY_QUEUE", f"tests-{uuid.uuid4().hex[:8]}")
+# Tests speak plain HTTP to the test client and live servers, and make many calls a minute.
+for _name in ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"):
+    os.environ.setdefault(_name, "0")
+os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
+os.environ.setdefault("API_THROTTLE_ANON", "100000/minute")
+os.environ.setdefault("API_THROTTLE_USER", "100000/minute")
+os.environ.setdefault("CACHE_KEY_PREFIX", f"tests-{uuid.uuid4().hex[:8]}")
 os.environ.setdefault("VAR_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
 
-from mmooc_site.settings import *  # noqa: F403
+from mmooc_site.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
+if not REDIS_URL:  # noqa: F405 - no cache table to create in every test database
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # noqa: F405 - whitenoise warns without it

@@ -15,6 +15,7 @@ urlpatterns = [
     path("i18n/setlang/", views.set_language, name="set_language"),
     path("healthz/", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("", include("accounts.urls")),
     path("", include("annotation.urls")),
     path("", include(("review.urls", "review"), namespace="review")),
     path("", include(("judging.urls", "judging"), namespace="judging")),
