@@ -111,6 +111,11 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _status_label(key: str, value: Any) -> Any:
+    labels = dict(SampleStatus.choices)
+    return str(labels.get(value, value)) if key == "status" else value
+
+
 def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
     """(field, old, new) for each field a revision changed; a creation lists its status."""
     if not revision.before:
@@ -123,8 +128,8 @@ def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
     return [
         (
             names.get(key, key),
-            _shown(revision.before.get(key)) if revision.before else "",
-            _shown(revision.after.get(key)),
+            _shown(_status_label(key, revision.before.get(key))) if revision.before else "",
+            _shown(_status_label(key, revision.after.get(key))),
         )
         for key in keys
     ]

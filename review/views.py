@@ -121,6 +121,13 @@ def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     return redirect("review:workbench", sample_id=lease.sample_id)
 
 
+def _wide(images: list[Any]) -> bool:
+    """Whether the first image is a wide one (a line of text, a strip of panels): the
+    workbench then gives it the width of two columns, so its text reads at full size."""
+    asset = images[0].asset if images else None
+    return bool(asset and asset.width and asset.height and asset.width >= 1.6 * asset.height)
+
+
 def _predicate_text(values: dict[str, Any]) -> str:
     return "\n".join(str(c) for c in values.get("predicate") or [])
 
@@ -181,6 +188,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
             "ratings": range(1, 6),
             "predicate_text": _predicate_text(bench.form_values),
             "work": work.get(sample.dataset_id),
+            "wide_media": _wide(bench.images),
             "is_lead": is_lead(request.user),
         },
     )

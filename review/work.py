@@ -41,6 +41,7 @@ def reviewer_work(*, reviewer: User, dataset_ids: Iterable[int]) -> dict[int, Re
         return {}
     done = dict(
         Review.objects.filter(dataset_id__in=ids, reviewer=reviewer)
+        .order_by()
         .values_list("dataset_id")
         .annotate(n=Count("id"))
         .values_list("dataset_id", "n")
@@ -51,6 +52,7 @@ def reviewer_work(*, reviewer: User, dataset_ids: Iterable[int]) -> dict[int, Re
     remaining = dict(
         Slot.objects.filter(dataset_id__in=ids, done=False)
         .exclude(Exists(reviewed))
+        .order_by()
         .values_list("dataset_id")
         .annotate(n=Count("sample", distinct=True))
         .values_list("dataset_id", "n")
