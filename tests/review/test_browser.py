@@ -173,3 +173,42 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     assert "Verified" in history and "category" not in history.lower()
     page.goto(f"{live_server.url}/samples/{second.pk}/")
     assert "inductive → spatial" in page.inner_text("table")
+
+
+def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
+    """From "My reviews" the reviewer reopens a review still waiting for the others, changes
+    the category, saves with Ctrl+Enter and is back on the list; only the review changed."""
+    from annotation.models import Sample
+    from tests.review.factories import logicvista_dataset
+
+    reviewer = UserFactory(role="annotator")
+    dataset = logicvista_dataset(1, k=2, members=[reviewer])
+    sample = Sample.objects.get(dataset=dataset)
+    _log_in(page, live_server.url, reviewer)
+    page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
+    page.click("#start-review")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.keyboard.press("a")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
+    assert Review.objects.get(sample=sample, reviewer=reviewer).values == {}
+
+    page.click("nav >> text=My reviews")
+    page.click("text=Reopen and amend")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    assert page.is_checked("input[name=decision][value=accept]")
+    page.keyboard.press("c")
+    page.fill("#f-category", "inductive")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url("**/review/mine/")
+    review = Review.objects.get(sample=sample, reviewer=reviewer)
+    assert review.values == {"category_code": "inductive"}
+    assert Review.objects.filter(sample=sample).count() == 1
+    sample.refresh_from_db()
+    assert (sample.category_code, sample.status) == ("deductive", "in_review")
+    assert "inductive" in page.inner_text("[data-testid=my-reviews]")
+    page.screenshot(path=str(_SCREENSHOTS / "my-reviews.png"))
+    page.click("nav >> text=Datasets")
+    assert page.locator("progress").count() == 1
+    page.screenshot(path=str(_SCREENSHOTS / "dataset-list.png"))
