@@ -32,6 +32,7 @@ from review.models import (
     Skip,
     Slot,
 )
+from review.selectors import AMENDABLE_STATUSES
 from review.services.values import current_values, edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
@@ -129,9 +130,7 @@ def review_amend(
         .values_list("round", flat=True)
     )
     sample = Sample.objects.select_related("dataset").get(pk=review.sample_id)
-    if sample.status not in (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW) or (
-        max(rounds, default=review.round) != review.round
-    ):
+    if sample.status not in AMENDABLE_STATUSES or max(rounds, default=0) != review.round:
         raise ReviewConflict(
             _("This sample is settled; your review can no longer be changed."), code="settled"
         )
