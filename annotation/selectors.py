@@ -186,3 +186,21 @@ def dataset_status_counts(*, dataset: Dataset) -> list[StatusCount]:
         StatusCount(status=value, label=str(label), count=rows.get(value, 0))
         for value, label in SampleStatus.choices
     ]
+
+
+def sample_values_in_use(
+    *, dataset: Dataset, fields: Iterable[str], limit: int = 200
+) -> dict[str, list[str]]:
+    """The distinct non-empty values each of these fields holds in a dataset (one query per
+    field, at most ``limit`` values each, sorted): suggestions for a field without terms."""
+    found: dict[str, list[str]] = {}
+    for name in fields:
+        rows = (
+            Sample.objects.filter(dataset=dataset)
+            .exclude(**{name: ""})
+            .order_by(name)
+            .values_list(name, flat=True)
+            .distinct()[:limit]
+        )
+        found[name] = [str(value) for value in rows]
+    return found

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -15,20 +17,27 @@ from django.views.decorators.http import require_GET, require_http_methods
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from annotation import selectors, services
+from annotation import extensions, selectors, services
 from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
-from annotation.models import SampleStatus
+from annotation.models import Sample, SampleRevision, SampleStatus
 from core.roles import acting_user, is_lead
 
 
 @require_GET
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = selectors.dataset_list_visible(user=request.user).order_by("name")
+    datasets = list(selectors.dataset_list_visible(user=request.user).order_by("name"))
     return render(
         request,
         "annotation/dataset_list.html",
-        {"datasets": datasets, "can_create": is_lead(request.user)},
+        {
+            "datasets": datasets,
+            "rows": extensions.dataset_list_cells(
+                user=acting_user(request.user), datasets=datasets
+            ),
+            "columns": extensions.dataset_list_columns(),
+            "can_create": is_lead(request.user),
+        },
     )
 
 
@@ -81,11 +90,49 @@ def sample_detail(request: HttpRequest, sample_id: int) -> HttpResponse:
     sample = selectors.sample_get_visible(user=request.user, sample_id=sample_id)
     if sample is None:
         raise Http404(_("No such sample."))
-    return render(
-        request,
-        "annotation/sample_detail.html",
-        {"sample": sample, "history": selectors.sample_history(sample=sample)},
-    )
+    history = [
+        (revision, _revision_changes(revision))
+        for revision in selectors.sample_history(sample=sample)
+    ]
+    return render(request, "annotation/sample_detail.html", {"sample": sample, "history": history})
+
+
+def _shown(value: Any) -> str:
+    """A stored value as the history shows it: lists joined, blanks named."""
+    if value in ("", None, [], {}):
+        return _("(empty)")
+    if isinstance(value, list):
+        return "; ".join(
+            f"{item.get('label', '')} {item.get('text', '')}".strip()
+            if isinstance(item, dict)
+            else str(item)
+            for item in value
+        )
+    return str(value)
+
+
+def _status_label(key: str, value: Any) -> Any:
+    labels = dict(SampleStatus.choices)
+    return str(labels.get(value, value)) if key == "status" else value
+
+
+def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
+    """(field, old, new) for each field a revision changed; a creation lists its status."""
+    if not revision.before:
+        keys = ["status"] if "status" in revision.after else []
+    else:
+        keys = list(revision.after)
+    names = {
+        f.name: str(f.verbose_name) for f in Sample._meta.get_fields() if hasattr(f, "verbose_name")
+    }
+    return [
+        (
+            names.get(key, key),
+            _shown(_status_label(key, revision.before.get(key))) if revision.before else "",
+            _shown(_status_label(key, revision.after.get(key))),
+        )
+        for key in keys
+    ]
 
 
 def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api_review_queue",
     ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
+    path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),
     path("samples/<int:sample_id>/draft/", apis.DraftApi.as_view(), name="api_review_draft"),
     path("samples/<int:sample_id>/skip/", apis.SkipApi.as_view(), name="api_review_skip"),
     path(

@@ -145,28 +145,35 @@ class ReviewOutput(serializers.Serializer[Review]):
         return value
 
 
+class ReviewFieldsInput(serializers.Serializer[Any]):
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    values = serializers.DictField(required=False, default=dict)
+    reject_reason = serializers.ChoiceField(
+        choices=RejectReason.choices, required=False, default=""
+    )
+    clarity = serializers.IntegerField(required=False, allow_null=True, default=None)
+    naturalness = serializers.IntegerField(required=False, allow_null=True, default=None)
+    image_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
+    audio_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+    seconds_spent = serializers.FloatField(required=False, default=0.0, min_value=0)
+
+
 class ReviewCreateApi(APIView):
-    class ReviewInputSerializer(serializers.Serializer[Any]):
+    class ReviewInputSerializer(ReviewFieldsInput):
         client_uuid = serializers.UUIDField()
         sample = serializers.IntegerField()
-        decision = serializers.ChoiceField(choices=Decision.choices)
-        values = serializers.DictField(required=False, default=dict)
-        reject_reason = serializers.ChoiceField(
-            choices=RejectReason.choices, required=False, default=""
-        )
-        clarity = serializers.IntegerField(required=False, allow_null=True, default=None)
-        naturalness = serializers.IntegerField(required=False, allow_null=True, default=None)
-        image_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
-        audio_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
-        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
-        seconds_spent = serializers.FloatField(required=False, default=0.0, min_value=0)
 
     @extend_schema(
         request=ReviewInputSerializer,
         responses={201: ReviewOutput, 200: ReviewOutput, 409: None},
     )
     def post(self, request: Request) -> Response:
-        """Submit a review; resending the same client_uuid returns the first one (200)."""
+        """Submit a review; resending the same client_uuid returns the first one (200).
+
+        ``values`` holds the fields the reviewer changed; a field left out (or sent as the
+        sample holds it) is not an edit, so an accept without values changes only the status.
+        """
         payload = self.ReviewInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
@@ -178,6 +185,24 @@ class ReviewCreateApi(APIView):
         body = ReviewOutput(result.review, context={"settled_status": result.settled_status})
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(body.data, status=code)
+
+
+class ReviewAmendApi(APIView):
+    @extend_schema(request=ReviewFieldsInput, responses={200: ReviewOutput, 409: None})
+    def put(self, request: Request, review_id: int) -> Response:
+        """Amend one's own review while its sample still waits for the other reviews;
+        409 once the sample is settled."""
+        user = _user(request)
+        review = selectors.review_get_own(reviewer=user, review_id=review_id)
+        if review is None:
+            raise NotFound()
+        payload = ReviewFieldsInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        try:
+            amended = services.review_amend(reviewer=user, review=review, **payload.validated_data)
+        except services.ReviewConflict as exc:
+            return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
+        return Response(ReviewOutput(amended, context={"settled_status": None}).data)
 
 
 class DraftApi(APIView):

@@ -7,9 +7,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from review import consensus
 from review.models import Decision, RejectReason
-from review.selectors import TermChoice
+from review.selectors import TermField
 
 
 class ReviewSettingsForm(forms.Form):
@@ -21,8 +20,36 @@ class ReviewSettingsForm(forms.Form):
     )
 
 
-def _term_choices(terms: list[TermChoice]) -> list[tuple[str, str]]:
-    return [("", "—"), *((t.code, f"{t.code} · {t.name}") for t in terms)]
+def field_labels(*, preset: str) -> dict[str, str]:
+    """What each reviewable field is called on the forms (MMT-Bench calls its scenario, the
+    TSV's ``l2-category``, a meta-task)."""
+    labels = {
+        "answerability_group": _("Answerability group"),
+        "category_code": _("Category"),
+        "scenario": _("Meta-task") if preset == "mmt_bench" else _("Scenario"),
+        "reference_answer": _("Reference answer"),
+        "explanation": _("Explanation"),
+        "safety_label": _("Safety label"),
+        "safety_category": _("Safety category"),
+        "safety_subcategory": _("Safety subcategory"),
+        "predicate": _("Predicate conditions, one per line"),
+    }
+    return {name: str(label) for name, label in labels.items()}
+
+
+def _term_field(term: TermField, label: str) -> forms.Field:
+    """A choice among the terms (the current value kept when it is not one), or free text
+    with suggestions when the taxonomy has no terms for the field."""
+    if not term.terms:
+        return forms.CharField(
+            label=label,
+            required=False,
+            widget=forms.TextInput(attrs={"list": f"terms-{term.name}"}),
+        )
+    choices = [("", "—"), *((t.code, f"{t.code} · {t.name}") for t in term.terms)]
+    if term.off_taxonomy:
+        choices.append((term.value, _("%(value)s (not in the taxonomy)") % {"value": term.value}))
+    return forms.ChoiceField(label=label, choices=choices, required=False)
 
 
 class AdjudicationForm(forms.Form):
@@ -37,44 +64,37 @@ class AdjudicationForm(forms.Form):
     def __init__(
         self,
         *args: Any,
-        kind: str,
-        groups: list[TermChoice],
-        categories: list[TermChoice],
-        scenarios: list[TermChoice],
+        fields: tuple[str, ...],
+        term_fields: dict[str, TermField],
+        labels: dict[str, str],
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.value_fields = consensus.reviewable_fields(kind)
+        self.value_fields = fields
         text_area = forms.Textarea(attrs={"rows": 3})
-        builders: dict[str, forms.Field] = {
-            "answerability_group": forms.ChoiceField(
-                label=_("Answerability group"), choices=_term_choices(groups), required=False
-            ),
-            "category_code": forms.ChoiceField(
-                label=_("Category"), choices=_term_choices(categories), required=False
-            ),
-            "scenario": forms.ChoiceField(
-                label=_("Scenario"), choices=_term_choices(scenarios), required=False
-            ),
-            "reference_answer": forms.CharField(label=_("Reference answer"), required=False),
-            "explanation": forms.CharField(
-                label=_("Explanation"), required=False, widget=text_area
-            ),
-            "safety_label": forms.ChoiceField(
-                label=_("Safety label"),
-                choices=[("safe", _("Safe")), ("unsafe", _("Unsafe"))],
-                required=False,
-            ),
-            "predicate": forms.CharField(
-                label=_("Predicate conditions, one per line"), required=False, widget=text_area
-            ),
-        }
-        for name in self.value_fields:
-            self.fields[f"value_{name}"] = builders[name]
+        for name in fields:
+            if name in term_fields:
+                field = _term_field(term_fields[name], labels[name])
+            elif name == "safety_label":
+                field = forms.ChoiceField(
+                    label=labels[name],
+                    choices=[("safe", _("Safe")), ("unsafe", _("Unsafe"))],
+                    required=False,
+                )
+            elif name in ("explanation", "predicate"):
+                field = forms.CharField(label=labels[name], required=False, widget=text_area)
+            else:
+                field = forms.CharField(label=labels[name], required=False)
+            self.fields[f"value_{name}"] = field
 
     def values(self) -> dict[str, Any]:
+        """The values the lead changed in the form; untouched ones are left out, so the
+        service writes nothing the lead did not edit."""
         out: dict[str, Any] = {}
         for name in self.value_fields:
-            value = self.cleaned_data.get(f"value_{name}", "")
+            key = f"value_{name}"
+            if key not in self.changed_data:
+                continue
+            value = self.cleaned_data.get(key, "")
             out[name] = value.splitlines() if name == "predicate" else value
         return out

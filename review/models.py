@@ -145,7 +145,8 @@ class Review(models.Model):
     reject_reason = models.CharField(
         _("reject reason"), max_length=16, choices=RejectReason.choices, blank=True, default=""
     )
-    # The reviewable label fields as the reviewer left them (confirmed or corrected).
+    # The reviewer's edits: the reviewable fields they changed, with their new values ({} for an
+    # accept that confirms the sample as it stands). Fields nobody touched are never written.
     values = models.JSONField(_("values"), default=dict, blank=True)
     clarity = models.PositiveSmallIntegerField(_("clarity"), null=True, blank=True)
     naturalness = models.PositiveSmallIntegerField(_("naturalness"), null=True, blank=True)

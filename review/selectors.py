@@ -17,7 +17,17 @@ from annotation.models import Dataset, NoteKey, Sample, SampleStatus, TaxonomyTe
 from core import charts
 from core.roles import is_lead
 from review import consensus
-from review.models import Comment, Draft, Outcome, RejectReason, Review, ReviewSettings, Skip, Slot
+from review.models import (
+    Comment,
+    Decision,
+    Draft,
+    Outcome,
+    RejectReason,
+    Review,
+    ReviewSettings,
+    Skip,
+    Slot,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -25,10 +35,20 @@ if TYPE_CHECKING:
     AnyUser = User | AnonymousUser
 
 
+# A reviewer may reopen and amend their review while its sample waits for the other reviews.
+AMENDABLE_STATUSES = frozenset({SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW})
+
+
 def review_settings_get(*, dataset: Dataset) -> ReviewSettings:
     """The dataset's settings, or unsaved defaults when the lead never set any."""
     found = ReviewSettings.objects.filter(dataset=dataset).first()
     return found or ReviewSettings(dataset=dataset)
+
+
+def review_get_own(*, reviewer: User, review_id: int) -> Review | None:
+    """One of the reviewer's own reviews, on a dataset they can still see."""
+    datasets = annotation_selectors.dataset_list_visible(user=reviewer)
+    return Review.objects.filter(pk=review_id, reviewer=reviewer, dataset__in=datasets).first()
 
 
 def lease_get(*, reviewer: User, sample: Sample) -> Slot | None:
@@ -89,6 +109,51 @@ def _choices(terms: list[TaxonomyTerm], kind: str) -> list[TermChoice]:
     return [TermChoice(t.code, t.display_name, t.parent_code) for t in terms if t.kind == kind]
 
 
+# The reviewable fields whose values are taxonomy terms, and the kind of term each takes.
+TERM_FIELDS: dict[str, str] = {
+    "answerability_group": TermKind.GROUP,
+    "category_code": TermKind.CATEGORY,
+    "scenario": TermKind.SCENARIO,
+    "safety_category": TermKind.SAFETY_CATEGORY,
+    "safety_subcategory": TermKind.SAFETY_SUBCATEGORY,
+}
+
+
+@dataclass(frozen=True)
+class TermField:
+    """A term-valued field as a form offers it: a choice among the dataset's terms, or free
+    text with the values already in use as suggestions when the taxonomy has none."""
+
+    name: str
+    value: str
+    terms: list[TermChoice]
+    suggestions: list[str]
+
+    @property
+    def off_taxonomy(self) -> bool:
+        """The value is not one of the terms: it is shown as it is, and kept."""
+        return bool(self.value and self.terms) and self.value not in {t.code for t in self.terms}
+
+
+def term_fields(
+    *, dataset: Dataset, fields: tuple[str, ...], values: dict[str, Any], terms: list[TaxonomyTerm]
+) -> dict[str, TermField]:
+    """The term fields of a review form; one query per field that has no terms."""
+    names = [name for name in fields if name in TERM_FIELDS]
+    choices = {name: _choices(terms, TERM_FIELDS[name]) for name in names}
+    free = [name for name in names if not choices[name]]
+    suggestions = annotation_selectors.sample_values_in_use(dataset=dataset, fields=free)
+    return {
+        name: TermField(
+            name=name,
+            value=str(values.get(name) or ""),
+            terms=choices[name],
+            suggestions=suggestions.get(name, []),
+        )
+        for name in names
+    }
+
+
 @dataclass
 class Workbench:
     """Everything the review form of one sample shows."""
@@ -101,9 +166,11 @@ class Workbench:
     comments: list[Comment]
     other_reviews: list[Review]
     judge_votes: list[dict[str, Any]]
-    groups: list[TermChoice] = field(default_factory=list)
-    categories: list[TermChoice] = field(default_factory=list)
-    scenarios: list[TermChoice] = field(default_factory=list)
+    term_fields: dict[str, TermField] = field(default_factory=dict)
+    # The values the form starts from: the sample's, with the reviewer's own edits over them
+    # when they reopen their review.
+    form_values: dict[str, Any] = field(default_factory=dict)
+    my_review: Review | None = None
     images: list[Any] = field(default_factory=list)
     audio: list[Any] = field(default_factory=list)
     pair_images: list[Any] = field(default_factory=list)
@@ -143,14 +210,20 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     comments = Comment.objects.filter(sample=sample).select_related("author")
     if settings.blind and not lead:
         comments = comments.filter(author=user)
+    latest = Slot.objects.filter(sample=sample).order_by("-round").values("round")[:1]
+    current_round = list(
+        Review.objects.filter(sample=sample, round=Subquery(latest)).select_related("reviewer")
+    )
     others: list[Review] = []
     if not settings.blind or lead:
-        latest = Slot.objects.filter(sample=sample).order_by("-round").values("round")[:1]
-        others = list(
-            Review.objects.filter(sample=sample, round=Subquery(latest))
-            .exclude(reviewer=user)
-            .select_related("reviewer")
-        )
+        others = [r for r in current_round if r.reviewer_id != user.pk]
+    my_review = next((r for r in current_round if r.reviewer_id == user.pk), None)
+    if my_review is not None and sample.status not in AMENDABLE_STATUSES:
+        my_review = None
+    fields = consensus.reviewable_fields(sample.dataset.kind)
+    form_values = {name: getattr(sample, name) for name in fields}
+    if my_review is not None and my_review.decision == Decision.ACCEPT:
+        form_values |= {k: v for k, v in my_review.values.items() if k in form_values}
     terms = list(annotation_selectors.taxonomy_terms(dataset=sample.dataset))
     links = list(sample.media_links.all())
     pair_images: list[Any] = []
@@ -162,15 +235,17 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     return Workbench(
         sample=sample,
         settings=settings,
-        fields=consensus.reviewable_fields(sample.dataset.kind),
+        fields=fields,
         lease=lease_get(reviewer=user, sample=sample),
         draft=draft_get(reviewer=user, sample=sample),
         comments=list(comments),
         other_reviews=others,
         judge_votes=judge_votes(sample) if settings.show_judge_hints or lead else [],
-        groups=_choices(terms, TermKind.GROUP),
-        categories=_choices(terms, TermKind.CATEGORY),
-        scenarios=_choices(terms, TermKind.SCENARIO),
+        term_fields=term_fields(
+            dataset=sample.dataset, fields=fields, values=form_values, terms=terms
+        ),
+        form_values=form_values,
+        my_review=my_review,
         images=[link for link in links if link.role == "image"],
         audio=[link for link in links if link.role == "audio"],
         pair_images=pair_images,

@@ -16,5 +16,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
     path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
+    path("review/mine/", views.my_reviews, name="mine"),
     path("review/samples/<int:sample_id>/adjudicate/", views.adjudicate, name="adjudicate"),
 ]

@@ -17,7 +17,8 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
 from core.roles import acting_user, is_lead
 from review import selectors, services
-from review.forms import AdjudicationForm, ReviewSettingsForm
+from review import work as review_work
+from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
 from review.models import Decision, RejectReason
 
 
@@ -120,13 +121,37 @@ def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     return redirect("review:workbench", sample_id=lease.sample_id)
 
 
+def _wide(images: list[Any]) -> bool:
+    """Whether the first image is a wide one (a line of text, a strip of panels): the
+    workbench then gives it the width of two columns, so its text reads at full size."""
+    asset = images[0].asset if images else None
+    return bool(asset and asset.width and asset.height and asset.width >= 1.6 * asset.height)
+
+
+def _predicate_text(values: dict[str, Any]) -> str:
+    return "\n".join(str(c) for c in values.get("predicate") or [])
+
+
 @require_GET
 def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
-    bench = selectors.workbench_get(user=_user(request), sample_id=sample_id)
+    user = _user(request)
+    bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
     peaks = [link.asset.peaks for link in bench.audio]
+    mine = bench.my_review
+    urls = {
+        "draft": reverse("api_review_draft", args=[sample.pk]),
+        "reviews": reverse("api_reviews"),
+        "claim": reverse("api_review_claim", args=[sample.dataset_id]),
+        "skip": reverse("api_review_skip", args=[sample.pk]),
+        "comments": reverse("api_review_comments", args=[sample.pk]),
+        "queue": reverse("review:queue", args=[sample.dataset_id]),
+        "mine": reverse("review:mine"),
+    }
+    if mine is not None:
+        urls["amend"] = reverse("api_review_amend", args=[mine.pk])
     config = {
         "sampleId": sample.pk,
         "datasetId": sample.dataset_id,
@@ -134,14 +159,9 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
         "leaseHeld": bench.lease is not None,
         "serverDraft": bench.draft,
         "peaks": peaks[0] if peaks else None,
-        "urls": {
-            "draft": reverse("api_review_draft", args=[sample.pk]),
-            "reviews": reverse("api_reviews"),
-            "claim": reverse("api_review_claim", args=[sample.dataset_id]),
-            "skip": reverse("api_review_skip", args=[sample.pk]),
-            "comments": reverse("api_review_comments", args=[sample.pk]),
-            "queue": reverse("review:queue", args=[sample.dataset_id]),
-        },
+        # What the sample holds: only fields that differ from it are sent as edits.
+        "initial": {name: getattr(sample, name) for name in bench.fields},
+        "urls": urls,
         "strings": {
             "saved": _("Draft saved"),
             "savedLocally": _("Offline: draft kept in this browser"),
@@ -155,6 +175,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
             "noDecision": _("Accept (a) or reject (x) first."),
         },
     }
+    work = review_work.reviewer_work(reviewer=user, dataset_ids=[sample.dataset_id])
     return render(
         request,
         "review/workbench.html",
@@ -162,9 +183,12 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
             "bench": bench,
             "sample": sample,
             "config": config,
+            "labels": field_labels(preset=sample.dataset.preset),
             "reject_reasons": [c for c in RejectReason.choices if c[0]],
             "ratings": range(1, 6),
-            "predicate_text": "\n".join(str(c) for c in sample.predicate or []),
+            "predicate_text": _predicate_text(bench.form_values),
+            "work": work.get(sample.dataset_id),
+            "wide_media": _wide(bench.images),
             "is_lead": is_lead(request.user),
         },
     )
@@ -197,13 +221,13 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
     for name in bench.fields:
         value = getattr(sample, name)
         initial[f"value_{name}"] = "\n".join(value) if name == "predicate" else value
+    labels = field_labels(preset=sample.dataset.preset)
     form = AdjudicationForm(
         request.POST or None,
         initial=initial,
-        kind=sample.dataset.kind,
-        groups=bench.groups,
-        categories=bench.categories,
-        scenarios=bench.scenarios,
+        fields=bench.fields,
+        term_fields=bench.term_fields,
+        labels=labels,
     )
     if request.method == "POST" and form.is_valid():
         try:
@@ -219,10 +243,20 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
             form.add_error(None, exc)
         else:
             messages.success(request, _("Adjudicated."))
+            _warn_same_pair_label(request, sample)
             return redirect("review:adjudication_list", dataset_id=sample.dataset_id)
     reviews = selectors.reviews_by_sample(sample_ids=[sample.pk]).get(sample.pk, [])
     side_rows = [
-        (name, getattr(sample, name), [r.values.get(name, "") for r in reviews])
+        (
+            labels[name],
+            getattr(sample, name),
+            [
+                (r.values.get(name, getattr(sample, name)), name in r.values)
+                if r.decision == Decision.ACCEPT
+                else ("—", False)
+                for r in reviews
+            ],
+        )
         for name in bench.fields
     ]
     return render(
@@ -234,8 +268,35 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
             "form": form,
             "reviews": reviews,
             "side_rows": side_rows,
+            "labels": labels,
+            "pair_labels": _pair_label_choices(sample, reviews),
         },
     )
+
+
+def _pair_label_choices(sample: Any, reviews: list[Any]) -> list[str]:
+    """The labels (current or proposed by a reviewer) that would give both members of a
+    tri-modal pair the same label: the adjudication page warns about them."""
+    pair = sample.pair if sample.pair_id else None
+    if pair is None or not pair.safety_label:
+        return []
+    proposed = {sample.safety_label} | {r.values.get("safety_label", "") for r in reviews}
+    return [label for label in sorted(proposed) if label == pair.safety_label]
+
+
+def _warn_same_pair_label(request: HttpRequest, sample: Any) -> None:
+    if not sample.pair_id or sample.pair is None:
+        return
+    if sample.safety_label and sample.safety_label == sample.pair.safety_label:
+        messages.warning(
+            request,
+            _("%(a)s and its pair %(b)s are now both labelled “%(label)s”.")
+            % {
+                "a": sample.external_id,
+                "b": sample.pair.external_id,
+                "label": sample.get_safety_label_display(),
+            },
+        )
 
 
 @require_GET
@@ -246,3 +307,12 @@ def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "review/progress.html",
         {"dataset": dataset, "progress": selectors.progress_get(dataset=dataset)},
     )
+
+
+@require_GET
+def my_reviews(request: HttpRequest) -> HttpResponse:
+    """The reviews the signed-in user submitted, newest first; each can be reopened and
+    amended while its sample waits for the other reviews."""
+    reviews = review_work.my_reviews(reviewer=_user(request))
+    page = Paginator(reviews, 50).get_page(request.GET.get("page"))
+    return render(request, "review/my_reviews.html", {"page": page})

@@ -18,7 +18,6 @@ from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
@@ -33,6 +32,8 @@ from review.models import (
     Skip,
     Slot,
 )
+from review.selectors import AMENDABLE_STATUSES
+from review.services.values import current_values, edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -53,57 +54,6 @@ class SubmitResult:
     settled_status: str | None
 
 
-def _problem_messages(problems: list[consensus.Problem]) -> dict[str, list[str]]:
-    wording = {
-        "unknown_field": _("“%(value)s” is not a field a reviewer may change."),
-        "unknown_group": _("Unknown answerability group “%(value)s”."),
-        "unknown_category": _("Unknown category “%(value)s”."),
-        "category_not_in_group": _(
-            "Category “%(value)s” does not belong to the chosen answerability group."
-        ),
-        "unknown_scenario": _("Unknown scenario “%(value)s”."),
-        "unknown_safety_label": _("The label must be safe or unsafe, not “%(value)s”."),
-        "empty_predicate": _("The predicate needs at least one condition."),
-    }
-    messages: dict[str, list[str]] = {}
-    for problem in problems:
-        text = wording[problem.code] % {"value": problem.value}
-        messages.setdefault(problem.field, []).append(text)
-    return messages
-
-
-def _clean_values(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The reviewer's values over the sample's current ones, checked against the taxonomy."""
-    kind = sample.dataset.kind
-    fields = consensus.reviewable_fields(kind)
-    unknown = sorted(set(values) - set(fields))
-    if unknown:
-        raise ValidationError(
-            _problem_messages([consensus.Problem(f, "unknown_field", f) for f in unknown])
-        )
-    current = {name: getattr(sample, name) for name in fields}
-    if not values:
-        return current  # a plain confirmation: the sample's values as they stand
-    clean = current | consensus.normalise_values(kind, values)
-    taxonomy = annotation_selectors.taxonomy_view(sample.dataset)
-    problems = consensus.check_values(
-        kind,
-        clean,
-        groups=taxonomy.groups,
-        categories=taxonomy.categories,
-        scenarios=taxonomy.scenarios,
-    )
-    if problems:
-        raise ValidationError(_problem_messages(problems), code="bad_values")
-    return clean
-
-
-def _rating(name: str, value: int | None) -> int | None:
-    if value is not None and not 1 <= value <= 5:
-        raise ValidationError({name: _("Rate from 1 to 5.")}, code="bad_rating")
-    return value
-
-
 def review_submit(
     *,
     reviewer: User,
@@ -121,23 +71,19 @@ def review_submit(
 ) -> SubmitResult:
     """Record a reviewer's verdict on a sample they hold (or can still take) a slot of.
 
-    The same ``client_uuid`` returns the first review instead of making a second. When the
-    sample has its k reviews it is settled: verified with the agreed values, rejected when
-    every reviewer rejected it, or sent to adjudication.
+    ``values`` may hold every reviewable field; only those that differ from the sample are
+    kept as the reviewer's edits. The same ``client_uuid`` returns the first review instead
+    of making a second. When the sample has its k reviews it is settled: verified with the
+    agreed edits, rejected when every reviewer rejected it, or sent to adjudication.
     """
-    if decision not in Decision.values:
-        raise ValidationError({"decision": _("Accept or reject.")}, code="bad_decision")
-    if decision == Decision.REJECT:
-        if reject_reason not in RejectReason.values or not reject_reason:
-            raise ValidationError(
-                {"reject_reason": _("A rejection needs a reason.")}, code="no_reason"
-            )
-        clean: dict[str, Any] = {}
-    else:
-        reject_reason = ""
-        clean = _clean_values(sample, values or {})
-    _rating("clarity", clarity)
-    _rating("naturalness", naturalness)
+    checked = review_fields_checked(
+        sample=sample,
+        decision=decision,
+        values=values,
+        reject_reason=reject_reason,
+        clarity=clarity,
+        naturalness=naturalness,
+    )
     seconds = min(max(float(seconds_spent), 0.0), MAX_SECONDS)
     with transaction.atomic():
         return _submit_locked(
@@ -145,9 +91,7 @@ def review_submit(
             sample=sample,
             fields={
                 "client_uuid": client_uuid,
-                "decision": decision,
-                "reject_reason": reject_reason,
-                "values": clean,
+                **checked,
                 "clarity": clarity,
                 "naturalness": naturalness,
                 "image_aligned": image_aligned,
@@ -156,6 +100,61 @@ def review_submit(
                 "seconds_spent": seconds,
             },
         )
+
+
+@transaction.atomic
+def review_amend(
+    *,
+    reviewer: User,
+    review: Review,
+    decision: str,
+    values: Mapping[str, Any] | None = None,
+    reject_reason: str = "",
+    clarity: int | None = None,
+    naturalness: int | None = None,
+    image_aligned: bool | None = None,
+    audio_aligned: bool | None = None,
+    note: str = "",
+    seconds_spent: float = 0.0,
+) -> Review:
+    """Change one's own review while its sample waits for the other reviews of its round.
+
+    The slots of the sample are locked as a submission locks them, so an amendment and the
+    review that settles the sample never interleave: once settled, the review is final.
+    """
+    if review.reviewer_id != reviewer.pk:
+        raise ReviewConflict(_("This is not your review."), code="not_yours")
+    rounds = list(
+        Slot.objects.select_for_update()
+        .filter(sample_id=review.sample_id)
+        .values_list("round", flat=True)
+    )
+    sample = Sample.objects.select_related("dataset").get(pk=review.sample_id)
+    if sample.status not in AMENDABLE_STATUSES or max(rounds, default=0) != review.round:
+        raise ReviewConflict(
+            _("This sample is settled; your review can no longer be changed."), code="settled"
+        )
+    checked = review_fields_checked(
+        sample=sample,
+        decision=decision,
+        values=values,
+        reject_reason=reject_reason,
+        clarity=clarity,
+        naturalness=naturalness,
+    )
+    for name, value in {
+        **checked,
+        "clarity": clarity,
+        "naturalness": naturalness,
+        "image_aligned": image_aligned,
+        "audio_aligned": audio_aligned,
+        "note": note.strip(),
+        "seconds_spent": min(review.seconds_spent + max(float(seconds_spent), 0.0), MAX_SECONDS),
+    }.items():
+        setattr(review, name, value)
+    review.save()
+    Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
+    return review
 
 
 def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review | None:
@@ -235,12 +234,15 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
         Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
     )
     names = [r.reviewer.get_username() for r in reviews]
+    kind, current = sample.dataset.kind, current_values(sample)
     result = consensus.consensus(
         [
             consensus.Verdict(
                 reviewer=r.reviewer.get_username(),
                 decision=r.decision,
-                values=r.values,
+                # Edits against the sample as it stands (reviews stored before edits were
+                # kept alone hold every field; this reads them the same way).
+                values=consensus.edits(kind, current, r.values),
                 reject_reason=r.reject_reason,
             )
             for r in reviews
@@ -249,8 +251,7 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
     status = result.status
     if status == consensus.VERIFIED:
         reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
-        current = {k: getattr(sample, k) for k in result.values}
-        changes = consensus.changed_values(current, result.values)
+        changes = result.values
         try:
             _move(sample, SampleStatus.VERIFIED, by, reason, changes)
         except annotation_services.SampleInvalid:
@@ -366,11 +367,9 @@ def sample_adjudicate(
     if sample.status == SampleStatus.REMOVED:
         raise ValidationError(_("A removed sample cannot be adjudicated."), code="removed")
     if decision == Decision.ACCEPT:
-        clean = _clean_values(sample, values or {})
-        current = {k: getattr(sample, k) for k in clean}
         annotation_services.sample_update(
             sample=sample,
-            changes=consensus.changed_values(current, clean),
+            changes=edits_checked(sample, values or {}),
             by=by,
             source=ChangeSource.ADJUDICATION,
             status=SampleStatus.VERIFIED,

@@ -9,6 +9,9 @@
   const saveState = document.getElementById("save-state");
   const errorBox = document.getElementById("form-error");
   const storageKey = "review-draft:" + config.sampleId;
+  /* Drafts of version 1 held every field, also the empty drop-downs of datasets without
+     terms; restoring them would send those blanks as edits, so they are ignored. */
+  const DRAFT_VERSION = 2;
   let secondsSpent = 0;
   let submitting = false;
 
@@ -38,7 +41,7 @@
 
   /* ---- form state ---- */
   function readState() {
-    const state = { fields: {}, seconds: secondsSpent, savedAt: Date.now() };
+    const state = { version: DRAFT_VERSION, fields: {}, seconds: secondsSpent, savedAt: Date.now() };
     for (const el of form.elements) {
       if (!el.name) continue;
       if (el.type === "radio") {
@@ -57,6 +60,7 @@
       if (!el.name || !(el.name in state.fields)) continue;
       const value = state.fields[el.name];
       if (el.type === "radio") el.checked = value !== null && el.value === value;
+      else if (el.tagName === "SELECT" && !Array.from(el.options).some((o) => o.value === value)) continue;
       else if (value !== null && value !== undefined) el.value = value;
     }
     secondsSpent = Number(state.seconds) || 0;
@@ -72,7 +76,7 @@
 
   const local = localDraft();
   const server = config.serverDraft;
-  const restored = [local, server].filter(Boolean).sort((a, b) => (b.savedAt || 0) - (a.savedAt || 0))[0];
+  const restored = [local, server].filter((d) => d && d.version === DRAFT_VERSION).sort((a, b) => (b.savedAt || 0) - (a.savedAt || 0))[0];
   if (restored) {
     applyState(restored);
     saveState.textContent = S.restored;
@@ -221,15 +225,26 @@
     changed();
   }
 
+  /* Only the fields the reviewer changed are sent: a field left as the sample holds it is
+     no edit, so accepting untouched changes the status and nothing else. */
+  function conditions(value) {
+    const items = Array.isArray(value) ? value : String(value || "").split("\n");
+    return items.map((c) => String(c).trim()).filter(Boolean);
+  }
+  function edited(key, value) {
+    const initial = (config.initial || {})[key];
+    if (key === "predicate") return conditions(value).join("\n") !== conditions(initial).join("\n");
+    return String(value === null || value === undefined ? "" : value).trim()
+      !== String(initial === null || initial === undefined ? "" : initial).trim();
+  }
   function payload() {
     const state = readState().fields;
     const values = {};
     for (const name in state) {
       if (!name.startsWith("values.")) continue;
       const key = name.slice(7);
-      values[key] = key === "predicate"
-        ? String(state[name] || "").split("\n").map((c) => c.trim()).filter(Boolean)
-        : state[name];
+      if (state[name] === null || !edited(key, state[name])) continue;
+      values[key] = key === "predicate" ? conditions(state[name]) : state[name];
     }
     const bool = (v) => (v === "true" ? true : v === "false" ? false : null);
     const num = (v) => (v ? Number(v) : null);
@@ -270,11 +285,13 @@
     submitting = true;
     errorBox.textContent = "";
     saveState.textContent = S.submitting;
-    api("POST", config.urls.reviews, body)
+    const amend = config.urls.amend;
+    api(amend ? "PUT" : "POST", amend || config.urls.reviews, body)
       .then(function (r) {
         if (r.status === 200 || r.status === 201) {
           localStorage.removeItem(storageKey);
           saveState.textContent = S.submitted;
+          if (amend) { window.location.assign(config.urls.mine); return; }
           return goNext();
         }
         return r.json().catch(() => null).then(function (data) {
@@ -321,7 +338,8 @@
   });
 
   /* ---- keyboard ---- */
-  const focusKeys = { g: "f-group", c: "f-category", e: "f-scenario", w: "f-answer", t: "f-explanation", k: "f-skip" };
+  const focusKeys = { g: "f-group", c: "f-category", b: "f-subcategory", e: "f-scenario", w: "f-answer", k: "f-skip" };
+  focusKeys.t = document.getElementById("f-explanation") ? "f-explanation" : "f-predicate";
   document.addEventListener("keydown", function (e) {
     const target = e.target;
     const typing = target && (target.tagName === "INPUT" && target.type !== "radio" || target.tagName === "TEXTAREA" || target.tagName === "SELECT");

@@ -174,3 +174,20 @@ def test_sample_page_shows_fields_media_and_history(lead: Any) -> None:
     page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
     assert sample.question in page and "<audio" in page
     assert reverse("annotation:media_file", args=[audio.pk]) in page
+
+
+def test_sample_history_shows_old_and_new_values(lead: Any) -> None:
+    """Each revision lists the fields it changed with their old and new values."""
+    sample = mmooc_sample(mmooc_dataset())
+    services.sample_update(
+        sample=sample,
+        changes={"explanation": "The car is hidden."},
+        by=lead,
+        source="edit",
+        status="verified",
+    )
+    page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content
+    html = page.decode()
+    assert "<del>There is no car in the image.</del>" in html
+    assert "<ins>The car is hidden.</ins>" in html
+    assert "<del>Pending review</del>" in html and "<ins>Verified</ins>" in html

@@ -343,3 +343,13 @@ def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead
     for score in audit_statistics_cached(audit_set=audit_set)["corrected"]:
         if score["corrected"]:
             assert f"{score['corrected']['estimate']:.3f}" in page
+
+
+def test_an_empty_model_answer_is_shown_as_such(audit_set: AuditSet, auditor: Any) -> None:
+    """A response with no text reads "(empty answer)", not a blank box."""
+    item = AuditItem.objects.filter(audit_set=audit_set, response__isnull=False).first()
+    assert item is not None and item.response is not None
+    type(item.response).objects.filter(pk=item.response_id).update(response="  ")
+    html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
+    quoted = html.split('id="item-response">')[1].split("</blockquote>")[0]
+    assert "(empty answer)" in quoted

@@ -91,6 +91,7 @@ def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     assert sample.question in body and sample.explanation in body
     data = {sample.question, sample.explanation, sample.reference_answer, sample.external_id}
     data |= {option["text"] for option in sample.options}
+    data |= {sample.category_code, sample.scenario}  # codes in the title are data too
     data |= {dataset.name, reviewer.username}
     assert _english_leftovers(page, data) == []
     assert page.locator("kbd").count() >= 5  # shortcut hints are shown beside the labels

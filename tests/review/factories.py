@@ -79,3 +79,37 @@ def submit(reviewer: Any, sample: Sample, decision: str = "accept", **kwargs: An
         decision=decision,
         **kwargs,
     )
+
+
+def logicvista_dataset(
+    n: int = 2, *, k: int = 2, members: Any = (), image: bytes | None = None
+) -> Dataset:
+    """A dataset shaped like a LogicVista import: no taxonomy terms at all, the skill as a
+    free-text category, no scenario; n samples pending review and the queue open."""
+    dataset = annotation_services.dataset_create(
+        name=f"logicvista-{uuid.uuid4().hex[:6]}", kind=DatasetKind.IMAGE_QUESTION
+    )
+    for i in range(n):
+        asset = (
+            annotation_services.media_asset_store(data=image, kind="image")
+            if image is not None and i == 0
+            else image_asset(colour=(i % 256, 120, 200))
+        )
+        annotation_services.sample_create(
+            dataset=dataset,
+            external_id=f"v1_{i}",
+            question="Two FruitBars cost £1.50. (A) True (B) False (C) Insufficient information",
+            question_format="mcq",
+            options=[
+                {"label": "A", "text": "True"},
+                {"label": "B", "text": "False"},
+                {"label": "C", "text": "Insufficient information"},
+            ],
+            reference_answer="A",
+            explanation="Solve the two equations for the price of a FruitBar.",
+            category_code=("deductive", "inductive")[i % 2],
+            source_dataset="LogicVista",
+            status=SampleStatus.PENDING_REVIEW,
+            media=[("image", asset)],
+        )
+    return open_queue(dataset, k=k, members=members)

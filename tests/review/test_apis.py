@@ -185,3 +185,26 @@ def test_adjudication_api(lead: Any, annotator: Any) -> None:
     response = client_for(lead).post(url, body, format="json")
     assert response.status_code == 200
     assert response.json()["status"] == "rejected"
+
+
+def test_a_reviewer_amends_their_review_by_api_until_settled() -> None:
+    """PUT on one's own review changes it (200); another reviewer's is 404; once the sample
+    is settled the answer is 409 and the review stays."""
+    from tests.review.factories import logicvista_dataset, submit
+
+    dataset = logicvista_dataset(1)
+    sample = Sample.objects.select_related("dataset").get(dataset=dataset)
+    author, other = UserFactory(), UserFactory()
+    for user in (author, other):
+        annotation_services.dataset_add_member(dataset=dataset, user=user)
+    review = submit(author, sample).review
+    url = reverse("api_review_amend", args=[review.pk])
+    body = {"decision": "accept", "values": {"category_code": "inductive"}, "clarity": 5}
+    assert client_for(other).put(url, body, format="json").status_code == 404
+    response = client_for(author).put(url, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["values"] == {"category_code": "inductive"}
+    submit(other, Sample.objects.select_related("dataset").get(pk=sample.pk))
+    late = client_for(author).put(url, {"decision": "reject", "reject_reason": "invalid"})
+    assert late.status_code == 409
+    assert Review.objects.get(pk=review.pk).decision == "accept"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,10 @@ from tests.review.factories import open_queue, trimodal_pair
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Screenshots for a person to look at; outside the repository.
+_SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/review-screenshots"))
+_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -59,6 +64,7 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     page.click("#start-review")
     page.wait_for_url(f"**/review/samples/{unsafe.pk}/")
     assert page.locator("text=differ minimally").count() == 1
+    page.screenshot(path=str(_SCREENSHOTS / "workbench-trimodal.png"), full_page=True)
 
     page.keyboard.press("+")
     page.keyboard.press("+")
@@ -96,3 +102,113 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert review.note == "the alarm is hard to hear"
     assert review.seconds_spent >= 1
     assert not Draft.objects.filter(sample=unsafe, reviewer=reviewer).exists()
+
+
+def _log_in(page: Any, base: str, user: Any) -> None:
+    page.goto(f"{base}/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", "pw-for-tests-1")
+    page.click("form [type=submit]")
+
+
+def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
+    live_server: Any, page: Any
+) -> None:
+    """On a LogicVista-like dataset (no taxonomy terms), `a` then Ctrl+Enter verifies the
+    sample and changes nothing else, in the database and in its history; a category typed
+    into the free-text field is kept. The item's text image is shown at full size in a
+    viewer of its aspect ratio."""
+    from annotation.models import Sample, SampleRevision
+    from annotation.services import LABEL_FIELDS
+    from tests.conftest import SHARED_DATA
+    from tests.review.factories import logicvista_dataset
+
+    reviewer = UserFactory(role="annotator")
+    image = (SHARED_DATA / "logicvista" / "images" / "v1_287.png").read_bytes()
+    dataset = logicvista_dataset(2, k=1, members=[reviewer], image=image)
+    first, second = Sample.objects.filter(dataset=dataset).order_by("external_id")
+    labels = {name: getattr(first, name) for name in LABEL_FIELDS}
+
+    _log_in(page, live_server.url, reviewer)
+    page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
+    page.click("#start-review")
+    page.wait_for_url(f"**/review/samples/{first.pk}/")
+    assert page.locator("select#f-category").count() == 0
+    assert page.input_value("#f-category") == "deductive"
+    assert "1 of 2" in page.inner_text("[data-testid=position]")
+    page.wait_for_function("document.querySelector('.zoom-image').complete")
+    shown = page.evaluate(
+        "(() => { const img = document.querySelector('.zoom-image');"
+        " const box = img.parentElement.getBoundingClientRect();"
+        " return [img.naturalWidth, box.width / box.height]; })()"
+    )
+    assert shown[0] == 874  # the original, not the 320-pixel thumbnail
+    assert abs(shown[1] - 874 / 238) < 0.05
+    # Wide enough that the text reads at (about) its own size in a 1400-pixel window.
+    assert (
+        page.evaluate("document.querySelector('.zoom-image').getBoundingClientRect().width") > 800
+    )
+    page.screenshot(path=str(_SCREENSHOTS / "workbench-logicvista.png"), full_page=True)
+
+    page.keyboard.press("a")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/review/samples/{second.pk}/")
+    first.refresh_from_db()
+    assert first.status == "verified"
+    assert {name: getattr(first, name) for name in LABEL_FIELDS} == labels
+    later = SampleRevision.objects.filter(sample=first, number__gt=1)
+    assert later.exists() and all(set(r.after) == {"status"} for r in later)
+
+    page.keyboard.press("c")
+    page.fill("#f-category", "spatial")
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
+    second.refresh_from_db()
+    assert (second.status, second.category_code, second.scenario) == ("verified", "spatial", "")
+
+    page.goto(f"{live_server.url}/samples/{first.pk}/")
+    history = page.inner_text("table")
+    assert "Verified" in history and "category" not in history.lower()
+    page.goto(f"{live_server.url}/samples/{second.pk}/")
+    assert "inductive → spatial" in page.inner_text("table")
+
+
+def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
+    """From "My reviews" the reviewer reopens a review still waiting for the others, changes
+    the category, saves with Ctrl+Enter and is back on the list; only the review changed."""
+    from annotation.models import Sample
+    from tests.review.factories import logicvista_dataset
+
+    reviewer = UserFactory(role="annotator")
+    dataset = logicvista_dataset(1, k=2, members=[reviewer])
+    sample = Sample.objects.get(dataset=dataset)
+    _log_in(page, live_server.url, reviewer)
+    page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
+    page.click("#start-review")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.keyboard.press("a")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
+    assert Review.objects.get(sample=sample, reviewer=reviewer).values == {}
+
+    page.click("nav >> text=My reviews")
+    page.click("text=Reopen and amend")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    assert page.is_checked("input[name=decision][value=accept]")
+    page.keyboard.press("c")
+    page.fill("#f-category", "inductive")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_url("**/review/mine/")
+    review = Review.objects.get(sample=sample, reviewer=reviewer)
+    assert review.values == {"category_code": "inductive"}
+    assert Review.objects.filter(sample=sample).count() == 1
+    sample.refresh_from_db()
+    assert (sample.category_code, sample.status) == ("deductive", "in_review")
+    assert "inductive" in page.inner_text("[data-testid=my-reviews]")
+    page.screenshot(path=str(_SCREENSHOTS / "my-reviews.png"))
+    page.click("nav >> text=Datasets")
+    assert page.locator("progress").count() == 1
+    page.screenshot(path=str(_SCREENSHOTS / "dataset-list.png"))

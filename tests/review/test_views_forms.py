@@ -1,0 +1,251 @@
+"""The review forms of every kind of dataset, the annotator's pages (My reviews, work left,
+"n of N") and the adjudication form's rule: what the lead leaves untouched is not written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation import services as annotation_services
+from annotation.models import DatasetKind, Sample, SampleRevision, SampleStatus
+from review import services
+from review.forms import AdjudicationForm, field_labels
+from review.selectors import workbench_get
+from tests.annotation.factories import UserFactory, image_asset, mmooc_dataset, mmooc_sample
+from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
+
+pytestmark = pytest.mark.django_db
+
+
+def _client(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _page(user: Any, name: str, *args: Any) -> str:
+    response = _client(user).get(reverse(name, args=args))
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def _fresh(sample: Sample) -> Sample:
+    return Sample.objects.select_related("dataset").get(pk=sample.pk)
+
+
+def test_a_dataset_without_terms_gets_free_text_inputs_with_the_values_in_use(
+    annotator: Any,
+) -> None:
+    """No empty drop-down: category, scenario and group are text inputs suggesting the
+    values already used in the dataset."""
+    dataset = logicvista_dataset(2, members=[annotator])
+    sample = Sample.objects.get(dataset=dataset, external_id="v1_0")
+    page = _page(annotator, "review:workbench", sample.pk)
+    assert '<select id="f-category"' not in page and '<select id="f-scenario"' not in page
+    assert 'id="f-category"' in page and 'list="f-category-used"' in page
+    assert 'value="deductive"' in page  # the sample's own value, shown as it is
+    suggestions = page.split('<datalist id="f-category-used">')[1].split("</datalist>")[0]
+    assert '<option value="deductive">' in suggestions
+    assert '<option value="inductive">' in suggestions
+
+
+def test_a_value_outside_the_taxonomy_is_shown_as_it_is_and_selected(annotator: Any) -> None:
+    """A stored category that is not a term is offered as itself, selected, never blanked."""
+    dataset = mmooc_dataset()
+    sample = mmooc_sample(dataset)
+    Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
+    open_queue(dataset, members=[annotator])
+    page = _page(annotator, "review:workbench", sample.pk)
+    select = page.split('<select id="f-category"')[1].split("</select>")[0]
+    assert '<option value="RETIRED" selected>' in select
+    assert "RETIRED (not in the taxonomy)" in select
+    assert '<option value="" >' in select or '<option value="">' in select
+
+
+def test_the_adjudication_form_writes_only_what_the_lead_changed(lead: Any) -> None:
+    """Posting the form as it was shown (a term-less dataset, so free-text fields) verifies
+    the sample and writes nothing else; the form offers the values in use as suggestions."""
+    dataset = logicvista_dataset(1)
+    sample = _fresh(Sample.objects.get(dataset=dataset))
+    submit(UserFactory(), sample)
+    submit(UserFactory(), _fresh(sample), "reject")
+    page = _page(lead, "review:adjudicate", sample.pk)
+    assert 'list="terms-category_code"' in page and '<datalist id="terms-category_code">' in page
+    form = {
+        "decision": "accept",
+        "note": "Fine as it is.",
+        "value_answerability_group": "",
+        "value_category_code": "deductive",
+        "value_scenario": "",
+        "value_reference_answer": "A",
+        "value_explanation": sample.explanation,
+    }
+    response = _client(lead).post(reverse("review:adjudicate", args=[sample.pk]), form)
+    assert response.status_code == 302
+    after = _fresh(sample)
+    assert (after.status, after.category_code) == (SampleStatus.VERIFIED, "deductive")
+    last = SampleRevision.objects.filter(sample=sample).order_by("number").last()
+    assert last is not None and set(last.after) == {"status"}
+
+
+def test_the_adjudication_form_keeps_a_value_outside_the_taxonomy() -> None:
+    """The form's choice list holds the stored off-taxonomy value; untouched, no values."""
+    dataset = mmooc_dataset()
+    sample = mmooc_sample(dataset)
+    Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
+    lead = UserFactory(role="lead")
+    bench = workbench_get(user=lead, sample_id=sample.pk)
+    assert bench is not None
+    initial = {f"value_{name}": getattr(bench.sample, name) for name in bench.fields}
+    form = AdjudicationForm(
+        {**initial, "decision": "accept", "note": "ok"},
+        initial={**initial, "decision": "accept"},
+        fields=bench.fields,
+        term_fields=bench.term_fields,
+        labels=field_labels(preset="mmooc"),
+    )
+    assert form.is_valid(), form.errors
+    assert ("RETIRED", "RETIRED (not in the taxonomy)") in form.fields[
+        "value_category_code"
+    ].choices  # type: ignore[attr-defined]
+    assert form.values() == {}
+
+
+def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> None:
+    """A VLMEvalKit sample is titled by the dataset's own index with its category and
+    meta-task, and its category is shown among the fields."""
+    dataset = annotation_services.dataset_create(
+        name="mmt", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
+    )
+    sample = annotation_services.sample_create(
+        dataset=dataset,
+        external_id="1017",
+        question="How many circles?",
+        question_format="mcq",
+        options=[{"label": "A", "text": "1"}, {"label": "B", "text": "2"}],
+        reference_answer="A",
+        category_code="counting_by_category",
+        scenario="visual_recognition",
+        status=SampleStatus.PENDING_REVIEW,
+        media=[("image", image_asset(width=300, height=100))],
+    )
+    open_queue(dataset, members=[annotator])
+    page = _page(annotator, "review:workbench", sample.pk)
+    title = page.split("<h1>")[1].split("</h1>")[0]
+    for text in ("1017", "counting_by_category", "visual_recognition"):
+        assert text in title
+    assert 'data-testid="category">counting_by_category' in page
+    assert "Meta-task" in page
+    # The original image, in a viewer of its aspect ratio.
+    assert reverse("annotation:media_file", args=[sample.media_links.get().asset_id]) in page
+    assert "aspect-ratio: 300 / 100" in page
+
+
+def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
+    annotator: Any,
+) -> None:
+    """Safety category and subcategory are shown and offered; a safe scenario's
+    conditions are not titled "THEN unsafe"."""
+    unsafe, safe = trimodal_pair()
+    open_queue(unsafe.dataset, members=[annotator])
+    page = _page(annotator, "review:workbench", unsafe.pk)
+    assert '<select id="f-category" name="values.safety_category">' in page
+    assert '<select id="f-subcategory" name="values.safety_subcategory">' in page
+    assert 'data-testid="safety-category">physical_harm' in page
+    assert "THEN unsafe" in page
+    page = _page(annotator, "review:workbench", safe.pk)
+    heading = page.split('data-testid="predicate-heading">')[1].split("</dt>")[0]
+    assert "THEN unsafe" not in heading and "safe scenario" in heading
+
+
+def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None:
+    """A reviewer proposing the pair's label shows a warning; saving it warns again."""
+    unsafe, safe = trimodal_pair()
+    open_queue(unsafe.dataset, k=2)
+    submit(UserFactory(), _fresh(unsafe), values={"safety_label": "safe"})
+    submit(UserFactory(), _fresh(unsafe))
+    assert _fresh(unsafe).status == SampleStatus.NEEDS_ADJUDICATION
+    page = _page(lead, "review:adjudicate", unsafe.pk)
+    assert 'data-testid="pair-warning"' in page and safe.external_id in page
+    form = {
+        "decision": "accept",
+        "note": "The stove is off after all.",
+        "value_safety_label": "safe",
+        "value_safety_category": "physical_harm",
+        "value_safety_subcategory": "health_hazard",
+        "value_predicate": "\n".join(unsafe.predicate),
+    }
+    response = _client(lead).post(reverse("review:adjudicate", args=[unsafe.pk]), form, follow=True)
+    assert "now both labelled" in response.content.decode()
+    assert _fresh(unsafe).safety_label == "safe"
+
+
+def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) -> None:
+    """Each review shows its edits; a sample still waiting can be reopened, a settled one
+    cannot; the workbench then shows my review to amend."""
+    dataset = logicvista_dataset(2, k=2, members=[annotator])
+    waiting, settled = Sample.objects.filter(dataset=dataset).order_by("external_id")
+    submit(annotator, _fresh(waiting), values={"category_code": "spatial"})
+    submit(annotator, _fresh(settled))
+    submit(UserFactory(), _fresh(settled))
+    page = _page(annotator, "review:mine")
+    assert page.count("Reopen and amend") == 1
+    assert reverse("review:workbench", args=[waiting.pk]) in page
+    assert "spatial" in page and "Settled" in page
+    bench = _page(annotator, "review:workbench", waiting.pk)
+    assert 'data-testid="amending"' in bench and "Save my amended review" in bench
+    assert 'value="spatial"' in bench  # my edit, over the sample's value
+
+
+def _count_queries(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(url).status_code == 200
+    return len(ctx.captured_queries)
+
+
+def test_my_reviews_runs_a_fixed_number_of_queries(
+    django_assert_max_num_queries: Any,
+) -> None:
+    """The page costs the same queries for 2 reviews as for 6."""
+    counts = []
+    for n in (2, 6):
+        reviewer = UserFactory(role="annotator")
+        dataset = logicvista_dataset(n, members=[reviewer])
+        for sample in Sample.objects.filter(dataset=dataset):
+            submit(reviewer, _fresh(sample))
+        counts.append(_count_queries(_client(reviewer), reverse("review:mine")))
+    assert counts[0] == counts[1], counts
+    client = _client(reviewer)
+    with django_assert_max_num_queries(5):  # session, user, count, page (roles cached)
+        client.get(reverse("review:mine"))
+
+
+def test_dataset_list_shows_my_work_left_in_fixed_queries() -> None:
+    """Each dataset shows my reviews done of those open to me, with a progress bar, in the
+    same number of queries for 1 dataset as for 4."""
+    reviewer = UserFactory(role="annotator")
+    counts = []
+    for datasets in (1, 3):
+        for _ in range(datasets):
+            dataset = logicvista_dataset(3, members=[reviewer])
+        counts.append(_count_queries(_client(reviewer), reverse("annotation:dataset_list")))
+    assert counts[0] == counts[1], counts
+    submit(reviewer, _fresh(Sample.objects.filter(dataset=dataset).first()))  # type: ignore[arg-type]
+    page = _page(reviewer, "annotation:dataset_list")
+    assert '<progress value="1" max="3">' in page
+    assert "1 of 3 done, 2 left" in page
+
+
+def test_the_workbench_shows_n_of_n(annotator: Any) -> None:
+    """The workbench counts the sample in my work on the dataset: "2 of 3" after one review."""
+    dataset = logicvista_dataset(3, members=[annotator])
+    first, second, _third = Sample.objects.filter(dataset=dataset).order_by("id")
+    submit(annotator, _fresh(first))
+    services.slot_claim(dataset=dataset, reviewer=annotator, sample_id=second.pk)
+    page = _page(annotator, "review:workbench", second.pk)
+    assert "2 of 3" in page.split('data-testid="position">')[1].split("</span>")[0]
