@@ -70,15 +70,31 @@ def _content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str
 
 
 def _check(
-    dataset: Dataset, external_id: str, values: Mapping[str, Any], media_roles: Iterable[str]
+    dataset: Dataset,
+    external_id: str,
+    values: Mapping[str, Any],
+    media_roles: Iterable[str],
+    *,
+    current: Mapping[str, Any] | None = None,
 ) -> None:
-    parsed = ParsedSample(
-        row=0,
-        external_id=external_id,
-        media=[MediaRef(role=role, position=i) for i, role in enumerate(media_roles)],  # type: ignore[arg-type]
-        **{k: v for k, v in values.items() if k in _PARSED_FIELDS},
-    )
-    problems = validate_sample(parsed, taxonomy_view(dataset))
+    """Refuse values with problems; with ``current`` (an update), only problems the change
+    brings: a value the sample already held outside the taxonomy stays acceptable."""
+    roles = list(media_roles)
+    taxonomy = taxonomy_view(dataset)
+
+    def problems_of(fields: Mapping[str, Any]) -> list[str]:
+        parsed = ParsedSample(
+            row=0,
+            external_id=external_id,
+            media=[MediaRef(role=role, position=i) for i, role in enumerate(roles)],  # type: ignore[arg-type]
+            **{k: v for k, v in fields.items() if k in _PARSED_FIELDS},
+        )
+        return [str(problem) for problem in validate_sample(parsed, taxonomy)]
+
+    problems = problems_of(values)
+    if problems and current is not None:
+        already = set(problems_of(current))
+        problems = [problem for problem in problems if problem not in already]
     if problems:
         raise SampleInvalid(problems, code="invalid_sample")
 
@@ -173,9 +189,10 @@ def sample_update(
     if label_changes:
         # Only label changes need the taxonomy check and a new content hash; a status move
         # (every review claim starts one) stays two cheap statements.
-        merged = {k: getattr(locked, k) for k in LABEL_FIELDS} | label_changes
+        current = {k: getattr(locked, k) for k in LABEL_FIELDS}
+        merged = current | label_changes
         roles = locked.media_links.values_list("role", flat=True)
-        _check(locked.dataset, locked.external_id, merged, roles)
+        _check(locked.dataset, locked.external_id, merged, roles, current=current)
         media_hashes = locked.media_links.order_by("role", "position").values_list(
             "asset__sha256", flat=True
         )

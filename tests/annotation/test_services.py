@@ -188,6 +188,23 @@ def test_an_invalid_update_changes_nothing() -> None:
     assert sample.category_code == "VFP" and sample.revision == 1
 
 
+def test_a_value_held_outside_the_taxonomy_does_not_block_an_edit_of_another_field() -> None:
+    """A sample imported with a category the taxonomy lacks can still have its scenario
+    corrected; changing the category to another unknown code is still refused."""
+    sample = mmooc_sample()
+    Sample.objects.filter(pk=sample.pk).update(category_code="LEGACY")
+    sample.refresh_from_db()
+    services.sample_update(
+        sample=sample, changes={"scenario": "math"}, by=None, source=ChangeSource.EDIT
+    )
+    sample.refresh_from_db()
+    assert (sample.category_code, sample.scenario) == ("LEGACY", "math")
+    with pytest.raises(services.SampleInvalid):
+        services.sample_update(
+            sample=sample, changes={"category_code": "NOPE"}, by=None, source=ChangeSource.EDIT
+        )
+
+
 def test_status_changes_are_recorded() -> None:
     """A status change is kept in the history like a label change."""
     sample = mmooc_sample()
