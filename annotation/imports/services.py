@@ -48,6 +48,7 @@ from annotation.models import (
     ImportSourceKind,
     JobStatus,
 )
+from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
 
 if TYPE_CHECKING:
@@ -320,4 +321,5 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         if job.source_kind == ImportSourceKind.UPLOAD:
             default_storage.delete(job.source)
     job.refresh_from_db()
+    dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
     return job

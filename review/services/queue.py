@@ -79,10 +79,11 @@ def review_settings_update(
 def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     """Give every sample awaiting review its k slots and refresh the queue order.
 
-    Creates missing slots, removes open slots beyond k (never a leased or filled one), and
-    copies each sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample
-    back in review after it was settled (a re-import changed it) gets k slots in a new round.
-    Safe to run any number of times. Returns the number of slots created.
+    Creates missing slots, removes open slots beyond k (never a leased or filled one) and the
+    unfinished slots of samples no longer awaiting review (taken down), and copies each
+    sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample back in review
+    after it was settled (a re-import changed it) gets k slots in a new round. Safe to run any
+    number of times. Returns the number of slots created.
     """
     review_settings = review_settings_get(dataset=dataset)
     if review_settings.pk is None:
@@ -127,6 +128,10 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.bulk_update(stale, ["judges_disagree", "priority"], batch_size=batch_size)
     Slot.objects.filter(
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
+    ).delete()
+    # A sample that left review (taken down) keeps no open slot, so nobody is served it.
+    Slot.objects.filter(dataset=dataset, done=False).exclude(
+        sample__status__in=QUEUED_STATUSES
     ).delete()
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
     finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
