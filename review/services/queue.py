@@ -129,10 +129,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.filter(
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
     ).delete()
-    # A sample that left review (taken down) keeps no open slot, so nobody is served it.
-    Slot.objects.filter(dataset=dataset, done=False).exclude(
-        sample__status__in=QUEUED_STATUSES
-    ).delete()
+    _drop_slots_of_samples_out_of_review(dataset)
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
     finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
     for sample in Sample.objects.filter(pk__in=finished).select_related("dataset"):
@@ -158,6 +155,23 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     ]
     Slot.objects.bulk_create(new, batch_size=batch_size)
     return len(new)
+
+
+def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
+    """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
+
+    One statement however many slots go: an unfinished slot holds no review, so Django's
+    delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
+    should one ever hold a review, the foreign key refuses the delete.
+    """
+    slots, samples = Slot._meta.db_table, Sample._meta.db_table
+    placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND sample_id IN "  # noqa: S608 - table names are the models'
+            f"(SELECT id FROM {samples} WHERE dataset_id = %s AND status NOT IN ({placeholders}))",
+            [dataset.pk, dataset.pk, *QUEUED_STATUSES],
+        )
 
 
 def slot_claim(
