@@ -121,6 +121,21 @@ def test_bulk_actions_by_api_on_chosen_ids(lead: Any) -> None:
     assert bad.status_code == 400 and "action" in bad.json()
 
 
+def test_every_filter_can_select_what_a_bulk_action_changes(lead: Any) -> None:
+    """The selection may use every filter at once (subqueries included) while its rows are
+    locked for the move."""
+    dataset = dataset_with(2)
+    url = (
+        f"/api/datasets/{dataset.pk}/send-to-review/?search=car&category=VFP&scenario="
+        "coarse_perception&question_format=mcq&judges_disagree=false&changed=true"
+        "&ordering=-priority"
+    )
+    response = client_for(lead).post(url, {}, format="json")
+    assert response.json() == {"changed": 2, "skipped": 0, "slots_opened": 4}
+    nobody = client_for(lead).post(f"{url}&reviewer=ghost", {}, format="json")
+    assert nobody.json() == {"changed": 0, "skipped": 0, "slots_opened": 0}
+
+
 @pytest.mark.parametrize("role", ["annotator", "auditor"])
 def test_only_leads_send_or_act_in_bulk(request: pytest.FixtureRequest, role: str) -> None:
     """Members who are not leads get 403 with the reason, and nothing moves."""
