@@ -3,6 +3,7 @@ from django.contrib import admin
 from annotation.models import (
     Dataset,
     DatasetMembership,
+    ImportedVersion,
     ImportJob,
     ImportRowError,
     MediaAsset,
@@ -83,6 +84,13 @@ class SampleMediaAdmin(admin.ModelAdmin[SampleMedia]):
     list_display = ["sample", "role", "position", "asset"]
     list_select_related = ["sample", "asset"]
     raw_id_fields = ["sample", "asset"]
+
+
+@admin.register(ImportedVersion)
+class ImportedVersionAdmin(admin.ModelAdmin[ImportedVersion]):
+    list_display = ["sample", "job", "updated_at"]
+    list_select_related = ["sample", "job"]
+    raw_id_fields = ["sample", "job"]
 
 
 @admin.register(SampleNote)

@@ -12,6 +12,16 @@ urlpatterns = [
         name="api_dataset_samples",
     ),
     path(
+        "datasets/<int:dataset_id>/samples/bulk/",
+        apis.SampleBulkApi.as_view(),
+        name="api_dataset_samples_bulk",
+    ),
+    path(
+        "datasets/<int:dataset_id>/send-to-review/",
+        apis.SendToReviewApi.as_view(),
+        name="api_dataset_send_to_review",
+    ),
+    path(
         "datasets/<int:dataset_id>/members/",
         apis.DatasetMemberApi.as_view(),
         name="api_dataset_members",

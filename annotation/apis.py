@@ -7,7 +7,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
@@ -26,6 +27,7 @@ from annotation.models import (
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
+from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
 from core.api import IsLead
 from core.roles import acting_user, is_lead, user_roles
 
@@ -50,7 +52,16 @@ class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
 class DatasetOutput(serializers.ModelSerializer[Dataset]):
     class Meta:
         model = Dataset
-        fields = ["id", "name", "kind", "version", "description", "preset", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "version",
+            "description",
+            "preset",
+            "auto_send_to_review",
+            "created_at",
+        ]
 
 
 class DatasetDetailOutput(DatasetOutput):
@@ -97,9 +108,25 @@ def _visible_dataset(request: Request, dataset_id: int) -> Dataset:
 
 
 class DatasetDetailApi(APIView):
+    class DatasetUpdateInputSerializer(serializers.Serializer[Any]):
+        auto_send_to_review = serializers.BooleanField()
+
     @extend_schema(responses=DatasetDetailOutput)
     def get(self, request: Request, dataset_id: int) -> Response:
         dataset = _visible_dataset(request, dataset_id)
+        return Response(DatasetDetailOutput(dataset).data)
+
+    @extend_schema(request=DatasetUpdateInputSerializer, responses=DatasetDetailOutput)
+    def patch(self, request: Request, dataset_id: int) -> Response:
+        """A lead turns "send new imports to review automatically" on or off."""
+        if not is_lead(request.user):
+            self.permission_denied(request, message=IsLead.message)
+        dataset = _visible_dataset(request, dataset_id)
+        payload = self.DatasetUpdateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.dataset_set_auto_send(
+            dataset=dataset, enabled=payload.validated_data["auto_send_to_review"]
+        )
         return Response(DatasetDetailOutput(dataset).data)
 
 
@@ -170,15 +197,131 @@ class SampleOutput(serializers.ModelSerializer[Sample]):
         ]
 
 
+FILTER_PARAMETERS = [
+    OpenApiParameter(
+        "search", str, description="Substring of the external id, question or reference answer"
+    ),
+    OpenApiParameter(
+        "status",
+        str,
+        many=True,
+        enum=SampleStatus.values,
+        description="One or more statuses (repeat the parameter or separate with commas)",
+    ),
+    OpenApiParameter("category", str, description="Category code (or tri-modal safety category)"),
+    OpenApiParameter("question_format", str),
+    OpenApiParameter("scenario", str),
+    OpenApiParameter("external_id", str, description="Exactly this external id"),
+    OpenApiParameter("judges_disagree", OpenApiTypes.BOOL),
+    OpenApiParameter("reviewer", str, description="Samples this username reviewed"),
+    OpenApiParameter(
+        "changed",
+        OpenApiTypes.BOOL,
+        description="Only samples changed since the last snapshot, or not in it",
+    ),
+    OpenApiParameter(
+        "ordering",
+        str,
+        enum=[f"{d}{key}" for key in ORDERINGS for d in ("", "-")],
+        description="Sort key; a leading '-' sorts descending",
+    ),
+]
+
+
+def _filter(request: Request) -> SampleFilter:
+    try:
+        return SampleFilter.from_params(request.query_params).strict()
+    except FilterError as exc:
+        raise serializers.ValidationError(exc.problems) from exc
+
+
 class DatasetSampleListApi(ListAPIView[Sample]):
+    """A dataset's samples, filtered, sorted and paged like the sample list page."""
+
     serializer_class = SampleOutput
+
+    @extend_schema(parameters=FILTER_PARAMETERS)
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         dataset = _visible_dataset(self.request, self.kwargs["dataset_id"])
-        status_filter = self.request.query_params.get("status")
-        if status_filter not in SampleStatus.values:
-            status_filter = None
-        return selectors.sample_list(dataset=dataset, status=status_filter)
+        return selectors.sample_list_filtered(dataset=dataset, filter=_filter(self.request))
+
+
+class BulkResultOutput(serializers.Serializer[Any]):
+    changed = serializers.IntegerField(help_text="samples changed")
+    skipped = serializers.IntegerField(help_text="selected samples the action left alone")
+    slots_opened = serializers.IntegerField(help_text="review slots opened")
+
+
+class _SelectionInput(serializers.Serializer[Any]):
+    ids = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        allow_empty=False,
+        help_text="only these samples (of those the filter selects); all of them when left out",
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+
+def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, Any]) -> Response:
+    dataset = _visible_dataset(request, dataset_id)
+    filter = _filter(request)
+    result = services.samples_bulk_action(
+        dataset=dataset,
+        action=action,
+        samples=selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids")),
+        filter=filter,
+        by=acting_user(request.user),
+        priority=data.get("priority"),
+        reason=data.get("reason", ""),
+    )
+    return Response(
+        {"changed": result.changed, "skipped": result.skipped, "slots_opened": result.slots_opened}
+    )
+
+
+class SendToReviewApi(APIView):
+    """Send samples to review and open their review slots (leads only).
+
+    Takes the sample list's filter as query parameters: without ``status`` it sends the
+    imported samples the filter selects; with ``status=verified`` or ``rejected`` it sends
+    those back for a new round. Every move is written to the sample's history.
+    """
+
+    permission_classes = [IsLead]
+
+    @extend_schema(
+        parameters=FILTER_PARAMETERS,
+        request=_SelectionInput,
+        responses={200: BulkResultOutput},
+    )
+    def post(self, request: Request, dataset_id: int) -> Response:
+        payload = _SelectionInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return _run_bulk(request, dataset_id, BulkAction.SEND_TO_REVIEW, payload.validated_data)
+
+
+class SampleBulkApi(APIView):
+    """A bulk action on the samples the filter (and ``ids``) select (leads only)."""
+
+    permission_classes = [IsLead]
+
+    class BulkInputSerializer(_SelectionInput):
+        action = serializers.ChoiceField(choices=BulkAction.choices)
+        priority = serializers.IntegerField(required=False, min_value=-1000, max_value=1000)
+
+    @extend_schema(
+        parameters=FILTER_PARAMETERS,
+        request=BulkInputSerializer,
+        responses={200: BulkResultOutput},
+    )
+    def post(self, request: Request, dataset_id: int) -> Response:
+        payload = self.BulkInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        return _run_bulk(request, dataset_id, data["action"], data)
 
 
 class SampleDetailApi(APIView):

@@ -25,6 +25,11 @@ class Dataset(models.Model):
     version = models.CharField(_("version"), max_length=50, blank=True, default="1.0")
     description = models.TextField(_("description"), blank=True, default="")
     preset = models.CharField(_("taxonomy preset"), max_length=50, blank=True, default="")
+    auto_send_to_review = models.BooleanField(
+        _("send new imports to review automatically"),
+        default=False,
+        help_text=_("At the end of each import, imported samples go to review."),
+    )
     members: models.ManyToManyField[AbstractUser, DatasetMembership] = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="DatasetMembership",

@@ -6,12 +6,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
     DatasetMembership,
+    JobStatus,
     MediaAsset,
     NoteKey,
     Sample,
@@ -19,9 +20,13 @@ from annotation.models import (
     SampleNote,
     SampleRevision,
     SampleStatus,
+    Snapshot,
+    SnapshotEntry,
     TaxonomyTerm,
     TermKind,
 )
+from annotation.review_port import samples_reviewed_by
+from annotation.sample_filters import BulkAction, SampleFilter
 from core.roles import is_lead, lead_link, roles_known
 
 if TYPE_CHECKING:
@@ -82,6 +87,117 @@ def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Samp
     if status:
         samples = samples.filter(status=status)
     return samples.order_by("id")
+
+
+def samples_matching(*, dataset: Dataset, filter: SampleFilter) -> QuerySet[Sample]:
+    """The dataset's samples that the sample list's filter selects, unordered and bare.
+
+    One query whatever the filter: the reviewer and "changed since the last snapshot" tests are
+    subqueries. Search is a case-insensitive substring of the external id, the question, the
+    reference answer or the speech utterance (the tri-modal "question"), on PostgreSQL and
+    SQLite alike.
+    """
+    samples = Sample.objects.filter(dataset=dataset)
+    if filter.search:
+        text = filter.search
+        samples = samples.filter(
+            Q(external_id__icontains=text)
+            | Q(question__icontains=text)
+            | Q(reference_answer__icontains=text)
+            | Q(speech_utterance__icontains=text)
+        )
+    if filter.statuses:
+        samples = samples.filter(status__in=filter.statuses)
+    if filter.category:
+        samples = samples.filter(
+            Q(category_code=filter.category) | Q(safety_category=filter.category)
+        )
+    if filter.question_format:
+        samples = samples.filter(question_format=filter.question_format)
+    if filter.scenario:
+        samples = samples.filter(scenario=filter.scenario)
+    if filter.external_id:
+        samples = samples.filter(external_id=filter.external_id)
+    if filter.judges_disagree is not None:
+        samples = samples.filter(judges_disagree=filter.judges_disagree)
+    if filter.reviewer:
+        reviewed = samples_reviewed_by(dataset=dataset, username=filter.reviewer)
+        samples = samples.none() if reviewed is None else samples.filter(pk__in=reviewed)
+    if filter.changed:
+        samples = samples.exclude(Exists(_in_last_snapshot(dataset)))
+    return samples
+
+
+def _in_last_snapshot(dataset: Dataset) -> QuerySet[SnapshotEntry]:
+    """The last finished snapshot's entry holding a sample as it is now (same content hash)."""
+    last = (
+        Snapshot.objects.filter(dataset=dataset, status=JobStatus.SUCCEEDED)
+        .order_by("-finished_at", "-pk")
+        .values("pk")[:1]
+    )
+    return SnapshotEntry.objects.filter(
+        snapshot_id=Subquery(last),
+        external_id=OuterRef("external_id"),
+        content_hash=OuterRef("content_hash"),
+    )
+
+
+def samples_selected(
+    *, dataset: Dataset, filter: SampleFilter, ids: Iterable[int] | None = None
+) -> QuerySet[Sample]:
+    """A bulk action's selection: the filtered samples, narrowed to ``ids`` when given."""
+    samples = samples_matching(dataset=dataset, filter=filter)
+    return samples if ids is None else samples.filter(pk__in=list(ids))
+
+
+def samples_bulk_affected(
+    *, action: str, samples: QuerySet[Sample], from_statuses: Iterable[str]
+) -> int:
+    """How many of the selected samples a bulk action would change (for its confirmation)."""
+    if action == BulkAction.SEND_TO_REVIEW:
+        return samples.filter(status__in=list(from_statuses)).count()
+    if action == BulkAction.TAKE_DOWN:
+        return samples.exclude(status=SampleStatus.REMOVED).count()
+    if action == BulkAction.RESTORE:
+        return samples.filter(status=SampleStatus.REMOVED).count()
+    return samples.count()
+
+
+def sample_list_filtered(*, dataset: Dataset, filter: SampleFilter) -> QuerySet[Sample]:
+    """The filtered samples in the filter's order, with their media in one more query."""
+    return (
+        samples_matching(dataset=dataset, filter=filter)
+        .prefetch_related(
+            Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
+        )
+        .order_by(*filter.order_by())
+    )
+
+
+def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
+    """The values the sample list offers in its drop-downs: the taxonomy's codes and the values
+    the dataset's samples already use, in one query each."""
+    used = Sample.objects.filter(dataset=dataset)
+    choices: dict[str, set[str]] = {"category": set(), "question_format": set(), "scenario": set()}
+    for category, safety, fmt, scenario in used.values_list(
+        "category_code", "safety_category", "question_format", "scenario"
+    ).distinct():
+        choices["category"].update(v for v in (category, safety) if v)
+        if fmt:
+            choices["question_format"].add(fmt)
+        if scenario:
+            choices["scenario"].add(scenario)
+    kinds = {
+        TermKind.CATEGORY: "category",
+        TermKind.SAFETY_CATEGORY: "category",
+        TermKind.FORMAT: "question_format",
+        TermKind.SCENARIO: "scenario",
+    }
+    for kind, code in (
+        taxonomy_terms(dataset=dataset).filter(kind__in=kinds).values_list("kind", "code")
+    ):
+        choices[kinds[TermKind(kind)]].add(code)
+    return {key: sorted(values) for key, values in choices.items()}
 
 
 def sample_fields(*, sample_id: int, fields: Iterable[str]) -> dict[str, Any] | None:

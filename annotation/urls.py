@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation import views
+from annotation import sample_views, views
 
 app_name = "annotation"
 
@@ -8,6 +8,9 @@ urlpatterns = [
     path("datasets/", views.dataset_list, name="dataset_list"),
     path("datasets/new/", views.dataset_create, name="dataset_create"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:dataset_id>/auto-send/", views.dataset_auto_send, name="dataset_auto_send"),
+    path("datasets/<int:dataset_id>/samples/", sample_views.sample_list, name="sample_list"),
+    path("datasets/<int:dataset_id>/samples/bulk/", sample_views.sample_bulk, name="sample_bulk"),
     path("samples/<int:sample_id>/", views.sample_detail, name="sample_detail"),
     path("media/<int:asset_id>/", views.media_file, name="media_file"),
     path(

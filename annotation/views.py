@@ -8,19 +8,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from annotation import extensions, selectors, services
 from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
-from annotation.models import Sample, SampleRevision, SampleStatus
+from annotation.models import Dataset, Sample, SampleRevision, SampleStatus
 from core.roles import acting_user, is_lead
 
 
@@ -61,28 +60,37 @@ def dataset_create(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    status = request.GET.get("status") or None
-    if status and status not in SampleStatus.values:
-        status = None
-    page = Paginator(selectors.sample_list(dataset=dataset, status=status), 50).get_page(
-        request.GET.get("page")
-    )
+    """A dataset's overview: where its samples stand, what to do next, and every page of it."""
+    dataset = dataset_or_404(request, dataset_id)
+    counts = selectors.dataset_status_counts(dataset=dataset)
+    by_status = {row.status: row.count for row in counts}
     return render(
         request,
         "annotation/dataset_detail.html",
         {
             "dataset": dataset,
-            "counts": selectors.dataset_status_counts(dataset=dataset),
+            "counts": counts,
+            "total": sum(by_status.values()),
+            "imported": by_status[SampleStatus.IMPORTED],
+            "to_adjudicate": by_status[SampleStatus.NEEDS_ADJUDICATION],
             "terms": selectors.taxonomy_terms(dataset=dataset),
-            "page": page,
-            "status": status,
-            "can_export": is_lead(request.user),
-            "can_import": is_lead(request.user),
+            "is_lead": is_lead(request.user),
         },
     )
+
+
+@require_POST
+def dataset_auto_send(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may change a dataset's settings."))
+    dataset = dataset_or_404(request, dataset_id)
+    enabled = request.POST.get("auto_send_to_review") == "on"
+    services.dataset_set_auto_send(dataset=dataset, enabled=enabled)
+    if enabled:
+        messages.success(request, _("New imports will be sent to review automatically."))
+    else:
+        messages.success(request, _("New imports will stay imported until you send them."))
+    return redirect("annotation:dataset_detail", dataset_id=dataset.pk)
 
 
 @require_GET
@@ -133,6 +141,14 @@ def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
         )
         for key in keys
     ]
+
+
+def dataset_or_404(request: HttpRequest, dataset_id: int) -> Dataset:
+    """The dataset if the user may see it; 404 otherwise (its existence is not shown)."""
+    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
+    if dataset is None:
+        raise Http404(_("No such dataset."))
+    return dataset
 
 
 def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]

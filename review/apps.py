@@ -8,7 +8,9 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
+        from annotation.review_port import review_queue_register
         from review import work
+        from review.hooks import ReviewQueueForAnnotation
 
         extensions.dataset_list_column_register(
             extensions.DatasetListColumn(
@@ -17,3 +19,5 @@ class ReviewConfig(AppConfig):
                 load=work.dataset_list_work,
             )
         )
+        # Annotation moves samples into and out of review; the queue follows through this port.
+        review_queue_register(ReviewQueueForAnnotation())

@@ -50,6 +50,7 @@ from annotation.models import (
     ImportSourceKind,
     Sample,
 )
+from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
 from core.tasks import enqueue
 
@@ -457,4 +458,5 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         if job.source_kind == ImportSourceKind.UPLOAD:
             default_storage.delete(job.source)
     job.refresh_from_db()
+    dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
     return job

@@ -3,10 +3,20 @@
 Import from the submodules' names re-exported here: ``from annotation import services``.
 """
 
+from annotation.services.bulk import (
+    BulkResult,
+    dataset_send_imports_on,
+    samples_bulk_action,
+    samples_restore,
+    samples_send_to_review,
+    samples_set_priority,
+    samples_take_down,
+)
 from annotation.services.datasets import (
     dataset_add_member,
     dataset_create,
     dataset_remove_member,
+    dataset_set_auto_send,
 )
 from annotation.services.media import media_asset_derive, media_asset_store
 from annotation.services.samples import (
@@ -23,10 +33,13 @@ from annotation.services.samples import (
 
 __all__ = [
     "LABEL_FIELDS",
+    "BulkResult",
     "SampleInvalid",
     "dataset_add_member",
     "dataset_create",
     "dataset_remove_member",
+    "dataset_send_imports_on",
+    "dataset_set_auto_send",
     "media_asset_derive",
     "media_asset_store",
     "sample_advance_status",
@@ -36,6 +49,11 @@ __all__ = [
     "sample_set_note",
     "sample_set_status",
     "sample_update",
+    "samples_bulk_action",
+    "samples_restore",
+    "samples_send_to_review",
+    "samples_set_priority",
+    "samples_take_down",
 ]
 
 from annotation.services.samples import sample_content_hash

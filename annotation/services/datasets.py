@@ -71,6 +71,13 @@ def dataset_create(
     return dataset
 
 
+def dataset_set_auto_send(*, dataset: Dataset, enabled: bool) -> Dataset:
+    """Turn "send new imports to review automatically" on or off for a dataset."""
+    Dataset.objects.filter(pk=dataset.pk).update(auto_send_to_review=enabled)
+    dataset.auto_send_to_review = enabled
+    return dataset
+
+
 def dataset_add_member(*, dataset: Dataset, user: User) -> DatasetMembership:
     membership, _created = DatasetMembership.objects.get_or_create(dataset=dataset, user=user)
     return membership

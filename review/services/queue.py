@@ -79,10 +79,11 @@ def review_settings_update(
 def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     """Give every sample awaiting review its k slots and refresh the queue order.
 
-    Creates missing slots, removes open slots beyond k (never a leased or filled one), and
-    copies each sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample
-    back in review after it was settled (a re-import changed it) gets k slots in a new round.
-    Safe to run any number of times. Returns the number of slots created.
+    Creates missing slots, removes open slots beyond k (never a leased or filled one) and the
+    unfinished slots of samples no longer awaiting review (taken down), and copies each
+    sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample back in review
+    after it was settled (a re-import changed it) gets k slots in a new round. Safe to run any
+    number of times. Returns the number of slots created.
     """
     review_settings = review_settings_get(dataset=dataset)
     if review_settings.pk is None:
@@ -128,6 +129,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.filter(
         dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
     ).delete()
+    _drop_slots_of_samples_out_of_review(dataset)
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
     finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
     for sample in Sample.objects.filter(pk__in=finished).select_related("dataset"):
@@ -153,6 +155,23 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     ]
     Slot.objects.bulk_create(new, batch_size=batch_size)
     return len(new)
+
+
+def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
+    """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
+
+    One statement however many slots go: an unfinished slot holds no review, so Django's
+    delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
+    should one ever hold a review, the foreign key refuses the delete.
+    """
+    slots, samples = Slot._meta.db_table, Sample._meta.db_table
+    placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND sample_id IN "  # noqa: S608 - table names are the models'
+            f"(SELECT id FROM {samples} WHERE dataset_id = %s AND status NOT IN ({placeholders}))",
+            [dataset.pk, dataset.pk, *QUEUED_STATUSES],
+        )
 
 
 def slot_claim(

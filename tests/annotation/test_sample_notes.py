@@ -3,9 +3,10 @@ the typed home of what review and judging note about a sample."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+from django.apps import apps as django_apps
 
 from annotation import selectors, services
 from annotation.models import NoteKey, SampleNote
@@ -70,31 +71,18 @@ def test_two_concurrent_writers_of_different_notes_both_survive() -> None:
         assert all(value[1] == 9 for value in notes.values())
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db
 def test_the_migration_moves_notes_out_of_extra() -> None:
     """Votes and summaries kept in `extra` before SampleNote existed become notes, and leave
-    `extra` with only the sample's own custom fields (runs inside the test's transaction)."""
-    executor = MigrationExecutor(connection)
-    before = [("annotation", "0003_jobs_and_snapshots")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
-    dataset = old.get_model("annotation", "Dataset").objects.create(
-        name="old", kind="image_question"
+    `extra` with only the sample's own custom fields."""
+    sample = mmooc_sample(
+        extra={"judge_votes": [{"judge": "rule"}], "review_summary": {"a": 1}, "topic": "t"}
     )
-    sample = old.get_model("annotation", "Sample").objects.create(
-        dataset=dataset,
-        external_id="s1",
-        question="q",
-        extra={"judge_votes": [{"judge": "rule"}], "review_summary": {"a": 1}, "topic": "t"},
-    )
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    migration = importlib.import_module("annotation.migrations.0004_sample_notes")
+    migration.extra_keys_to_notes(django_apps, None)
     assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.JUDGE_VOTES) == [
         {"judge": "rule"}
     ]
     assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) == {"a": 1}
-    from annotation.models import Sample
-
-    assert Sample.objects.get(pk=sample.pk).extra == {"topic": "t"}
+    sample.refresh_from_db()
+    assert sample.extra == {"topic": "t"}

@@ -1,0 +1,168 @@
+"""The sample list as a data manager: search, filters, sorting, paging that keeps the filter,
+and bulk actions on a selection or the whole filtered set, confirmed with their count."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation import selectors, services
+from annotation.models import Dataset, SampleStatus
+from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
+from annotation.services.bulk import BulkResult, send_from_statuses
+from annotation.views import dataset_or_404
+from core.roles import acting_user, is_lead
+
+PAGE_SIZE = 50
+
+
+def _list_url(dataset: Dataset, filter: SampleFilter) -> str:
+    query = urlencode(filter.to_params())
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    return f"{url}?{query}" if query else url
+
+
+@require_GET
+def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = dataset_or_404(request, dataset_id)
+    filter = SampleFilter.from_params(request.GET)
+    page = Paginator(
+        selectors.sample_list_filtered(dataset=dataset, filter=filter), PAGE_SIZE
+    ).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "annotation/sample_list.html",
+        {
+            "dataset": dataset,
+            "page": page,
+            "filter": filter,
+            "filter_params": filter.to_params(),
+            "query": urlencode(filter.to_params()),
+            "choices": selectors.sample_filter_choices(dataset=dataset),
+            "statuses": SampleStatus.choices,
+            "orderings": [
+                (key, label, direction)
+                for key, label in ORDERING_LABELS.items()
+                for direction in ("", "-")
+            ],
+            "actions": BulkAction.choices,
+            "is_lead": is_lead(request.user),
+        },
+    )
+
+
+def _ids(request: HttpRequest) -> list[int] | None:
+    """The chosen sample ids, or None for "every sample the filter matches"."""
+    if request.POST.get("scope") == "all":
+        return None
+    ids = []
+    for raw in request.POST.getlist("ids"):
+        try:
+            ids.append(int(raw))
+        except ValueError:
+            continue
+    return ids
+
+
+def _priority(request: HttpRequest) -> int | None:
+    raw = request.POST.get("priority", "").strip()
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return None
+
+
+@require_POST
+def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """Ask for confirmation with the count, then run the bulk action (leads only)."""
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may change samples in bulk."))
+    dataset = dataset_or_404(request, dataset_id)
+    filter = SampleFilter.from_params(request.POST)
+    back = _list_url(dataset, filter)
+    action = request.POST.get("action", "")
+    ids = _ids(request)
+    if action not in BulkAction.values:
+        messages.error(request, _("Choose what to do with the samples."))
+        return redirect(back)
+    if ids == []:
+        messages.error(request, _("Tick some samples first, or choose every matching sample."))
+        return redirect(back)
+    samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=ids)
+    priority, reason = _priority(request), request.POST.get("reason", "").strip()
+    if request.POST.get("confirm") != "1":
+        return render(
+            request,
+            "annotation/sample_bulk_confirm.html",
+            {
+                "dataset": dataset,
+                "action": BulkAction(action),
+                "selected": samples.count(),
+                "affected": selectors.samples_bulk_affected(
+                    action=action, samples=samples, from_statuses=send_from_statuses(filter)
+                ),
+                "filter_params": filter.to_params(),
+                "ids": ids or [],
+                "scope": "all" if ids is None else "selected",
+                "priority": "" if priority is None else priority,
+                "reason": reason,
+                "needs_reason": action == BulkAction.TAKE_DOWN,
+                "back": back,
+            },
+        )
+    try:
+        result = services.samples_bulk_action(
+            dataset=dataset,
+            action=action,
+            samples=samples,
+            filter=filter,
+            by=acting_user(request.user),
+            priority=priority,
+            reason=reason,
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(back)
+    messages.success(request, bulk_summary(action, result))
+    return redirect(back)
+
+
+def bulk_summary(action: str, result: BulkResult) -> str:
+    """What a bulk action did, in a sentence for the page."""
+    n = result.changed
+    if action == BulkAction.SEND_TO_REVIEW:
+        text = (
+            ngettext("%(n)d sample sent to review", "%(n)d samples sent to review", n) % {"n": n}
+            + "; "
+            + ngettext(
+                "%(slots)d review slot opened.",
+                "%(slots)d review slots opened.",
+                result.slots_opened,
+            )
+            % {"slots": result.slots_opened}
+        )
+    elif action == BulkAction.SET_PRIORITY:
+        text = ngettext("Priority set on %(n)d sample.", "Priority set on %(n)d samples.", n) % {
+            "n": n
+        }
+    elif action == BulkAction.TAKE_DOWN:
+        text = ngettext("%(n)d sample taken down.", "%(n)d samples taken down.", n) % {"n": n}
+    else:
+        text = ngettext("%(n)d sample restored.", "%(n)d samples restored.", n) % {"n": n}
+    if result.skipped:
+        text += " " + ngettext(
+            "%(n)d selected sample was left as it was.",
+            "%(n)d selected samples were left as they were.",
+            result.skipped,
+        ) % {"n": result.skipped}
+    return text

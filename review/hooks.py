@@ -1,0 +1,26 @@
+"""Review's side of ``annotation.review_port``: what annotation may ask of the review queue.
+
+Registered in ``ReviewConfig.ready()``, so that annotation's services (send to review, take
+down, restore, priorities, the end of an import) open and close review slots, and its sample
+list filters by reviewer, without importing review.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from annotation.models import Dataset
+from review.models import Review
+from review.services.queue import queue_sync
+
+
+class ReviewQueueForAnnotation:
+    def sync(self, *, dataset: Dataset) -> int:
+        return queue_sync(dataset=dataset)
+
+    def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
+        return Review.objects.filter(dataset=dataset, reviewer__username=username).values(
+            "sample_id"
+        )

@@ -1,0 +1,157 @@
+"""The sample list page (annotation/sample_views.py) and the dataset page's next steps:
+filters that paging keeps, bulk actions confirmed with their count, leads only, and a fixed
+number of queries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import Dataset, Sample, SampleStatus
+from review.models import Slot
+from tests.annotation.factories import mmooc_dataset, mmooc_sample
+
+pytestmark = pytest.mark.django_db
+
+
+def browser(user: Any) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def dataset_with(n_imported: int) -> Dataset:
+    dataset = mmooc_dataset()
+    for _ in range(n_imported):
+        mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    return dataset
+
+
+def test_the_list_filters_and_its_pages_keep_the_filter(lead: Any) -> None:
+    """Search and status narrow the list; the next-page link carries the filter."""
+    dataset = dataset_with(55)
+    mmooc_sample(dataset, external_id="needle", question="Where is the needle?")
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    client = browser(lead)
+    page = client.get(url, {"search": "needle"}).content.decode()
+    assert "needle" in page and "1 sample matches." in page
+    first = client.get(url, {"status": "imported", "ordering": "-id"}).content.decode()
+    assert "55 samples match." in first
+    assert "?page=2&amp;status=imported&amp;ordering=-id" in first
+    second = client.get(url, {"status": "imported", "ordering": "-id", "page": 2})
+    assert "Page 2 of 2" in second.content.decode()
+    bad = client.get(url, {"status": "nonsense"}).content.decode()
+    assert "Unknown status" in bad and "56 samples match." in bad
+
+
+def test_the_list_costs_the_same_queries_for_3_or_30_samples(
+    lead: Any, django_assert_num_queries: Any
+) -> None:
+    """The page with every filter runs a fixed number of queries whatever it shows."""
+    dataset = dataset_with(3)
+    client = browser(lead)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    query = {"search": "car", "category": "VFP", "judges_disagree": "false", "changed": "true"}
+    # session, user, roles, dataset, count, page, media, filter choices (samples, terms)
+    with django_assert_num_queries(9):
+        assert client.get(url, query).status_code == 200
+    for _ in range(27):
+        mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    with django_assert_num_queries(9):
+        assert "30 samples match." in client.get(url, query).content.decode()
+
+
+def test_send_every_matching_sample_to_review_after_confirming_the_count(lead: Any) -> None:
+    """The bulk form first shows how many samples the action changes; confirming moves them,
+    opens their slots and says so; the filter is kept on the way back."""
+    dataset = dataset_with(4)
+    mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    client = browser(lead)
+    bulk = reverse("annotation:sample_bulk", args=[dataset.pk])
+    form = {"action": "send_to_review", "scope": "all", "search": "car"}
+    confirm = client.post(bulk, form)
+    assert confirm.status_code == 200
+    assert "Send 4 of the 5 selected samples to review?" in confirm.content.decode()
+    assert Sample.objects.filter(status=SampleStatus.IMPORTED).count() == 4
+    done = client.post(bulk, {**form, "confirm": "1"}, follow=True)
+    text = done.content.decode()
+    assert "4 samples sent to review; 8 review slots opened." in text
+    assert "1 selected sample was left as it was." in text
+    assert done.redirect_chain[-1][0].endswith("?search=car")
+    assert not Sample.objects.filter(status=SampleStatus.IMPORTED).exists()
+    assert Slot.objects.filter(dataset=dataset).count() == 8
+
+
+def test_ticked_samples_take_down_with_a_reason(lead: Any) -> None:
+    """Only ticked samples are taken down; a takedown without a reason is refused with a
+    message and changes nothing; ticking nothing asks to tick."""
+    dataset = dataset_with(3)
+    a, b, _c = Sample.objects.filter(dataset=dataset).order_by("id")
+    client = browser(lead)
+    bulk = reverse("annotation:sample_bulk", args=[dataset.pk])
+    form = {"action": "take_down", "scope": "selected", "ids": [a.pk, b.pk], "confirm": "1"}
+    refused = client.post(bulk, form, follow=True).content.decode()
+    assert "Say why these samples are taken down." in refused
+    assert not Sample.objects.filter(status=SampleStatus.REMOVED).exists()
+    done = client.post(bulk, {**form, "reason": "licence"}, follow=True).content.decode()
+    assert "2 samples taken down." in done
+    assert set(Sample.objects.filter(status=SampleStatus.REMOVED)) == {a, b}
+    empty = client.post(bulk, {"action": "restore", "scope": "selected"}, follow=True)
+    assert "Tick some samples first" in empty.content.decode()
+
+
+@pytest.mark.parametrize("role", ["annotator", "auditor"])
+def test_members_see_the_list_but_may_not_act(request: pytest.FixtureRequest, role: str) -> None:
+    """Annotators and auditors see the samples without the bulk form; a bulk POST is 403 with
+    the reason on the page."""
+    user = request.getfixturevalue(role)
+    dataset = dataset_with(2)
+    services.dataset_add_member(dataset=dataset, user=user)
+    client = browser(user)
+    page = client.get(reverse("annotation:sample_list", args=[dataset.pk])).content.decode()
+    assert "2 samples match." in page and "bulk-form" not in page
+    response = client.post(
+        reverse("annotation:sample_bulk", args=[dataset.pk]),
+        {"action": "send_to_review", "scope": "all", "confirm": "1"},
+    )
+    assert response.status_code == 403
+    assert not Slot.objects.exists()
+
+
+def test_the_dataset_page_says_what_to_do_next_and_links_every_page(lead: Any) -> None:
+    """The dataset page offers to send the imported samples, points to the adjudication
+    queue, and links samples, review, judging, audits and snapshots."""
+    dataset = dataset_with(3)
+    mmooc_sample(dataset, status=SampleStatus.NEEDS_ADJUDICATION)
+    page = browser(lead).get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+    text = page.content.decode()
+    assert "3 imported samples are not in review:" in text
+    assert "1 sample needs adjudication" in text
+    for name in (
+        "annotation:sample_list",
+        "review:queue",
+        "review:adjudication_list",
+        "judging:dataset_judging",
+        "judging:audit_list",
+        "annotation:snapshot_list",
+        "annotation:dataset_import",
+    ):
+        assert reverse(name, args=[dataset.pk]) in text, name
+
+
+def test_the_automatic_sending_is_a_lead_setting(lead: Any, annotator: Any) -> None:
+    """A lead turns the setting on from the dataset page; an annotator may not."""
+    dataset = mmooc_dataset()
+    url = reverse("annotation:dataset_auto_send", args=[dataset.pk])
+    services.dataset_add_member(dataset=dataset, user=annotator)
+    assert browser(annotator).post(url, {"auto_send_to_review": "on"}).status_code == 403
+    assert browser(lead).post(url, {"auto_send_to_review": "on"}).status_code == 302
+    dataset.refresh_from_db()
+    assert dataset.auto_send_to_review is True
+    browser(lead).post(url, {})
+    dataset.refresh_from_db()
+    assert dataset.auto_send_to_review is False
