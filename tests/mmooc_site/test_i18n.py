@@ -90,16 +90,16 @@ def test_the_chinese_catalogue_is_complete() -> None:
 
 @pytest.mark.skipif(not shutil.which("xgettext"), reason="GNU gettext's xgettext is missing")
 def test_makemessages_finds_no_string_missing_from_the_catalogue(
-    tmp_path: Path, settings: Any, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Running makemessages adds nothing: the committed catalogue holds every string."""
-    target = tmp_path / "locale" / "zh_Hans" / "LC_MESSAGES"
-    target.mkdir(parents=True)
-    shutil.copy(CATALOGUE, target / "django.po")
-    settings.LOCALE_PATHS = [tmp_path / "locale"]
+    """Running makemessages adds nothing: the committed catalogue holds every string.
+
+    makemessages writes into the project's own ``locale`` folder (it finds it while walking
+    the tree), so the fresh catalogue is read there and the committed file put back after.
+    """
     monkeypatch.chdir(ROOT)
-    # makemessages also writes to ./locale when it exists: keep the committed file as it is.
     committed_text = CATALOGUE.read_bytes()
+    committed = {e.msgid for e in polib.pofile(str(CATALOGUE)) if not e.obsolete}
     try:
         call_command(
             "makemessages",
@@ -108,10 +108,9 @@ def test_makemessages_finds_no_string_missing_from_the_catalogue(
             verbosity=0,
             no_obsolete=True,
         )
+        fresh = polib.pofile(str(CATALOGUE))
     finally:
         CATALOGUE.write_bytes(committed_text)
-    fresh = polib.pofile(str(target / "django.po"))
-    committed = {e.msgid for e in polib.pofile(str(CATALOGUE)) if not e.obsolete}
     missing = sorted({e.msgid for e in fresh if not e.obsolete} - committed)
     assert missing == []
 
