@@ -90,13 +90,18 @@ def _check_format(dataset: Dataset, format: str) -> ImportFormat:
     return fmt
 
 
+def server_roots() -> list[Path]:
+    """The folders (links resolved) that the site may import server paths from."""
+    return [Path(root).resolve() for root in settings.IMPORT_SERVER_ROOTS]
+
+
 def _check_server_path(path: str, *, trusted: bool) -> str:
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
         raise ValidationError(_("Give the server path as an absolute path."), code="bad_path")
     resolved = candidate.resolve()
     if not trusted:
-        roots = [Path(root).resolve() for root in settings.IMPORT_SERVER_ROOTS]
+        roots = server_roots()
         if not any(resolved.is_relative_to(root) for root in roots):
             raise ValidationError(
                 _("Imports from server paths are allowed only under: %(roots)s.")
@@ -127,8 +132,9 @@ def import_job_create(
 
     The job is queued for a worker once committed (``queue=False`` leaves it to the caller, as
     the ``import_samples`` command does). Server paths must lie under IMPORT_SERVER_ROOTS
-    unless ``trusted`` (the command run by an operator). Raises ValidationError with a readable
-    message for anything that cannot be imported.
+    unless ``trusted`` (the command run by an operator), here and again, file by file with
+    links resolved, when the job runs. Raises ValidationError with a readable message for
+    anything that cannot be imported.
     """
     _check_format(dataset, format)
     source_name = ""
@@ -167,6 +173,7 @@ def import_job_create(
         source_name=source_name[:300],
         format=format,
         options=kept,
+        trusted=trusted and source_kind == ImportSourceKind.SERVER_PATH,
     )
     if queue:
         transaction.on_commit(lambda: tasks.run_import_job.delay(job.pk))
@@ -219,7 +226,9 @@ def _open(job: ImportJob, fmt: ImportFormat) -> Iterator[OpenedSource]:
             yield opened
         return
     if job.source_kind == ImportSourceKind.SERVER_PATH:
-        with open_local(Path(job.source), fmt, wanted=wanted) as opened:
+        # Checked again here, file by file: a link inside an allowed folder may point out.
+        roots = None if job.trusted else server_roots()
+        with open_local(Path(job.source), fmt, wanted=wanted, roots=roots) as opened:
             yield opened
         return
     if not default_storage.exists(job.source):
