@@ -240,6 +240,14 @@ IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3
 S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
 S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 
+# Judges (judging.egress): a judge's key is read only from a variable whose name starts with
+# this prefix, so no other secret of the workers can be sent to a judge; judges are called only
+# on public addresses unless their host:port is listed (a local vLLM or Ollama, say).
+JUDGE_KEY_ENV_PREFIX = env.str("JUDGE_KEY_ENV_PREFIX", default="JUDGE_KEY_")
+if not JUDGE_KEY_ENV_PREFIX:
+    raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
+JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
+
 # How soon the Redis broker hands a message whose worker died to another worker (kombu's
 # default is an hour); judging's worker-kill test shortens it.
 if CELERY_BROKER_URL.startswith("redis"):
