@@ -48,6 +48,11 @@ def ensure_venv(requirements: str) -> None:
     marker.touch()
 
 
+LOCAL_JUDGE_HOSTS = ",".join(
+    f"{host}:{port}" for host in ("localhost", "127.0.0.1") for port in (11434, 8001, 30000)
+)
+
+
 def local_env() -> dict[str, str]:
     """Embedded defaults for the run command: SQLite, local media, a filesystem broker."""
     var = ROOT / "var"
@@ -58,6 +63,8 @@ def local_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("SECRET_KEY", key_file.read_text().strip())
     env.setdefault("DEBUG", "1")
+    # Local model servers on this machine may be judges: Ollama, vLLM on 8001, SGLang.
+    env.setdefault("JUDGE_ALLOWED_HOSTS", LOCAL_JUDGE_HOSTS)
     return env
 
 

@@ -419,6 +419,9 @@ class ImportJob(models.Model):
     source_name = models.CharField(_("file name"), max_length=300, blank=True, default="")
     format = models.CharField(_("format"), max_length=30)
     options = models.JSONField(_("options"), default=dict, blank=True)
+    # Set only by the import_samples command (an operator): its server path may lie outside
+    # IMPORT_SERVER_ROOTS. Every other server path is checked, file by file, at run time too.
+    trusted = models.BooleanField(_("reads any server path"), default=False)
     status = models.CharField(
         _("status"), max_length=32, choices=ImportJobStatus.choices, default=ImportJobStatus.QUEUED
     )

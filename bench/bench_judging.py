@@ -53,6 +53,7 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.conf import settings
     from django.db import connection
 
     from annotation import services as annotation_services
@@ -122,6 +123,9 @@ def main() -> None:
 
         def run(latency: float, tag: str) -> tuple[float, int, int, int]:
             with fake_server(latency) as base_url:
+                # The fake listens on loopback: allowed explicitly, here and in the workers.
+                allowed = base_url.split("/")[2]
+                settings.JUDGE_ALLOWED_HOSTS = [allowed]
                 judges = [
                     services.judge_create(
                         name=f"{tag}-{j}",
@@ -132,7 +136,7 @@ def main() -> None:
                     )
                     for j in range(args.judges)
                 ]
-                with celery_worker(env, concurrency=processes):
+                with celery_worker({**env, "JUDGE_ALLOWED_HOSTS": allowed}, concurrency=processes):
                     started = time.perf_counter()
                     job = services.judge_job_start(
                         dataset=dataset,

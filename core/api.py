@@ -5,19 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext as _
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from core.parsers import too_large_message
 from core.roles import is_lead
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Turn Django's ValidationError from services into a 400 with its messages."""
-    if isinstance(exc, DjangoValidationError):
+    """Turn Django's ValidationError from services into a 400 with its messages, and Django's
+    refusals of over-large requests into a 400 that says so."""
+    if isinstance(exc, RequestDataTooBig):
+        exc = exceptions.ParseError(too_large_message())
+    elif isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        exc = exceptions.ParseError(_("The request holds too many fields or files."))
+    elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         exc = exceptions.ValidationError(detail=detail)
     elif isinstance(exc, DjangoPermissionDenied):

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from judging.forms import JudgeAdminForm
 from judging.models import Judge, JudgeJob, JudgeJobChunk, JudgeJobJudge, ModelResponse, Verdict
 
 
 @admin.register(Judge)
 class JudgeAdmin(admin.ModelAdmin[Judge]):
+    form = JudgeAdminForm
     list_display = ["name", "kind", "model", "base_url", "max_concurrency", "family", "enabled"]
     list_filter = ["kind", "enabled", "family"]
     search_fields = ["name", "model"]

@@ -9,7 +9,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +16,7 @@ from rest_framework.views import APIView
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
 from core.api import IsLead
+from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
 from judging.models import Judge, JudgeJob, JudgeKind

@@ -47,6 +47,8 @@ class EndpointSpec:
     max_concurrency: int
     requests_per_minute: int | None
     policy: RetryPolicy
+    # host:port entries that may be called although they are not public (JUDGE_ALLOWED_HOSTS).
+    allowed_hosts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class JudgeRunner:
     def __init__(self, redis_url: str | None) -> None:
         self.redis_url = redis_url or None
         self.loop = asyncio.new_event_loop()
-        self._clients: dict[tuple[str, str, str, float], AsyncOpenAI] = {}
+        self._clients: dict[tuple[str, str, str, float, frozenset[str]], AsyncOpenAI] = {}
         self._caps: dict[tuple[str, int], ConcurrencyCaps] = {}
         self._local = LocalRateLimiter({})
         self._redis: Any = None
@@ -90,9 +92,14 @@ class JudgeRunner:
         return current
 
     def _client(self, spec: EndpointSpec) -> AsyncOpenAI:
-        key = (spec.key, spec.base_url, spec.api_key, spec.timeout_s)
+        key = (spec.key, spec.base_url, spec.api_key, spec.timeout_s, spec.allowed_hosts)
         if key not in self._clients:
-            self._clients[key] = make_client(spec.base_url, spec.api_key, timeout_s=spec.timeout_s)
+            self._clients[key] = make_client(
+                spec.base_url,
+                spec.api_key,
+                timeout_s=spec.timeout_s,
+                allowed_hosts=spec.allowed_hosts,
+            )
         return self._clients[key]
 
     def _cap(self, spec: EndpointSpec) -> ConcurrencyCaps:

@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from judging import services
 from judging.models import Judge, JudgeKind
 
 
-class JudgeForm(forms.ModelForm[Judge]):
+def key_env_help() -> str:
+    """The help text of the key-variable field, naming the prefix in force."""
+    return gettext(
+        "The name of the workers' environment variable that holds the key, never the key; it "
+        "must start with %(prefix)s (for example %(prefix)sOPENAI). Leave it empty for an "
+        "endpoint without a key."
+    ) % {"prefix": services.judge_key_prefix()}
+
+
+def base_url_help() -> str:
+    return gettext(
+        "http:// or https://. Loopback, private and link-local addresses (a local vLLM or "
+        "Ollama) are refused unless the setting JUDGE_ALLOWED_HOSTS lists their host:port."
+    )
+
+
+class _JudgeFields(forms.ModelForm[Judge]):
     base_url = forms.URLField(
         label=_("base URL"), required=False, max_length=500, assume_scheme="https"
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["api_key_env"].help_text = key_env_help()
+        self.fields["base_url"].help_text = base_url_help()
+
+
+class JudgeForm(_JudgeFields):
     class Meta:
         model = Judge
         fields = [
@@ -31,6 +58,25 @@ class JudgeForm(forms.ModelForm[Judge]):
             "family",
             "prompt_version",
         ]
+
+
+class JudgeAdminForm(_JudgeFields):
+    """The admin's judge form: the same checks as every other way of saving a judge."""
+
+    class Meta:
+        model = Judge
+        fields = ["name", *services.JUDGE_FIELDS]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        judge = copy.copy(self.instance)
+        for name, value in cleaned.items():
+            setattr(judge, name, value)
+        try:
+            services.judge_validate(judge=judge)
+        except ValidationError as exc:
+            self.add_error(None, exc)
+        return cleaned
 
 
 class JobStartForm(forms.Form):

@@ -20,6 +20,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI
 
+from judging.egress import EndpointRefused, guarded_client, url_target
 from judging.llm_output import JudgeOutput, MalformedOutput, parse_judge_output
 from judging.prompts import PromptTemplate, render
 
@@ -81,10 +82,26 @@ class JudgeOutcome:
 
 
 def make_client(
-    base_url: str, api_key: str = "not-needed", *, timeout_s: float = 60.0
+    base_url: str,
+    api_key: str = "not-needed",
+    *,
+    timeout_s: float = 60.0,
+    allowed_hosts: frozenset[str] = frozenset(),
 ) -> AsyncOpenAI:
-    """An AsyncOpenAI client whose own retries are off, so judge_with_retries owns them."""
-    return AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
+    """An AsyncOpenAI client whose own retries are off, so judge_with_retries owns them.
+
+    Its connections go only to public addresses, or to the ``host:port`` entries of
+    `allowed_hosts`, checked on the address each connection actually uses (judging.egress);
+    redirects are not followed. EndpointRefused for a URL that is not http(s).
+    """
+    url_target(base_url)
+    return AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=guarded_client(allowed_hosts, timeout_s=timeout_s),
+    )
 
 
 def _image_part(image: ImageInput) -> dict[str, Any]:
@@ -231,7 +248,10 @@ def parse_retry_after(headers: Mapping[str, str] | httpx2.Headers | None) -> flo
 
 
 def classify_error(exc: BaseException) -> ErrorInfo:
-    """Retryable (timeouts, connection, 429, 5xx, malformed) or final (other 4xx, auth)."""
+    """Retryable (timeouts, connection, 429, 5xx, malformed) or final (other 4xx, auth, an
+    address the rules refuse, a redirect)."""
+    if isinstance(exc, EndpointRefused):
+        return ErrorInfo("refused", False, exc.message)
     message = f"{type(exc).__name__}: {exc}"
     # Order matters: APITimeoutError subclasses APIConnectionError.
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | asyncio.TimeoutError):

@@ -55,9 +55,9 @@ def judge_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Judge saved."))
             return redirect("judging:judge_list")
-    return render(
-        request, "judging/judge_list.html", {"judges": selectors.judge_list(), "form": form}
-    )
+    judges = list(selectors.judge_list())
+    rows = [(judge, services.judge_problems(judge)) for judge in judges]
+    return render(request, "judging/judge_list.html", {"rows": rows, "form": form})
 
 
 @require_http_methods(["GET", "POST"])

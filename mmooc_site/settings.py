@@ -56,6 +56,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "mmooc_site.middleware.RefuseNulQueryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -236,6 +237,12 @@ REST_FRAMEWORK = {
         "user": env.str("API_THROTTLE_USER", default="3000/minute"),
     },
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Size, depth and NUL checks: bad bodies get a 400 with a message, never a 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser",
+        "core.parsers.FormParser",
+        "core.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -300,6 +307,14 @@ IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
 S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
 S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
+
+# Judges (judging.egress): a judge's key is read only from a variable whose name starts with
+# this prefix, so no other secret of the workers can be sent to a judge; judges are called only
+# on public addresses unless their host:port is listed (a local vLLM or Ollama, say).
+JUDGE_KEY_ENV_PREFIX = env.str("JUDGE_KEY_ENV_PREFIX", default="JUDGE_KEY_")
+if not JUDGE_KEY_ENV_PREFIX:
+    raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
+JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
 
 # How soon the Redis broker hands a message whose worker died to another worker (kombu's
 # default is an hour); judging's worker-kill test shortens it.

@@ -278,6 +278,8 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
     class Meta:
         model = ReviewSettings
         fields = ["overlap", "blind", "show_judge_hints", "lease_seconds"]
+        # PUT replaces the settings: every field is needed (an empty body gets field errors).
+        extra_kwargs = {name: {"required": True} for name in fields}
 
 
 class ReviewSettingsApi(APIView):

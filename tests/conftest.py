@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from core import roles
 from tests.annotation.factories import UserFactory
+from tests.support.fake_openai import FakeOpenAI
 from tests.support.processes import celery_worker, seaweedfs
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -106,6 +107,21 @@ def s3_storage(settings: Any, s3_endpoint: str) -> str:
     return bucket
 
 
+@pytest.fixture
+def fake_openai(settings: Any) -> Any:
+    """Start a fake OpenAI server (options as FakeOpenAI's) that judges may call: it runs on
+    127.0.0.1, so its host:port is added to JUDGE_ALLOWED_HOSTS, as an operator would allow a
+    local vLLM; a worker started afterwards by worker_on gets the same setting."""
+
+    @contextmanager
+    def start(**options: Any) -> Iterator[FakeOpenAI]:
+        with FakeOpenAI(**options) as server:
+            settings.JUDGE_ALLOWED_HOSTS = [*settings.JUDGE_ALLOWED_HOSTS, server.host_port]
+            yield server
+
+    return start
+
+
 @contextmanager
 def worker_on(broker_url: str, extra_env: dict[str, str] | None = None) -> Iterator[Any]:
     """A real Celery worker process on the given broker, sharing this test's database."""
@@ -121,6 +137,7 @@ def worker_on(broker_url: str, extra_env: dict[str, str] | None = None) -> Itera
         "DATABASE_URL": database_url,
         "MEDIA_ROOT": str(django_settings.STORAGES["default"]["OPTIONS"]["location"]),
         "CELERY_BROKER_URL": broker_url,
+        "JUDGE_ALLOWED_HOSTS": ",".join(django_settings.JUDGE_ALLOWED_HOSTS),
         **(extra_env or {}),
     }
     app.conf.task_always_eager = False

@@ -10,7 +10,6 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -27,6 +26,7 @@ from annotation.models import (
     ImportSourceKind,
 )
 from core.api import IsLead
+from core.parsers import FormParser, JSONParser, MultiPartParser
 from core.roles import acting_user
 
 ERRORS_IN_DETAIL = 100
@@ -116,9 +116,12 @@ def _job(job_id: int) -> ImportJob:
     return job
 
 
-class DatasetImportListCreateApi(APIView):
+class DatasetImportListCreateApi(ListAPIView[ImportJob]):
+    # GET lists the dataset's imports, newest first, as a limit/offset page.
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser, JSONParser]
+    serializer_class = ImportJobOutput
+    pagination_class = LimitOffsetPagination
 
     class ImportCreateInputSerializer(serializers.Serializer[Any]):
         format = serializers.ChoiceField(choices=sorted(FORMATS))
@@ -137,14 +140,10 @@ class DatasetImportListCreateApi(APIView):
             required=False, allow_blank=True, default="", max_length=300
         )
 
-    @extend_schema(responses=ImportJobOutput(many=True))
-    def get(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
-        paginator = LimitOffsetPagination()
-        page = paginator.paginate_queryset(
-            import_selectors.import_job_list(dataset=dataset), request, view=self
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return import_selectors.import_job_list(
+            dataset=_dataset(self.request, self.kwargs["dataset_id"])
         )
-        return paginator.get_paginated_response(ImportJobOutput(page, many=True).data)
 
     @extend_schema(request=ImportCreateInputSerializer, responses={201: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:

@@ -101,13 +101,18 @@ def _check_format(dataset: Dataset, format: str) -> ImportFormat:
     return fmt
 
 
+def server_roots() -> list[Path]:
+    """The folders (links resolved) that the site may import server paths from."""
+    return [Path(root).resolve() for root in settings.IMPORT_SERVER_ROOTS]
+
+
 def _check_server_path(path: str, *, trusted: bool) -> str:
     candidate = Path(path).expanduser()
     if not candidate.is_absolute():
         raise ValidationError(_("Give the server path as an absolute path."), code="bad_path")
     resolved = candidate.resolve()
     if not trusted:
-        roots = [Path(root).resolve() for root in settings.IMPORT_SERVER_ROOTS]
+        roots = server_roots()
         if not any(resolved.is_relative_to(root) for root in roots):
             raise ValidationError(
                 _("Imports from server paths are allowed only under: %(roots)s.")
@@ -138,8 +143,9 @@ def import_job_create(
 
     The job is queued for a worker once committed (``queue=False`` leaves it to the caller, as
     the ``import_samples`` command does). Server paths must lie under IMPORT_SERVER_ROOTS
-    unless ``trusted`` (the command run by an operator). Raises ValidationError with a readable
-    message for anything that cannot be imported.
+    unless ``trusted`` (the command run by an operator), here and again, file by file with
+    links resolved, when the job runs. Raises ValidationError with a readable message for
+    anything that cannot be imported.
     """
     _check_format(dataset, format)
     source_name = ""
@@ -178,6 +184,7 @@ def import_job_create(
         source_name=source_name[:300],
         format=format,
         options=kept,
+        trusted=trusted and source_kind == ImportSourceKind.SERVER_PATH,
     )
     if queue:
         transaction.on_commit(lambda: enqueue("annotation.run_import_job", job.pk))
@@ -244,7 +251,10 @@ def _source_kind_of_rows(
 ) -> str:
     """The kind of dataset a source's first row belongs in (the format's when unreadable)."""
     try:
-        with _open_source(source_kind, source, "", fmt, options.get("file", "")) as opened:
+        # Only the operator's command names datasets to create; it may read any path.
+        with _open_source(
+            source_kind, source, "", fmt, options.get("file", ""), roots=None
+        ) as opened:
             for item in fmt.read(opened.dataset_path, options):
                 if isinstance(item, ParsedSample):
                     return DatasetKind.TRIMODAL if is_trimodal(item) else DatasetKind.IMAGE_QUESTION
@@ -308,21 +318,34 @@ def _claim(job_id: int) -> ImportJob | None:
 @contextmanager
 def _open(job: ImportJob, fmt: ImportFormat) -> Iterator[OpenedSource]:
     with _open_source(
-        job.source_kind, job.source, job.source_name, fmt, str(job.options.get("file", ""))
+        job.source_kind,
+        job.source,
+        job.source_name,
+        fmt,
+        str(job.options.get("file", "")),
+        roots=None if job.trusted else server_roots(),
     ) as opened:
         yield opened
 
 
 @contextmanager
 def _open_source(
-    source_kind: str, source: str, source_name: str, fmt: ImportFormat, wanted: str
+    source_kind: str,
+    source: str,
+    source_name: str,
+    fmt: ImportFormat,
+    wanted: str,
+    *,
+    roots: list[Path] | None,
 ) -> Iterator[OpenedSource]:
+    """The source, opened; server paths only under ``roots``, checked file by file (a link
+    inside an allowed folder may point out), or anywhere when ``roots`` is None (trusted)."""
     if source_kind == ImportSourceKind.S3_PREFIX:
         with open_s3(source, fmt, wanted=wanted) as opened:
             yield opened
         return
     if source_kind == ImportSourceKind.SERVER_PATH:
-        with open_local(Path(source), fmt, wanted=wanted) as opened:
+        with open_local(Path(source), fmt, wanted=wanted, roots=roots) as opened:
             yield opened
         return
     if not default_storage.exists(source):

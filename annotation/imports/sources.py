@@ -13,7 +13,7 @@ import os
 import posixpath
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,6 +84,24 @@ def _not_found(path: str) -> MediaMissing:
     return MediaMissing(_("the media file '%(path)s' is not in the source") % {"path": path})
 
 
+def _within(real: Path, roots: Sequence[Path]) -> bool:
+    return any(real.is_relative_to(root) for root in roots)
+
+
+def _real_path(path: Path, roots: Sequence[Path] | None, shown: str) -> Path:
+    """The path with every link resolved; SourceError when it leaves the allowed roots."""
+    real = path.resolve()
+    if roots is not None and not _within(real, roots):
+        raise SourceError(
+            _(
+                "'%(name)s' is, or is reached through, a link to a place outside the folders "
+                "imports may read from (IMPORT_SERVER_ROOTS); copy the file itself there"
+            )
+            % {"name": shown}
+        )
+    return real
+
+
 def _pick_dataset_file(names: list[str], fmt: ImportFormat, wanted: str) -> str:
     """The one dataset file among a folder's, archive's or prefix's files."""
     if wanted:
@@ -111,14 +129,22 @@ def _pick_dataset_file(names: list[str], fmt: ImportFormat, wanted: str) -> str:
     return top[0]
 
 
-def _local_reader(base: Path) -> MediaReader:
+def _local_reader(base: Path, roots: Sequence[Path] | None = None) -> MediaReader:
+    """Reads media under `base`; every file's real path must lie there (and under `roots`)."""
     root = base.resolve()
 
     def read(path: str, max_bytes: int) -> bytes:
         relative = clean_relative_path(path)
         target = (root / relative).resolve()
-        if not target.is_relative_to(root):
-            raise _not_found(path)
+        if not target.is_relative_to(root) or (roots is not None and not _within(target, roots)):
+            # The path itself stays inside (clean_relative_path), so a link led it out.
+            raise MediaMissing(
+                _(
+                    "the media file '%(path)s' is a link to a file outside the folder of the "
+                    "dataset file; imports read only the files inside it"
+                )
+                % {"path": path}
+            )
         if not target.is_file():
             raise _not_found(path)
         size = target.stat().st_size
@@ -176,24 +202,38 @@ def _head(path: Path, size: int) -> bytes:
 
 @contextmanager
 def open_local(
-    path: Path, fmt: ImportFormat, *, wanted: str = "", media_allowed: bool = True
+    path: Path,
+    fmt: ImportFormat,
+    *,
+    wanted: str = "",
+    media_allowed: bool = True,
+    roots: Sequence[Path] | None = None,
 ) -> Iterator[OpenedSource]:
-    """A dataset file, a folder holding one, or a zip archive on this machine."""
+    """A dataset file, a folder holding one, or a zip archive on this machine.
+
+    With `roots` (resolved folders), every file read (the dataset file and each media file)
+    must have its real path, links resolved, under one of them; None reads anywhere (an
+    operator's command, or an upload already in the site's storage).
+    """
+    _real_path(path, roots, str(path))
     if path.is_dir():
         names = sorted(
             str(p.relative_to(path)).replace(os.sep, "/") for p in path.rglob("*") if p.is_file()
         )
-        chosen = path / _pick_dataset_file(names, fmt, wanted)
-        yield OpenedSource(chosen, chosen.name, _local_reader(chosen.parent))
+        name = _pick_dataset_file(names, fmt, wanted)
+        chosen = _real_path(path / name, roots, name)
+        media = _local_reader((path / name).parent, roots)
+        yield OpenedSource(chosen, posixpath.basename(name), media)
         return
     if not path.is_file():
         raise SourceError(_("there is no file or folder at '%(path)s'") % {"path": path})
-    if _head(path, 4) == ZIP_MAGIC:
-        with open_zip(path, fmt, wanted=wanted) as opened:
+    real = _real_path(path, roots, path.name)
+    if _head(real, 4) == ZIP_MAGIC:
+        with open_zip(real, fmt, wanted=wanted) as opened:
             yield opened
         return
-    reader = _local_reader(path.parent) if media_allowed else _no_media_reader(path.name)
-    yield OpenedSource(path, path.name, reader)
+    reader = _local_reader(path.parent, roots) if media_allowed else _no_media_reader(path.name)
+    yield OpenedSource(real, path.name, reader)
 
 
 @contextmanager

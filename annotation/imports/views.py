@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -16,6 +15,7 @@ from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.forms import ImportForm
 from annotation.models import Dataset, ImportJob
+from core import csv as safe_csv
 from core.roles import acting_user, is_lead
 
 ERRORS_SHOWN = 100
@@ -88,15 +88,10 @@ class _Echo:
         return value
 
 
-def _cell(text: str) -> str:
-    """A cell a spreadsheet shows as text, never runs as a formula."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
-
-
 @require_GET
 def import_job_errors_csv(request: HttpRequest, job_id: int) -> StreamingHttpResponse:
     job = _job(request, job_id)
-    writer = csv.writer(_Echo())
+    writer = safe_csv.writer(_Echo())
 
     def lines() -> Iterator[str]:
         yield writer.writerow(["row", "external_id", "message"])
@@ -105,7 +100,7 @@ def import_job_errors_csv(request: HttpRequest, job_id: int) -> StreamingHttpRes
             .values_list("row", "external_id", "message")
             .iterator(chunk_size=2000)
         ):
-            yield writer.writerow([row, _cell(external_id), _cell(message)])
+            yield writer.writerow([row, external_id, message])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="import-{job.pk}-errors.csv"'

@@ -59,9 +59,5 @@ __all__ = [
 from annotation.services.samples import sample_content_hash
 
 __all__ += [
-    "import_dataset_get_or_create",
-    "import_format_kind",
-    "import_job_create",
-    "import_job_run",
     "sample_content_hash",
 ]

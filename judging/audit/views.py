@@ -3,7 +3,6 @@ statistics (page, CSV, printable report). Auditors and leads of the dataset only
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
 from core import charts
+from core import csv as safe_csv
 from core.roles import acting_user, is_auditor, is_lead
 from judging.audit import rubric, selectors, services
 from judging.audit.forms import AuditSetForm
@@ -283,7 +283,7 @@ def audit_statistics_csv(request: HttpRequest, audit_set_id: int) -> HttpRespons
     audit_set = _audit_set(request, audit_set_id)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit_set.pk}-statistics.csv"'
-    writer = csv.writer(response)
+    writer = safe_csv.writer(response)
     for row in statistics_rows(audit_statistics_cached(audit_set=audit_set)):
         writer.writerow(["" if value is None else value for value in row])
     return response

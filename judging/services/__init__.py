@@ -15,10 +15,14 @@ from judging.services.judges import (
     EDITABLE_FIELDS as JUDGE_FIELDS,
 )
 from judging.services.judges import (
+    judge_allowed_hosts,
     judge_api_key,
     judge_create,
     judge_get_or_create_external,
+    judge_key_prefix,
+    judge_problems,
     judge_update,
+    judge_validate,
 )
 from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response_import
 from judging.services.verdicts import verdict_import
@@ -28,6 +32,7 @@ __all__ = [
     "RESPONSE_FORMATS",
     "ImportSummary",
     "job_task_for",
+    "judge_allowed_hosts",
     "judge_api_key",
     "judge_chunk_fail",
     "judge_chunk_run",
@@ -39,7 +44,10 @@ __all__ = [
     "judge_job_plan",
     "judge_job_resume",
     "judge_job_start",
+    "judge_key_prefix",
+    "judge_problems",
     "judge_update",
+    "judge_validate",
     "response_import",
     "verdict_import",
 ]

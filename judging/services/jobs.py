@@ -55,7 +55,7 @@ from judging.models import (
 )
 from judging.prompts import PROMPTS
 from judging.services.items import answerability_messages, rule_sample, scoring_messages
-from judging.services.judges import judge_api_key
+from judging.services.judges import judge_allowed_hosts, judge_api_key, judge_base_url
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -344,8 +344,9 @@ def _rule_fields(task: str, sample: SampleRow, response: ModelResponse | None) -
 def _spec(judge: Judge) -> EndpointSpec:
     return EndpointSpec(
         key=f"judge-{judge.pk}",
-        base_url=judge.base_url,
+        base_url=judge_base_url(judge),
         api_key=judge_api_key(judge),
+        allowed_hosts=judge_allowed_hosts(),
         model=judge.model,
         temperature=judge.temperature,
         timeout_s=judge.timeout_s,

@@ -1,4 +1,9 @@
-"""Judge configurations: checked on every write; keys stay in the environment."""
+"""Judge configurations: checked on every write; keys stay in the environment.
+
+A judge's key comes only from a variable named with JUDGE_KEY_ENV_PREFIX, and its base URL
+must be http(s) on a public address unless JUDGE_ALLOWED_HOSTS lists its host:port: checked
+when a judge is saved and again when it is called (judging.egress).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,12 @@ import os
 import re
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from judging import egress
 from judging.models import Judge, JudgeKind
 from judging.prompts import PROMPTS
 
@@ -35,6 +42,74 @@ EDITABLE_FIELDS = (
 )
 
 
+def judge_key_prefix() -> str:
+    """The prefix every key variable's name must start with (JUDGE_KEY_ENV_PREFIX)."""
+    prefix = str(settings.JUDGE_KEY_ENV_PREFIX)
+    if not prefix:
+        raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
+    return prefix
+
+
+def judge_allowed_hosts() -> frozenset[str]:
+    """The host:port entries judges may call although they are not public addresses."""
+    try:
+        return egress.parse_allowed_hosts(settings.JUDGE_ALLOWED_HOSTS)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from exc
+
+
+def _key_env_message(name: str, prefix: str) -> str:
+    return _(
+        "The key variable must be named with the prefix %(prefix)s (rename %(name)s to "
+        "%(suggested)s in the workers' environment and here), so that the workers' own "
+        "secrets can never be sent to a judge."
+    ) % {"prefix": prefix, "name": name, "suggested": egress.suggested_key_env(name, prefix)}
+
+
+def _reason_label(reason: str) -> str:
+    labels = {
+        "loopback": _("a loopback"),
+        "private": _("a private"),
+        "link-local": _("a link-local"),
+        "cloud metadata": _("a cloud metadata"),
+        "non-public": _("a non-public"),
+    }
+    return labels.get(reason, reason)
+
+
+def _base_url_messages(url: str, *, resolve: bool) -> list[str]:
+    """Why this base URL may not be called (empty when it may)."""
+    try:
+        refusal = egress.check_url(url, judge_allowed_hosts(), resolve=resolve)
+    except egress.EndpointRefused:
+        return [_("The base URL must start with http:// or https:// and name a host.")]
+    if refusal is None:
+        return []
+    return [
+        _(
+            "%(host)s is %(reason)s address (%(address)s); judges call only public addresses "
+            "unless the setting JUDGE_ALLOWED_HOSTS lists %(host)s."
+        )
+        % {
+            "host": refusal.host_port,
+            "reason": _reason_label(refusal.reason),
+            "address": refusal.address,
+        }
+    ]
+
+
+def judge_problems(judge: Judge) -> list[str]:
+    """What stops a saved judge from being called under the current rules (no DNS look-up),
+    for the judges page: e.g. a key variable from before the prefix rule."""
+    problems = []
+    prefix = judge_key_prefix()
+    if not egress.key_env_allowed(judge.api_key_env, prefix):
+        problems.append(_key_env_message(judge.api_key_env, prefix))
+    if judge.kind == JudgeKind.OPENAI and judge.base_url:
+        problems += _base_url_messages(judge.base_url, resolve=False)
+    return problems
+
+
 def _check(judge: Judge) -> None:
     errors: dict[str, list[str]] = {}
 
@@ -57,6 +132,11 @@ def _check(judge: Judge) -> None:
             "api_key_env",
             _("Give the name of an environment variable (letters, digits, _), never the key."),
         )
+    elif not egress.key_env_allowed(judge.api_key_env, judge_key_prefix()):
+        add("api_key_env", _key_env_message(judge.api_key_env, judge_key_prefix()))
+    if judge.base_url:
+        for message in _base_url_messages(judge.base_url, resolve=True):
+            add("base_url", message)
     if not 0 <= judge.temperature <= 2:
         add("temperature", _("The temperature must lie between 0 and 2."))
     if judge.timeout_s <= 0:
@@ -78,6 +158,12 @@ def _check(judge: Judge) -> None:
         )
     if errors:
         raise ValidationError(errors)
+
+
+def judge_validate(*, judge: Judge) -> None:
+    """Check a judge's settings as every save does (for forms that build the row themselves,
+    such as the admin's); ValidationError with a message per field."""
+    _check(judge)
 
 
 @transaction.atomic
@@ -110,13 +196,24 @@ def judge_update(*, judge: Judge, changes: dict[str, Any]) -> Judge:
 
 
 def judge_api_key(judge: Judge) -> str:
-    """The judge's key from the environment; ValueError names the missing variable."""
+    """The judge's key from the environment; ValueError names the missing variable, or the
+    variable the prefix rule refuses (a judge saved before the rule), which is never read."""
     if not judge.api_key_env:
         return "not-needed"
+    prefix = judge_key_prefix()
+    if not egress.key_env_allowed(judge.api_key_env, prefix):
+        raise ValueError(_key_env_message(judge.api_key_env, prefix))
     value = os.environ.get(judge.api_key_env)
     if not value:
         raise ValueError(f"environment variable {judge.api_key_env} is not set in the worker")
     return value
+
+
+def judge_base_url(judge: Judge) -> str:
+    """The judge's base URL if it is http(s); ValueError (egress.EndpointRefused) otherwise.
+    The address itself is checked on each connection (judging.egress)."""
+    egress.url_target(judge.base_url)
+    return judge.base_url
 
 
 def judge_get_or_create_external(*, name: str) -> tuple[Judge, bool]:

@@ -16,7 +16,12 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.imports import services as import_services
-from annotation.models import ImportJob, ImportJobStatus, ImportSourceKind
+from annotation.models import (
+    ImportJob,
+    ImportJobStatus,
+    ImportRowError,
+    ImportSourceKind,
+)
 from tests.annotation.test_imports_services import (
     dataset_for,
     mmooc_record,
@@ -114,6 +119,18 @@ def test_error_report_downloads_as_csv(lead: Any, tmp_path: Path) -> None:
     assert [r[:2] for r in rows[1:]] == [["2", "mm-2"], ["3", ""]]
     assert "not an option letter" in rows[1][2] and "not valid JSON" in rows[2][2]
     assert all(not cell.startswith("=") for row in rows for cell in row)
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_error_report_neutralises_formula_cells(lead: Any, tmp_path: Path, start: str) -> None:
+    """An external id or message that begins like a formula (= + - @ tab CR) is written with a
+    leading apostrophe, so a spreadsheet shows it as text."""
+    job = _bad_job(tmp_path)
+    ImportRowError.objects.create(job=job, row=9, external_id=f"{start}id", message=f"{start}m")
+    response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
+    text = b"".join(response.streaming_content).decode()
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[-1] == ["9", f"'{start}id", f"'{start}m"]
 
 
 def test_job_page_takes_a_fixed_number_of_queries(

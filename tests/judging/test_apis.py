@@ -35,9 +35,9 @@ def test_only_leads_configure_judges_and_keys_are_never_returned(
     url = reverse("api_judges")
     payload = {
         "name": "gpt-4o",
-        "base_url": "http://127.0.0.1:9/v1",
+        "base_url": "https://judge.invalid/v1",
         "model": "gpt-4o",
-        "api_key_env": "OPENAI_API_KEY",
+        "api_key_env": "JUDGE_KEY_OPENAI",
         "max_concurrency": 16,
     }
     for user in (annotator, auditor):
@@ -45,7 +45,7 @@ def test_only_leads_configure_judges_and_keys_are_never_returned(
         assert client_for(user).get(url).status_code == 403
     reply = client_for(lead).post(url, payload, format="json")
     assert reply.status_code == 201
-    assert reply.json()["api_key_env"] == "OPENAI_API_KEY"
+    assert reply.json()["api_key_env"] == "JUDGE_KEY_OPENAI"
     assert "api_key" not in reply.json()
     bad = client_for(lead).post(url, {**payload, "name": "x", "api_key_env": "sk-123"})
     assert bad.status_code == 400 and "api_key_env" in bad.json()
@@ -54,6 +54,37 @@ def test_only_leads_configure_judges_and_keys_are_never_returned(
         reverse("api_judge", args=[judge.pk]), {"temperature": 5}, format="json"
     )
     assert patch.status_code == 400
+
+
+def test_judges_reading_other_secrets_or_calling_internal_addresses_are_refused(
+    lead: Any, settings: Any
+) -> None:
+    """POST and PATCH refuse a key variable without the JUDGE_KEY_ prefix (SECRET_KEY,
+    DATABASE_URL) and base URLs on loopback, private or metadata addresses, with messages;
+    a host:port listed in JUDGE_ALLOWED_HOSTS is accepted."""
+    url = reverse("api_judges")
+    client = client_for(lead)
+    base = {"name": "j", "base_url": "https://judge.invalid/v1", "model": "m"}
+    for variable in ("SECRET_KEY", "DATABASE_URL"):
+        reply = client.post(url, {**base, "api_key_env": variable}, format="json")
+        assert reply.status_code == 400
+        assert f"JUDGE_KEY_{variable}" in reply.json()["api_key_env"][0]
+    for address in ("http://127.0.0.1:6379/v1", "http://[::1]:5432/v1", "http://169.254.169.254"):
+        reply = client.post(url, {**base, "base_url": address}, format="json")
+        assert reply.status_code == 400
+        assert "JUDGE_ALLOWED_HOSTS" in reply.json()["base_url"][0]
+    assert not Judge.objects.filter(name="j").exists()
+    settings.JUDGE_ALLOWED_HOSTS = ["127.0.0.1:11434"]
+    local = {**base, "base_url": "http://127.0.0.1:11434/v1"}
+    assert client.post(url, local, format="json").status_code == 201
+    judge = Judge.objects.get(name="j")
+    patch_url = reverse("api_judge", args=[judge.pk])
+    reply = client.patch(patch_url, {"api_key_env": "SECRET_KEY"}, format="json")
+    assert reply.status_code == 400 and "api_key_env" in reply.json()
+    reply = client.patch(patch_url, {"base_url": "http://10.0.0.5:8000/v1"}, format="json")
+    assert reply.status_code == 400 and "private" in reply.json()["base_url"][0]
+    judge.refresh_from_db()
+    assert (judge.api_key_env, judge.base_url) == ("", "http://127.0.0.1:11434/v1")
 
 
 def test_leads_start_and_cancel_jobs_others_may_only_watch(

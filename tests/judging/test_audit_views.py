@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from core import roles
 from judging.audit.selectors import audit_frame, frame_strata_sizes
-from judging.models import AuditItem, AuditRating, AuditSet, Verdict
+from judging.models import AuditItem, AuditRating, AuditSet, Judge, Verdict
 from judging.stats.bootstrap import stratum_weights
 from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
@@ -271,6 +271,22 @@ def test_statistics_page_shows_judging_stats_figures(auditor: Any) -> None:
     row_start = reasoning.index('data-rater="human-human"')
     assert f"{kappa.value:.3f}" in reasoning[row_start : reasoning.index("</tr>", row_start)]
     assert "<svg" in html and 'id="corrected"' in html and 'id="inter-judge"' in html
+
+
+def test_statistics_csv_neutralises_formula_cells(auditor: Any) -> None:
+    """Imported names (a judge called "=HYPERLINK(…)") reach the CSV as text with a leading
+    apostrophe; numbers, negative ones too, stay numbers."""
+    dataset, judges = af.scoring_dataset(n_samples=20)
+    Judge.objects.filter(pk=judges[0].pk).update(name='=HYPERLINK("http://x")')
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=12, double_rating_fraction=0.25)
+    af.rate_all(audit_set, [auditor, UserFactory()])
+    response = browser(auditor).get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
+    rows = list(csv.reader(io.StringIO(response.content.decode(), newline="")))
+    cells = [cell for row in rows[1:] for cell in row]
+    assert '\'=HYPERLINK("http://x")' in cells
+    assert not any(cell.startswith(("=", "+", "@", "\t", "\r")) for cell in cells)
+    assert all(float(c) < 0 for c in cells if c.startswith("-"))
 
 
 def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:

@@ -28,8 +28,8 @@ def run(*args: Any) -> str:
 def test_add_judge_creates_then_updates_and_refuses_bad_settings() -> None:
     """The command stores the key's variable name; bad settings are a CommandError."""
     text = run(
-        "add_judge", "o3", "--base-url", "http://h/v1", "--model", "o3",
-        "--api-key-env", "OPENAI_API_KEY", "--max-concurrency", "16", "--rpm", "500",
+        "add_judge", "o3", "--base-url", "http://h.invalid/v1", "--model", "o3",
+        "--api-key-env", "JUDGE_KEY_OPENAI", "--max-concurrency", "16", "--rpm", "500",
         "--temperature", "0.2", "--timeout", "30", "--text-only", "--family", "openai",
     )  # fmt: skip
     assert text.startswith("Added judge o3")
@@ -38,6 +38,12 @@ def test_add_judge_creates_then_updates_and_refuses_bad_settings() -> None:
     assert run("add_judge", "o3", "--max-concurrency", "4").startswith("Updated")
     with pytest.raises(CommandError, match="base URL"):
         run("add_judge", "bare")
+    with pytest.raises(CommandError, match="JUDGE_KEY_DATABASE_URL"):
+        run("add_judge", "o3", "--api-key-env", "DATABASE_URL")
+    with pytest.raises(CommandError, match=r"JUDGE_ALLOWED_HOSTS lists 127\.0\.0\.1:6379"):
+        run("add_judge", "o3", "--base-url", "http://127.0.0.1:6379/v1")
+    judge.refresh_from_db()
+    assert (judge.api_key_env, judge.base_url) == ("JUDGE_KEY_OPENAI", "http://h.invalid/v1")
 
 
 def test_import_responses_prints_a_summary_and_fails_on_rejections(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import urlsplit
 
 from judging.execution import Call, EndpointSpec, JudgeRunner
 from judging.llm_client import RetryPolicy
@@ -11,7 +12,9 @@ from tests.support.fake_openai import FakeOpenAI
 
 
 def spec(base_url: str, **kw: object) -> EndpointSpec:
+    """The fake server's judge; its loopback address is allowed explicitly."""
     values: dict[str, object] = {
+        "allowed_hosts": frozenset({urlsplit(base_url).netloc}),
         "key": "judge-x",
         "base_url": base_url,
         "api_key": "k",

@@ -51,7 +51,7 @@ def judge(
     timeout: float = 5.0,
 ) -> JudgeOutcome:
     async def run() -> JudgeOutcome:
-        client = make_client(server.base_url, timeout_s=timeout)
+        client = make_client(server.base_url, timeout_s=timeout, allowed_hosts=server.allowed)
         try:
             return await judge_with_retries(
                 client,
@@ -222,7 +222,7 @@ def test_before_attempt_runs_before_every_attempt(server: FakeOpenAI) -> None:
     calls: list[int] = []
 
     async def run() -> JudgeOutcome:
-        client = make_client(server.base_url)
+        client = make_client(server.base_url, allowed_hosts=server.allowed)
 
         async def hook() -> None:
             calls.append(len(server.chat_records()))

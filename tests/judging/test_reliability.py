@@ -22,7 +22,7 @@ from judging.services.items import scoring_messages
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import worker_on
 from tests.judging.factories import bulk_responses, bulk_samples, fake_judge
-from tests.support.fake_openai import FakeOpenAI, hash_prompt
+from tests.support.fake_openai import hash_prompt
 from tests.support.processes import wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -62,7 +62,7 @@ def _assert_one_verdict_per_response(judge: Any, responses: list[ModelResponse])
 
 
 def test_a_2000_item_job_under_faults_ends_with_one_verdict_or_error_per_item(
-    live_worker: Any,
+    transactional_db: None, fake_openai: Any
 ) -> None:
     """20% 5xx, 10% 429, 5% hangs, 5% malformed: every item ends with exactly one row, a
     verdict or an explicit error, and each verdict matches exactly one clean reply."""
@@ -70,7 +70,10 @@ def test_a_2000_item_job_under_faults_ends_with_one_verdict_or_error_per_item(
     responses = bulk_responses(bulk_samples(dataset, 400), ["m1", "m2", "m3", "m4", "m5"])
     assert len(responses) == 2000
     faults = {"error_500": 0.2, "rate_limit": 0.1, "hang": 0.05, "malformed": 0.05}
-    with FakeOpenAI(latency=0.005, fault_rates=faults, seed=7, hang_s=3) as server:
+    with (
+        fake_openai(latency=0.005, fault_rates=faults, seed=7, hang_s=3) as server,
+        worker_on(os.environ["REDIS_URL"]),  # after the server: it allows the server's port
+    ):
         judge = fake_judge(
             server.base_url, max_concurrency=32, timeout_s=0.5, max_attempts=5, temperature=0
         )
@@ -95,7 +98,9 @@ def test_a_2000_item_job_under_faults_ends_with_one_verdict_or_error_per_item(
     assert errors < 100  # with five attempts, about 1% of items exhaust them
 
 
-def test_killing_a_worker_mid_job_loses_and_duplicates_nothing(transactional_db: None) -> None:
+def test_killing_a_worker_mid_job_loses_and_duplicates_nothing(
+    transactional_db: None, fake_openai: Any
+) -> None:
     """SIGKILL the worker (and its pool) while chunks are in flight, start another: the job
     completes with exactly one verdict per item."""
     dataset = mmooc_dataset()
@@ -105,7 +110,7 @@ def test_killing_a_worker_mid_job_loses_and_duplicates_nothing(transactional_db:
         "CELERY_UNACKED_RESTORE_INTERVAL": "1",
         "CELERY_UNACKED_RESTORE_THROTTLE": "1",
     }
-    with FakeOpenAI(latency=0.25, seed=3) as server:
+    with fake_openai(latency=0.25, seed=3) as server:
         judge = fake_judge(server.base_url, max_concurrency=8, timeout_s=5)
         broker = os.environ["REDIS_URL"]
         with worker_on(broker, quick_redelivery) as worker:

@@ -39,9 +39,9 @@ def test_a_judge_never_stores_a_key_and_rejects_bad_settings() -> None:
         services.judge_create(name="gpt", base_url="", model="", api_key_env="sk-live-123")
     assert {"base_url", "model", "api_key_env"} <= set(error.value.message_dict)
     judge = services.judge_create(
-        name="gpt", base_url="http://x/v1", model="gpt-4o", api_key_env="OPENAI_API_KEY"
+        name="gpt", base_url="http://x.invalid/v1", model="gpt-4o", api_key_env="JUDGE_KEY_OPENAI"
     )
-    assert judge.api_key_env == "OPENAI_API_KEY"
+    assert judge.api_key_env == "JUDGE_KEY_OPENAI"
     with pytest.raises(ValidationError):
         services.judge_update(judge=judge, changes={"prompt_version": "v999"})
 
@@ -63,13 +63,13 @@ def test_the_rule_judge_runs_a_whole_scoring_job_offline(
 
 
 def test_running_a_job_again_fills_only_what_is_missing(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """A second job on the same data makes no call for items that already hold a verdict."""
     dataset = mmooc_dataset()
     samples = bulk_samples(dataset, 10)
     bulk_responses(samples, ["m"])
-    with FakeOpenAI() as server:
+    with fake_openai() as server:
         judge = fake_judge(server.base_url)
         first = run_job(
             django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
@@ -86,12 +86,12 @@ def test_running_a_job_again_fills_only_what_is_missing(
 
 
 def test_errors_are_recorded_then_retried_by_the_next_job(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """An item whose attempts all fail holds an explicit error; a later job replaces it."""
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 1), ["m"])
-    with FakeOpenAI() as server:
+    with fake_openai() as server:
         judge = fake_judge(server.base_url, max_attempts=2)
         server.queue_faults("error_500", "error_500")
         first = run_job(
@@ -112,20 +112,64 @@ def test_a_missing_key_variable_is_an_explicit_error_on_every_item(
     django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A judge whose key variable is unset ends the job with config errors, naming it."""
-    monkeypatch.delenv("NO_SUCH_JUDGE_KEY", raising=False)
+    monkeypatch.delenv("JUDGE_KEY_NO_SUCH", raising=False)
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 3), ["m"])
-    judge = fake_judge("http://127.0.0.1:9/v1", api_key_env="NO_SUCH_JUDGE_KEY")
+    judge = fake_judge("http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY_NO_SUCH")
     job = run_job(
         django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
     )
     errors = Verdict.objects.filter(job=job)
     assert errors.count() == 3
-    assert all("NO_SUCH_JUDGE_KEY" in v.error for v in errors)
+    assert all("JUDGE_KEY_NO_SUCH" in v.error for v in errors)
+
+
+def test_a_judge_saved_before_the_key_rule_never_sends_that_variable(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, fake_openai: Any
+) -> None:
+    """A judge in the database that names SECRET_KEY-like variables (saved before the prefix
+    rule) makes no call: every item holds an error saying what to rename."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-the-workers-own-secret")
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 3), ["m"])
+    with fake_openai() as server:
+        judge = fake_judge(server.base_url, api_key_env="OPENAI_API_KEY")
+        job = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        assert server.chat_records() == []
+    errors = Verdict.objects.filter(job=job)
+    assert errors.count() == 3 and {v.error_kind for v in errors} == {"config"}
+    assert all("JUDGE_KEY_OPENAI_API_KEY" in v.error for v in errors)
+
+
+def test_a_judge_on_a_loopback_address_is_refused_at_call_time(
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    """Without JUDGE_ALLOWED_HOSTS the fake server on 127.0.0.1 is never called: each item
+    holds a final "refused" error naming the host:port to allow; allowed, the job succeeds."""
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 2), ["m"])
+    settings.JUDGE_ALLOWED_HOSTS = []
+    with FakeOpenAI() as server:
+        judge = fake_judge(server.base_url)
+        refused = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        assert server.chat_records() == []
+        errors = Verdict.objects.filter(job=refused)
+        assert {(v.error_kind, v.attempts) for v in errors} == {("refused", 1)}
+        assert all(server.host_port in v.error for v in errors)
+        settings.JUDGE_ALLOWED_HOSTS = [server.host_port]
+        allowed = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        assert len(server.chat_records()) == 2
+    assert not Verdict.objects.filter(job=allowed).exclude(error_kind="").exists()
 
 
 def test_answerability_flags_disagreements_and_notes_every_vote(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """Samples where a judge disagrees with the sample's label are flagged; votes are noted."""
     dataset = mmooc_dataset()
@@ -138,7 +182,7 @@ def test_answerability_flags_disagreements_and_notes_every_vote(
             "false" if "number 4:" in text else "true"
         )
 
-    with FakeOpenAI(responder=responder) as server:
+    with fake_openai(responder=responder) as server:
         judge = fake_judge(server.base_url, name="llm")
         job = run_job(
             django_capture_on_commit_callbacks,
@@ -160,12 +204,12 @@ def test_answerability_flags_disagreements_and_notes_every_vote(
 
 
 def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """A vision judge receives the sample's PNG as a base64 data URL; a text-only one does not."""
     dataset = mmooc_dataset()
     sample = mmooc_sample(dataset)
-    with FakeOpenAI() as server:
+    with fake_openai() as server:
         vision = fake_judge(server.base_url, name="vision")
         text = fake_judge(server.base_url, name="text", text_only=True)
         run_job(
@@ -186,12 +230,12 @@ def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
 
 
 def test_repeated_sampling_stores_one_verdict_per_repeat(
-    django_capture_on_commit_callbacks: Any,
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """k = 3 votes per item at temperature > 0 give three verdicts with repeat 0, 1, 2."""
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 2), ["m"])
-    with FakeOpenAI() as server:
+    with fake_openai() as server:
         judge = fake_judge(server.base_url, temperature=0.7)
         job = run_job(
             django_capture_on_commit_callbacks,

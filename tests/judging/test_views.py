@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from annotation import services as annotation_services
 from judging import services
-from judging.models import JudgeJob
+from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
-from tests.judging.factories import bulk_responses, bulk_samples, rule_judge
+from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -97,3 +97,61 @@ def test_the_jobs_page_takes_constant_queries(
     # session, user, roles, dataset, models, jobs, job judges, form's judges
     with django_assert_num_queries(8):
         client.get(url)
+
+
+def test_the_judges_page_refuses_bad_judges_and_says_what_to_rename(lead: Any) -> None:
+    """Adding a judge that would read SECRET_KEY or call a loopback address shows the messages
+    and saves nothing; a judge saved before the rules is listed with what to change."""
+    client = login(lead)
+    url = reverse("judging:judge_list")
+    page = client.get(url).content.decode()
+    assert "JUDGE_KEY_" in page and "JUDGE_ALLOWED_HOSTS" in page  # the fields' help
+    form = {
+        "name": "sneaky",
+        "kind": "openai",
+        "base_url": "http://127.0.0.1:5432/v1",
+        "model": "m",
+        "api_key_env": "SECRET_KEY",
+        "temperature": 0,
+        "timeout_s": 30,
+        "max_concurrency": 2,
+        "prompt_version": "v1",
+    }
+    refused = client.post(url, form).content.decode()
+    assert "JUDGE_KEY_SECRET_KEY" in refused and "127.0.0.1:5432" in refused
+    assert not Judge.objects.filter(name="sneaky").exists()
+    JudgeFactory(name="old", api_key_env="OPENAI_API_KEY", base_url="https://api.invalid/v1")
+    listed = client.get(url).content.decode()
+    assert "This judge cannot be called until it is changed" in listed
+    assert "JUDGE_KEY_OPENAI_API_KEY" in listed
+
+
+def test_the_admin_refuses_what_the_services_refuse(admin_client: Client) -> None:
+    """Saving a judge in the admin runs the same checks: a non-prefixed key variable and a
+    metadata address are refused."""
+    url = reverse("admin:judging_judge_add")
+    form = {
+        "name": "adm",
+        "kind": "openai",
+        "base_url": "http://169.254.169.254/latest",
+        "model": "m",
+        "api_key_env": "DATABASE_URL",
+        "temperature": 0,
+        "timeout_s": 30,
+        "max_concurrency": 2,
+        "max_tokens": 512,
+        "prompt_version": "v1",
+        "max_attempts": 5,
+        "backoff_base_s": 0.5,
+        "backoff_max_s": 30,
+        "retry_after_max_s": 300,
+        "enabled": "on",
+    }
+    page = admin_client.post(url, form)
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "JUDGE_KEY_DATABASE_URL" in text and "cloud metadata" in text
+    assert not Judge.objects.filter(name="adm").exists()
+    good = {**form, "base_url": "https://api.invalid/v1", "api_key_env": "JUDGE_KEY_X"}
+    assert admin_client.post(url, good).status_code == 302
+    assert Judge.objects.filter(name="adm").exists()

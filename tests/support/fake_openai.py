@@ -143,6 +143,17 @@ class FakeOpenAI:
         """The URL to give an OpenAI client (ends in /v1)."""
         return f"http://{self.host}:{self.port}/v1"
 
+    @property
+    def host_port(self) -> str:
+        """The server as JUDGE_ALLOWED_HOSTS lists it: it runs on loopback, which judges may
+        call only when allowed explicitly."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        """The allowed set for a client made outside Django (make_client, EndpointSpec)."""
+        return frozenset({self.host_port})
+
     def start(self) -> FakeOpenAI:
         """Serve from a daemon thread; return once the port is bound."""
         self._loop = asyncio.new_event_loop()
