@@ -28,7 +28,7 @@ def derive_media_assets(asset_ids: list[int]) -> None:
 
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
-    """Run one import job; a second delivery restarts it, which the import tolerates."""
+    """Run (or resume) one import job; a delivery while another worker runs it does nothing."""
     from annotation.imports.services import import_job_run
 
     import_job_run(job_id=job_id)
@@ -40,3 +40,13 @@ def build_snapshot(snapshot_id: int) -> None:
     from annotation.snapshots.services import snapshot_build
 
     snapshot_build(snapshot_id=snapshot_id)
+
+
+@shared_task(name="annotation.sweep_jobs", acks_late=True, soft_time_limit=120)
+def sweep_jobs() -> None:
+    """Run by Celery beat: resume imports and snapshots whose worker died or message was lost."""
+    from annotation.imports.services import import_jobs_sweep
+    from annotation.snapshots.services import snapshots_sweep
+
+    import_jobs_sweep()
+    snapshots_sweep()
