@@ -49,11 +49,13 @@ def judge_job_retry(*, job: JudgeJob) -> JudgeJob:
         )
         planned = locked.chunks.exists()
         JudgeJob.objects.filter(pk=locked.pk).update(
-            **job_retry_fields(),
-            # A planned job runs again at once; one never planned is planned first.
-            status=JobStatus.RUNNING if planned else JobStatus.QUEUED,
-            cancel_requested=False,
-            finished_at=None,
+            **{
+                **job_retry_fields(),
+                # A planned job runs again at once; one never planned is planned first.
+                "status": JobStatus.RUNNING if planned else JobStatus.QUEUED,
+                "cancel_requested": False,
+                "finished_at": None,
+            }
         )
         transaction.on_commit(lambda: enqueue_plan(locked.pk))
     job.refresh_from_db()
