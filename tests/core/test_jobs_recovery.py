@@ -207,6 +207,7 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
     waiting_responses = bulk_responses(bulk_samples(waiting_set, 30), ["m1"])
     cancelled_set = mmooc_dataset(name="cancelled")
     bulk_responses(bulk_samples(cancelled_set, 120), ["m1", "m2", "m3"])
+    rule_judge()  # made by a migration, gone after another test's flush
     client = client_for(lead)
 
     with (
@@ -220,13 +221,19 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
             job = judging_services.judge_job_start(
                 dataset=running_set, task="scoring", judges=[judge]
             )
-            doomed = judging_services.judge_job_start(
-                dataset=cancelled_set, task="scoring", judges=[judge]
-            )
             wait_until(
                 lambda: Verdict.objects.filter(job=job).count() >= 60,
                 timeout=60,
                 what="the first chunks' verdicts",
+            )
+            # Planned now, its chunks queue behind the running job's: still running at the kill.
+            doomed = judging_services.judge_job_start(
+                dataset=cancelled_set, task="scoring", judges=[judge]
+            )
+            wait_until(
+                lambda: status_of(JudgeJob, doomed.pk) == JobStatus.RUNNING,
+                timeout=60,
+                what="the second job's planning",
             )
             redis_server.kill()
 
