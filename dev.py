@@ -78,8 +78,12 @@ def run() -> int:
     _run(*manage, "demo", env=env)
     host = env.get("HOST", "127.0.0.1")
     port = env.get("PORT", "8000")
+    # -B runs Celery beat inside the worker: the periodic sweep that recovers stuck jobs.
     worker = subprocess.Popen(  # noqa: S603
-        [str(PYTHON), "-m", "celery", "-A", "mmooc_site", "worker", "-l", "warning", "-c", "2"],
+        [
+            *(str(PYTHON), "-m", "celery", "-A", "mmooc_site", "worker"),
+            *("-B", "-l", "warning", "-c", "2"),
+        ],
         cwd=ROOT,
         env=env,
     )

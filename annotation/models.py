@@ -13,6 +13,8 @@ from django.db.models import Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.jobs import JobStatus, RecoverableJob
+
 
 class DatasetKind(models.TextChoices):
     IMAGE_QUESTION = "image_question", _("Image-question")
@@ -379,14 +381,6 @@ class SampleRevision(models.Model):
         return f"{self.sample_id} r{self.number}"
 
 
-class JobStatus(models.TextChoices):
-    QUEUED = "queued", _("Queued")
-    RUNNING = "running", _("Running")
-    SUCCEEDED = "succeeded", _("Succeeded")
-    FAILED = "failed", _("Failed")
-    CANCELLED = "cancelled", _("Cancelled")
-
-
 class ImportJobStatus(models.TextChoices):
     """JobStatus, plus the end of an import that rejected some rows but not all."""
 
@@ -404,7 +398,7 @@ class ImportSourceKind(models.TextChoices):
     S3_PREFIX = "s3_prefix", _("S3 prefix")
 
 
-class ImportJob(models.Model):
+class ImportJob(RecoverableJob):
     """One import of candidate samples into a dataset, run by a worker, with live progress."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_jobs")
@@ -489,7 +483,7 @@ class ImportedVersion(models.Model):
         return f"{self.sample_id} as imported"
 
 
-class Snapshot(models.Model):
+class Snapshot(RecoverableJob):
     """A named, immutable export of a dataset at a moment, built by a worker."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="snapshots")

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from annotation.imports.services import import_job_run
+from annotation.imports.services import import_job_run, import_jobs_sweep
 from annotation.services.media import media_asset_derive
-from annotation.snapshots.services import snapshot_build
+from annotation.snapshots.services import snapshot_build, snapshots_sweep
 
 
 @shared_task(name="annotation.derive_media_asset", acks_late=True, max_retries=3)
@@ -28,7 +28,7 @@ def derive_media_assets(asset_ids: list[int]) -> None:
 
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
-    """Run one import job; a second delivery restarts it, which the import tolerates."""
+    """Run (or resume) one import job; a delivery while another worker runs it does nothing."""
     import_job_run(job_id=job_id)
 
 
@@ -36,3 +36,10 @@ def run_import_job(job_id: int) -> None:
 def build_snapshot(snapshot_id: int) -> None:
     """Build one release snapshot; a second delivery of a finished one does nothing."""
     snapshot_build(snapshot_id=snapshot_id)
+
+
+@shared_task(name="annotation.sweep_jobs", acks_late=True, soft_time_limit=120)
+def sweep_jobs() -> None:
+    """Run by Celery beat: resume imports and snapshots whose worker died or message was lost."""
+    import_jobs_sweep()
+    snapshots_sweep()

@@ -24,7 +24,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from mmooc_site.views import healthz
+from mmooc_site.views import livez
 
 
 @csrf_exempt
@@ -48,7 +48,7 @@ def floor_submit(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [
-    path("healthz/", healthz),
+    path("healthz/", livez),  # liveness only: the web stack, no database
     path("floor/claim/<int:dataset_id>/", floor_claim),
     path("floor/submit/", floor_submit),
 ]

@@ -11,8 +11,13 @@ from typing import Any
 from celery import current_app
 
 
-def enqueue(name: str, *args: Any) -> None:
-    """Send the task registered under ``name`` with ``args`` (run inline when eager)."""
+def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:
+    """Send the task registered under ``name`` with ``args`` (run inline when eager), after
+    ``countdown`` seconds when given."""
     app = current_app
     app.loader.import_default_modules()
-    app.tasks[name].apply_async(args=args)
+    task = app.tasks[name]
+    if countdown is None:
+        task.delay(*args)
+    else:
+        task.apply_async(args, countdown=countdown)

@@ -16,6 +16,7 @@ urlpatterns = [
     path(
         "judge-jobs/<int:job_id>/cancel/", apis.JobCancelApi.as_view(), name="api_judge_job_cancel"
     ),
+    path("judge-jobs/<int:job_id>/retry/", apis.JobRetryApi.as_view(), name="api_judge_job_retry"),
     path(
         "datasets/<int:dataset_id>/leaderboard/",
         apis.LeaderboardApi.as_view(),

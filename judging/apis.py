@@ -207,6 +207,16 @@ class JobCancelApi(APIView):
         return Response(ProgressOutput(selectors.job_progress(job=job).as_dict()).data)
 
 
+class JobRetryApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=ProgressOutput)
+    def post(self, request: Request, job_id: int) -> Response:
+        """Run a failed or cancelled job again (only the missing verdicts are made)."""
+        job = services.judge_job_retry(job=_job(request, job_id))
+        return Response(ProgressOutput(selectors.job_progress(job=job).as_dict()).data)
+
+
 class LeaderboardApi(APIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request, dataset_id: int) -> Response:

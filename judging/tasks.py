@@ -1,6 +1,7 @@
 """Background work of judge jobs: thin tasks that take ids and call one service each.
 
-Both are safe to run twice (acks_late: a task whose worker died is delivered again).
+All are safe to run twice: the rows they work on are claimed (``core.jobs``), so a
+redelivered message never runs work that another worker is doing.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ def plan_judge_job(job_id: int) -> None:
     base=_ChunkTask,
     name="judging.run_judge_chunk",
     acks_late=True,
-    autoretry_for=(DatabaseError, OSError),
+    # The chunk's own failures are retried by the service (its row counts the attempts);
+    # only a database that cannot even be asked is retried here.
+    autoretry_for=(DatabaseError,),
     retry_backoff=True,
     retry_backoff_max=60,
     max_retries=5,
@@ -49,7 +52,7 @@ def plan_judge_job(job_id: int) -> None:
     time_limit=1900,
 )
 def run_judge_chunk(chunk_id: int) -> None:
-    """Judge one chunk's missing items."""
+    """Judge one chunk's missing items (a delivery while another worker runs it does nothing)."""
     services.judge_chunk_run(chunk_id=chunk_id)
 
 
@@ -63,3 +66,10 @@ def run_judge_chunk(chunk_id: int) -> None:
 def draw_audit_set(audit_set_id: int) -> None:
     """Read the frame of a queued audit set and store its drawn items (idempotent)."""
     audit_services.audit_set_draw_run(audit_set_id=audit_set_id)
+
+
+@shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)
+def sweep_jobs() -> None:
+    """Run by Celery beat: recover judge jobs and audit draws whose worker or message was lost."""
+    services.judge_jobs_sweep()
+    audit_services.audit_sets_sweep()

@@ -10,5 +10,6 @@ urlpatterns = [
     path("datasets/<int:dataset_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("judge-jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("judge-jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
+    path("judge-jobs/<int:job_id>/retry/", views.job_retry, name="job_retry"),
 ]
 urlpatterns += [path("", include("judging.audit.urls"))]  # type: ignore[list-item]

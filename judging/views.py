@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
+from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead
 from judging import selectors, services
 from judging.audit import statistics as audit_statistics
@@ -106,6 +107,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
             "progress": selectors.job_progress(job=job),
             "errors": selectors.job_recent_errors(job=job),
             "can_cancel": is_lead(request.user) and not job.is_finished,
+            "can_retry": is_lead(request.user) and job.status in RETRYABLE,
         },
     )
 
@@ -119,7 +121,20 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, _("The job will stop after the chunks now running."))
+        messages.success(request, _("The job was cancelled."))
+    return redirect("judging:job_detail", job_id=job.pk)
+
+
+@require_POST
+def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
+    _require_lead(request)
+    job = _job(request, job_id)
+    try:
+        services.judge_job_retry(job=job)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("The job runs again; only the missing verdicts are made."))
     return redirect("judging:job_detail", job_id=job.pk)
 
 

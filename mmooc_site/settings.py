@@ -223,6 +223,33 @@ elif CELERY_BROKER_URL.startswith("filesystem"):
         "store_processed": False,
     }
 
+# Recovery of background jobs (core.jobs): running jobs beat a heartbeat; a periodic sweep
+# (Celery beat) queues again those whose heartbeat stopped and sends again the tasks of queued
+# jobs whose message was lost, and fails a job with the reason after JOB_MAX_ATTEMPTS attempts.
+JOB_HEARTBEAT_SECONDS = env.float("JOB_HEARTBEAT_SECONDS", default=10.0)
+JOB_STALE_SECONDS = env.float("JOB_STALE_SECONDS", default=60.0)
+JOB_QUEUED_TIMEOUT_SECONDS = env.float("JOB_QUEUED_TIMEOUT_SECONDS", default=60.0)
+JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
+JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=30.0)
+CELERY_BEAT_SCHEDULE = {
+    f"{app}-sweep-jobs": {
+        "task": f"{app}.sweep_jobs",
+        "schedule": JOB_SWEEP_SECONDS,
+        # A sweep that waited longer than the interval is dropped: the next one is on its way.
+        "options": {"expires": JOB_SWEEP_SECONDS},
+    }
+    for app in ("annotation", "judging")
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Publishing a task gives up quickly when the broker is down: the job stays queued and the
+# sweep sends it once the broker is back, so a request never hangs on it.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",

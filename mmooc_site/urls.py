@@ -14,6 +14,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/setlang/", views.set_language, name="set_language"),
     path("healthz/", views.healthz, name="healthz"),
+    path("livez/", views.livez, name="livez"),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("annotation.urls")),

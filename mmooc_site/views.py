@@ -13,6 +13,7 @@ from django.views.i18n import set_language as django_set_language
 
 from accounts import services
 from core.roles import acting_user
+from mmooc_site import health
 
 
 @require_GET
@@ -23,7 +24,22 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_not_required
 @require_GET
 def healthz(request: HttpRequest) -> HttpResponse:
-    """Liveness for the run command and load balancers; shows no data."""
+    """Readiness for the run command and load balancers: the database, the broker and the
+    cache each answer, or 503 names what is down (the details go to the log, not the body)."""
+    checks = health.check_all()
+    down = [name for name, ok in checks.items() if not ok]
+    body = {
+        "ok": not down,
+        "checks": {name: "ok" if ok else "down" for name, ok in checks.items()},
+        "down": down,
+    }
+    return JsonResponse(body, status=503 if down else 200)
+
+
+@login_not_required
+@require_GET
+def livez(request: HttpRequest) -> HttpResponse:
+    """Liveness only: the web process answers (no database, broker or cache is asked)."""
     return JsonResponse({"ok": True})
 
 

@@ -123,8 +123,15 @@ def fake_openai(settings: Any) -> Any:
 
 
 @contextmanager
-def worker_on(broker_url: str, extra_env: dict[str, str] | None = None) -> Iterator[Any]:
-    """A real Celery worker process on the given broker, sharing this test's database."""
+def worker_on(
+    broker_url: str,
+    extra_env: dict[str, str] | None = None,
+    *,
+    beat: bool = False,
+    concurrency: int = 2,
+) -> Iterator[Any]:
+    """A real Celery worker process on the given broker, sharing this test's database (with
+    ``beat``, running the periodic job sweep too)."""
     from django.db import connection
 
     from mmooc_site.celery import app
@@ -142,10 +149,25 @@ def worker_on(broker_url: str, extra_env: dict[str, str] | None = None) -> Itera
     }
     app.conf.task_always_eager = False
     try:
-        with celery_worker(env) as process:
+        with celery_worker(env, beat=beat, concurrency=concurrency) as process:
             yield process
     finally:
         app.conf.task_always_eager = True
+
+
+@contextmanager
+def site_broker(url: str) -> Iterator[None]:
+    """Point this process's Celery app (the web side) at another broker for the block."""
+    from mmooc_site.celery import app
+
+    saved = app.conf.broker_url
+    app.conf.broker_url = url
+    app._pool = app.amqp._producer_pool = None
+    try:
+        yield
+    finally:
+        app.conf.broker_url = saved
+        app._pool = app.amqp._producer_pool = None
 
 
 @pytest.fixture

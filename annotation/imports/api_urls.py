@@ -12,6 +12,16 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("imports/<int:job_id>/", import_apis.ImportJobDetailApi.as_view(), name="api_import_job"),
     path(
+        "imports/<int:job_id>/cancel/",
+        import_apis.ImportJobCancelApi.as_view(),
+        name="api_import_job_cancel",
+    ),
+    path(
+        "imports/<int:job_id>/retry/",
+        import_apis.ImportJobRetryApi.as_view(),
+        name="api_import_job_retry",
+    ),
+    path(
         "imports/<int:job_id>/errors/",
         import_apis.ImportJobErrorListApi.as_view(),
         name="api_import_job_errors",

@@ -26,11 +26,11 @@ from annotation.models import (
     ImportSourceKind,
 )
 from core.api import IsLead
+from core.jobs import ACTIVE, RETRYABLE
 from core.parsers import FormParser, JSONParser, MultiPartParser
 from core.roles import acting_user
 
 ERRORS_IN_DETAIL = 100
-FINISHED = import_services.FINISHED
 
 
 class ImportRowErrorOutput(serializers.ModelSerializer[ImportRowError]):
@@ -43,6 +43,8 @@ class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
     status_label = serializers.CharField(source="get_status_display")
     percent = serializers.SerializerMethodField()
     finished = serializers.SerializerMethodField()
+    can_cancel = serializers.SerializerMethodField()
+    can_retry = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField()
     errors_csv_url = serializers.SerializerMethodField()
 
@@ -66,6 +68,10 @@ class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
             "updated",
             "rejected",
             "message",
+            "attempts",
+            "heartbeat_at",
+            "can_cancel",
+            "can_retry",
             "created_at",
             "started_at",
             "finished_at",
@@ -81,7 +87,13 @@ class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
         return min(100, job.rows_done * 100 // job.total_rows)
 
     def get_finished(self, job: ImportJob) -> bool:
-        return job.status in FINISHED
+        return job.status not in ACTIVE
+
+    def get_can_cancel(self, job: ImportJob) -> bool:
+        return job.status in ACTIVE
+
+    def get_can_retry(self, job: ImportJob) -> bool:
+        return job.status in RETRYABLE
 
     def get_page_url(self, job: ImportJob) -> str:
         return reverse("annotation:import_job", kwargs={"job_id": job.pk})
@@ -169,6 +181,26 @@ class ImportJobDetailApi(APIView):
     @extend_schema(responses=ImportJobDetailOutput)
     def get(self, request: Request, job_id: int) -> Response:
         return Response(ImportJobDetailOutput(_job(job_id)).data)
+
+
+class ImportJobCancelApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=ImportJobOutput)
+    def post(self, request: Request, job_id: int) -> Response:
+        """End a queued or running import now; the rows it stored stay."""
+        job = import_services.import_job_cancel(job=_job(job_id), by=acting_user(request.user))
+        return Response(ImportJobOutput(job).data)
+
+
+class ImportJobRetryApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=ImportJobOutput)
+    def post(self, request: Request, job_id: int) -> Response:
+        """Run a failed or cancelled import again from its first row."""
+        job = import_services.import_job_retry(job=_job(job_id))
+        return Response(ImportJobOutput(job).data)
 
 
 class ImportJobErrorListApi(ListAPIView[ImportRowError]):

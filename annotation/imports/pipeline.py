@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
@@ -30,6 +31,7 @@ from annotation.models import (
     ImportedVersion,
     ImportJob,
     ImportRowError,
+    JobStatus,
     MediaAsset,
     MediaKind,
     MediaRole,
@@ -46,6 +48,7 @@ from annotation.services.samples import (
     sample_content_hash,
     sample_link_pair,
 )
+from core.jobs import JobStopped
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -118,10 +121,18 @@ class ImportRun:
         source: OpenedSource,
         by: User | None,
         track_media_owners: bool,
+        attempt: int | None = None,
+        resume: Counts | None = None,
     ) -> None:
         self.job, self.dataset, self.source, self.by = job, dataset, source, by
         self.taxonomy = taxonomy_view(dataset)
-        self.counts = Counts()
+        # The counts an earlier attempt committed: its rows are read again, to rebuild what
+        # later rows refer to, but neither stored nor counted twice.
+        self.counts = resume or Counts()
+        self.committed_rows = self.counts.rows_done
+        self.rows_read = 0
+        # Every chunk's writes are fenced by the claim's attempt (core.jobs).
+        self.attempt = attempt
         self.first_row: dict[str, int] = {}
         # VLMEvalKit rows reuse an earlier row's image: external id -> its media.
         self.track_media_owners = track_media_owners
@@ -217,6 +228,8 @@ class ImportRun:
                 errors.append(item)
             elif (row := self._prepare(item, errors)) is not None:
                 rows.append(row)
+        self.rows_read += seen
+        replay = self.rows_read <= self.committed_rows
 
         known = dict(
             MediaAsset.objects.filter(
@@ -234,6 +247,8 @@ class ImportRun:
             row.content_hash = sample_content_hash(row.values, (m.sha for m in row.media))
             if row.parsed.pair_external_id:
                 self.pairs.append((row.parsed.external_id, row.parsed.pair_external_id))
+        if replay:
+            return
 
         existing = {
             s.external_id: s
@@ -308,13 +323,18 @@ class ImportRun:
                 counts.updated += updated
                 counts.unchanged += len(rows) - len(fresh) - updated
                 counts.rejected += len(errors)
-                ImportJob.objects.filter(pk=self.job.pk).update(
+                mine = ImportJob.objects.filter(pk=self.job.pk)
+                if self.attempt is not None:
+                    mine = mine.filter(status=JobStatus.RUNNING, attempts=self.attempt)
+                if not mine.update(
                     rows_done=counts.rows_done,
                     imported=counts.imported,
                     unchanged=counts.unchanged,
                     updated=counts.updated,
                     rejected=counts.rejected,
-                )
+                    heartbeat_at=timezone.now(),
+                ):
+                    raise JobStopped
                 stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
                 if stored:
                     transaction.on_commit(lambda: enqueue("annotation.derive_media_assets", stored))

@@ -13,7 +13,6 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
 from annotation.formats.validate import is_trimodal
 from annotation.imports.formats import FORMATS, ImportFormat
-from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
+from annotation.imports.pipeline import CHUNK_ROWS, Counts, ImportRun
 from annotation.imports.sources import (
     OpenedSource,
     SourceError,
@@ -52,6 +51,20 @@ from annotation.models import (
 )
 from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
+from core.jobs import (
+    ACTIVE,
+    RETRYABLE,
+    Claim,
+    JobStatus,
+    JobStopped,
+    SweepResult,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_retry_fields,
+    job_sweep,
+)
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -60,16 +73,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FINISHED = frozenset(
-    {
-        ImportJobStatus.SUCCEEDED,
-        ImportJobStatus.SUCCEEDED_WITH_ERRORS,
-        ImportJobStatus.FAILED,
-        ImportJobStatus.CANCELLED,
-    }
-)
-# A job left "running" this long without finishing is taken to have lost its worker.
-STALE_AFTER = timedelta(hours=1)
 OPTION_KEYS = ("file", "image_dir", "licence", "default_group")
 
 
@@ -187,8 +190,12 @@ def import_job_create(
         trusted=trusted and source_kind == ImportSourceKind.SERVER_PATH,
     )
     if queue:
-        transaction.on_commit(lambda: enqueue("annotation.run_import_job", job.pk))
+        transaction.on_commit(lambda: _enqueue(job.pk))
     return job
+
+
+def _enqueue(job_id: int) -> None:
+    job_enqueue(ImportJob, job_id, lambda: enqueue("annotation.run_import_job", job_id))
 
 
 def import_dataset_get_or_create(
@@ -289,32 +296,6 @@ def import_dataset_discard(*, dataset: Dataset) -> bool:
     return True
 
 
-def _claim(job_id: int) -> ImportJob | None:
-    """Mark a queued (or abandoned) job running, clearing the counts of an earlier attempt."""
-    now = timezone.now()
-    with transaction.atomic():
-        job = (
-            ImportJob.objects.select_for_update(of=("self",))
-            .select_related("dataset", "created_by")
-            .filter(pk=job_id)
-            .first()
-        )
-        if job is None or job.status in FINISHED:
-            return None
-        if (
-            job.status == ImportJobStatus.RUNNING
-            and job.started_at
-            and now - job.started_at < STALE_AFTER
-        ):
-            return None
-        ImportRowError.objects.filter(job=job).delete()
-        job.status, job.started_at, job.finished_at = ImportJobStatus.RUNNING, now, None
-        job.total_rows, job.rows_done, job.message = None, 0, ""
-        job.imported = job.unchanged = job.updated = job.rejected = 0
-        job.save()
-    return job
-
-
 @contextmanager
 def _open(job: ImportJob, fmt: ImportFormat) -> Iterator[OpenedSource]:
     with _open_source(
@@ -362,8 +343,8 @@ def _open_source(
             yield opened
 
 
-def _finish(job: ImportJob, run: ImportRun | None, status: str, message: str) -> None:
-    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "message": message}
+def _finish(claim: Claim, run: ImportRun | None, status: str, message: str) -> None:
+    fields: dict[str, Any] = {}
     if run is not None:
         counts = run.counts
         fields |= {
@@ -373,7 +354,7 @@ def _finish(job: ImportJob, run: ImportRun | None, status: str, message: str) ->
             "updated": counts.updated,
             "rejected": counts.rejected,
         }
-    ImportJob.objects.filter(pk=job.pk).update(**fields)
+    job_finish(claim, status=status, message=message, **fields)
 
 
 def _summary(run: ImportRun) -> str:
@@ -413,46 +394,65 @@ def _summary(run: ImportRun) -> str:
     return " ".join(parts)
 
 
-def _finish_run(job: ImportJob, run: ImportRun) -> None:
+def _finish_run(claim: Claim, run: ImportRun) -> bool:
     """End a job that read its whole source: failed when every row was rejected, succeeded
-    with errors when some were, succeeded otherwise."""
+    with errors when some were, succeeded otherwise. True unless it failed."""
     counts = run.counts
     kept = counts.imported + counts.unchanged + counts.updated
     if counts.rejected and not kept:
         message = _summary(run) + " " + _("Every row was rejected: nothing was imported.")
-        _finish(job, run, ImportJobStatus.FAILED, message)
-    elif counts.rejected:
-        _finish(job, run, ImportJobStatus.SUCCEEDED_WITH_ERRORS, _summary(run))
+        _finish(claim, run, ImportJobStatus.FAILED, message)
+        return False
+    if counts.rejected:
+        _finish(claim, run, ImportJobStatus.SUCCEEDED_WITH_ERRORS, _summary(run))
     else:
-        _finish(job, run, ImportJobStatus.SUCCEEDED, _summary(run))
+        _finish(claim, run, ImportJobStatus.SUCCEEDED, _summary(run))
+    return True
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
     """Run an import job to its end; safe to call twice (a finished job is left alone).
 
-    A problem with the whole source (not a zip, not UTF-8, an unsafe archive, a missing S3
-    prefix) fails the job with a readable message; a bad row is recorded and skipped.
+    A job whose worker died is resumed: the chunks an earlier attempt committed are read
+    again but neither stored nor counted twice. A problem with the whole source (not a zip,
+    not UTF-8, an unsafe archive, a missing S3 prefix) fails the job with a readable message;
+    a bad row is recorded and skipped. A cancel stops the job at its next chunk.
     """
-    job = _claim(job_id)
-    if job is None:
+    claim = job_claim(ImportJob, job_id)
+    if claim is None:
         return ImportJob.objects.filter(pk=job_id).first()
+    job = ImportJob.objects.select_related("dataset", "created_by").get(pk=job_id)
+    if job.started_at is None:
+        ImportJob.objects.filter(pk=job.pk).update(started_at=timezone.now())
     fmt = FORMATS[job.format]
     run: ImportRun | None = None
+    succeeded = False
     try:
-        with _open(job, fmt) as opened:
+        with job_heartbeat(claim) as heartbeat, _open(job, fmt) as opened:
             total = count_rows(opened.dataset_path, fmt)
-            ImportJob.objects.filter(pk=job.pk).update(total_rows=total)
+            heartbeat.beat(total_rows=total)
             run = ImportRun(
                 job=job,
                 dataset=job.dataset,
                 source=opened,
                 by=job.created_by,
                 track_media_owners=fmt.code == "vlmevalkit",
+                attempt=claim.attempt,
+                resume=Counts(
+                    rows_done=job.rows_done,
+                    imported=job.imported,
+                    unchanged=job.unchanged,
+                    updated=job.updated,
+                    rejected=job.rejected,
+                ),
             )
             rows = fmt.read(opened.dataset_path, job.options)
             while chunk := list(islice(rows, CHUNK_ROWS)):
+                heartbeat.beat()
                 run.process(chunk)
             run.link_pairs()
+    except JobStopped:
+        logger.info("import job %s was cancelled or taken over", job.pk)
     except (FormatError, SourceError, ArchiveError) as exc:
         message = exc.message
         if isinstance(exc, NotThisFormat):
@@ -465,21 +465,75 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 "The %(done)s rows before the problem were processed; importing the corrected "
                 "file again leaves them unchanged."
             ) % {"done": run.counts.rows_done}
-        _finish(job, run, ImportJobStatus.FAILED, message)
+        _finish(claim, run, JobStatus.FAILED, message)
     except Exception:
         logger.exception("import job %s failed", job.pk)
-        _finish(
-            job,
-            run,
-            ImportJobStatus.FAILED,
-            _("The import stopped because of an internal error."),
-        )
+        _finish(claim, run, JobStatus.FAILED, _("The import stopped because of an internal error."))
     else:
         assert run is not None
-        _finish_run(job, run)
-    finally:
-        if job.source_kind == ImportSourceKind.UPLOAD:
-            default_storage.delete(job.source)
+        succeeded = _finish_run(claim, run)
+    # An upload is kept until its import succeeds, so that a failed one can be retried.
+    if succeeded and job.source_kind == ImportSourceKind.UPLOAD:
+        default_storage.delete(job.source)
     job.refresh_from_db()
     dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
     return job
+
+
+def import_job_cancel(*, job: ImportJob, by: User | None = None) -> ImportJob:
+    """End a queued or running import at once; the rows it already stored stay.
+
+    A worker still running it stops at its next chunk without storing that chunk.
+    """
+    name = by.get_username() if by is not None else ""
+    message = (
+        _("Cancelled by %(user)s after %(rows)s rows; the rows imported so far stay.")
+        if name
+        else _("Cancelled after %(rows)s rows; the rows imported so far stay.")
+    )
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status not in ACTIVE:
+            raise ValidationError(_("The import has already ended."), code="ended")
+        locked.status = JobStatus.CANCELLED
+        locked.finished_at = timezone.now()
+        locked.message = message % {"user": name, "rows": locked.rows_done}
+        locked.save(update_fields=["status", "finished_at", "message"])
+    job.refresh_from_db()
+    return job
+
+
+def import_job_retry(*, job: ImportJob) -> ImportJob:
+    """Run a failed or cancelled import again from its first row (stored rows stay unchanged)."""
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status not in RETRYABLE:
+            raise ValidationError(
+                _("Only a failed or cancelled import can be retried."), code="not_ended"
+            )
+        if locked.source_kind == ImportSourceKind.UPLOAD and not default_storage.exists(
+            locked.source
+        ):
+            raise ValidationError(
+                _("The uploaded file is no longer stored; upload it again."), code="no_upload"
+            )
+        ImportRowError.objects.filter(job=locked).delete()
+        ImportJob.objects.filter(pk=locked.pk).update(
+            **job_retry_fields(),
+            total_rows=None,
+            rows_done=0,
+            imported=0,
+            unchanged=0,
+            updated=0,
+            rejected=0,
+            started_at=None,
+            finished_at=None,
+        )
+        transaction.on_commit(lambda: _enqueue(locked.pk))
+    job.refresh_from_db()
+    return job
+
+
+def import_jobs_sweep() -> SweepResult:
+    """Resume imports whose worker died and send again those whose message was lost."""
+    return job_sweep(ImportJob, send=lambda job_id: enqueue("annotation.run_import_job", job_id))

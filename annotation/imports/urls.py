@@ -7,6 +7,8 @@ from annotation.imports import views as import_views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/import/", import_views.dataset_import, name="dataset_import"),
     path("imports/<int:job_id>/", import_views.import_job, name="import_job"),
+    path("imports/<int:job_id>/cancel/", import_views.import_job_cancel, name="import_job_cancel"),
+    path("imports/<int:job_id>/retry/", import_views.import_job_retry, name="import_job_retry"),
     path(
         "imports/<int:job_id>/errors.csv",
         import_views.import_job_errors_csv,

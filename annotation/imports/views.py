@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
 from annotation.imports import selectors as import_selectors
@@ -81,6 +82,30 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
         "annotation/import_job.html",
         {"job": job, "errors": errors, "errors_shown": ERRORS_SHOWN},
     )
+
+
+@require_POST
+def import_job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job(request, job_id)
+    try:
+        import_services.import_job_cancel(job=job, by=acting_user(request.user))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("The import was cancelled; the rows imported so far stay."))
+    return redirect("annotation:import_job", job_id=job.pk)
+
+
+@require_POST
+def import_job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = _job(request, job_id)
+    try:
+        import_services.import_job_retry(job=job)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("The import runs again from its first row."))
+    return redirect("annotation:import_job", job_id=job.pk)
 
 
 class _Echo:

@@ -16,6 +16,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api_snapshot",
     ),
     path(
+        "snapshots/<int:snapshot_id>/retry/",
+        snapshot_apis.SnapshotRetryApi.as_view(),
+        name="api_snapshot_retry",
+    ),
+    path(
         "snapshots/<int:snapshot_id>/download/",
         snapshot_apis.SnapshotDownloadApi.as_view(),
         name="api_snapshot_download",

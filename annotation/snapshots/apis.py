@@ -39,6 +39,7 @@ class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
             "total",
             "done",
             "message",
+            "attempts",
             "previous",
             "created_at",
             "finished_at",
@@ -113,6 +114,16 @@ class SnapshotDetailApi(APIView):
     @extend_schema(responses=SnapshotDetailOutput)
     def get(self, request: Request, snapshot_id: int) -> Response:
         return Response(SnapshotDetailOutput(_snapshot(request, snapshot_id)).data)
+
+
+class SnapshotRetryApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=SnapshotOutput)
+    def post(self, request: Request, snapshot_id: int) -> Response:
+        """Build a failed snapshot again."""
+        snapshot = snapshot_services.snapshot_retry(snapshot=_snapshot(request, snapshot_id))
+        return Response(SnapshotOutput(snapshot).data)
 
 
 class SnapshotDownloadApi(APIView):

@@ -17,7 +17,6 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import connection, transaction
-from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -50,6 +49,18 @@ from annotation.snapshots.selectors import (
     snapshot_previous,
     snapshot_sample_chunks,
     snapshot_samples,
+)
+from core.jobs import (
+    RETRYABLE,
+    Heartbeat,
+    JobStopped,
+    SweepResult,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_retry_fields,
+    job_sweep,
 )
 from core.tasks import enqueue
 
@@ -161,43 +172,73 @@ def snapshot_create(
         dataset=dataset, name=name, format=format, filter=cleaned, created_by=by
     )
     if queue:
-        transaction.on_commit(lambda: enqueue("annotation.build_snapshot", snapshot.pk))
+        transaction.on_commit(lambda: _enqueue(snapshot.pk))
     return snapshot
 
 
 def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapshot | None:
     """Build a queued snapshot: write the release, store it, record entries and the manifest.
 
-    Safe to run twice: a finished or failed snapshot is left alone; one interrupted while
-    running starts over. A failure marks the snapshot failed with a readable message.
+    Safe to run twice: a finished or failed snapshot is left alone, and so is one that another
+    worker is building (its heartbeat is fresh); one whose worker died starts over. A failure
+    marks the snapshot failed with a readable message.
     """
-    claimed = Snapshot.objects.filter(
-        pk=snapshot_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-    ).update(status=JobStatus.RUNNING, done=0, message="")
+    claim = job_claim(Snapshot, snapshot_id)
     snapshot = Snapshot.objects.select_related("dataset").filter(pk=snapshot_id).first()
-    if not claimed or snapshot is None:
+    if claim is None or snapshot is None:
         return snapshot
-    SnapshotEntry.objects.filter(snapshot=snapshot).delete()
     try:
-        with tempfile.TemporaryDirectory(prefix="snapshot-") as tmp:
-            _build(snapshot, Path(tmp), chunk_size)
+        with (
+            job_heartbeat(claim) as heartbeat,
+            tempfile.TemporaryDirectory(prefix="snapshot-") as tmp,
+        ):
+            SnapshotEntry.objects.filter(snapshot=snapshot).delete()  # an earlier attempt's
+            heartbeat.beat(done=0)
+            _build(snapshot, Path(tmp), chunk_size, heartbeat)
+    except JobStopped:
+        logger.info("snapshot %s was taken over", snapshot_id)
     except Exception as exc:
         logger.exception("snapshot %s failed", snapshot_id)
         SnapshotEntry.objects.filter(snapshot=snapshot).delete()
-        snapshot.status = JobStatus.FAILED
-        snapshot.message = _("The export failed: %(error)s") % {"error": exc}
-        snapshot.finished_at = timezone.now()
-        snapshot.save(update_fields=["status", "message", "finished_at"])
+        job_finish(
+            claim,
+            status=JobStatus.FAILED,
+            message=_("The export failed: %(error)s") % {"error": exc},
+        )
+    snapshot.refresh_from_db()
     return snapshot
 
 
-def _build(snapshot: Snapshot, tmp: Path, chunk_size: int) -> None:
+def snapshot_retry(*, snapshot: Snapshot) -> Snapshot:
+    """Build a failed snapshot again."""
+    with transaction.atomic():
+        locked = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        if locked.status not in RETRYABLE:
+            raise ValidationError(_("Only a failed snapshot can be retried."), code="not_failed")
+        Snapshot.objects.filter(pk=locked.pk).update(
+            **job_retry_fields(), done=0, total=None, finished_at=None
+        )
+        transaction.on_commit(lambda: _enqueue(locked.pk))
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def snapshots_sweep() -> SweepResult:
+    """Start again the snapshots whose worker died and send those whose message was lost."""
+    return job_sweep(Snapshot, send=lambda pk: enqueue("annotation.build_snapshot", pk))
+
+
+def _enqueue(snapshot_id: int) -> None:
+    job_enqueue(Snapshot, snapshot_id, lambda: enqueue("annotation.build_snapshot", snapshot_id))
+
+
+def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat) -> None:
     dataset = snapshot.dataset
     total = snapshot_samples(dataset=dataset, filter=snapshot.filter).count()
-    Snapshot.objects.filter(pk=snapshot.pk).update(total=total)
+    heartbeat.beat(total=total)
     snapshot.total = total
     tally = Tally()
-    records = tally.counted(_records(snapshot, chunk_size))
+    records = tally.counted(_records(snapshot, chunk_size, heartbeat))
     out = tmp / "release"
     out.mkdir()
     slug = slugify(snapshot.name) or f"snapshot-{snapshot.pk}"
@@ -269,18 +310,19 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int) -> None:
     manifest = build_manifest(artifact=artifact, **manifest_args)
     stored = _store(f"{folder}/{artifact_path.name}", artifact_path)
     _store_bytes(f"{folder}/manifest.json", _json(manifest).encode("utf-8"))
-    snapshot.file.name = stored
-    snapshot.manifest = manifest
-    snapshot.previous = previous
-    snapshot.status = JobStatus.SUCCEEDED
-    snapshot.done = tally.samples
-    snapshot.finished_at = timezone.now()
-    snapshot.save(
-        update_fields=["file", "manifest", "previous", "status", "done", "total", "finished_at"]
-    )
+    if not job_finish(
+        heartbeat.claim,
+        status=JobStatus.SUCCEEDED,
+        file=stored,
+        manifest=manifest,
+        previous=previous,
+        done=tally.samples,
+        total=snapshot.total,
+    ):
+        raise JobStopped
 
 
-def _records(snapshot: Snapshot, chunk_size: int) -> Iterator[ExportRecord]:
+def _records(snapshot: Snapshot, chunk_size: int, heartbeat: Heartbeat) -> Iterator[ExportRecord]:
     """Export records chunk by chunk; each chunk also records its entries and the progress."""
     done = 0
     chunks = snapshot_sample_chunks(
@@ -309,7 +351,7 @@ def _records(snapshot: Snapshot, chunk_size: int) -> Iterator[ExportRecord]:
             batch_size=chunk_size,
         )
         done += len(chunk.samples)
-        Snapshot.objects.filter(pk=snapshot.pk).update(done=done)
+        heartbeat.beat(done=done)
         yield from records
 
 

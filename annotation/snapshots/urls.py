@@ -12,6 +12,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("snapshots/<int:snapshot_id>/", snapshot_views.snapshot_detail, name="snapshot_detail"),
     path(
+        "snapshots/<int:snapshot_id>/retry/",
+        snapshot_views.snapshot_retry,
+        name="snapshot_retry",
+    ),
+    path(
         "snapshots/<int:snapshot_id>/download/",
         snapshot_views.snapshot_download,
         name="snapshot_download",

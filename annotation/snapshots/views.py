@@ -21,12 +21,13 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
 from annotation.models import Dataset, SampleStatus, Snapshot, TermKind
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
+from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead
 
 _TERM_FILTERS = {
@@ -128,8 +129,19 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
             "diff": manifest.get("diff"),
             "manifest_json": manifest,
             "running": snapshot.status in {"queued", "running"},
+            "can_retry": snapshot.status in RETRYABLE,
         },
     )
+
+
+@require_POST
+def snapshot_retry(request: HttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = _lead_snapshot(request, snapshot_id)
+    try:
+        snapshot_services.snapshot_retry(snapshot=snapshot)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect("annotation:snapshot_detail", snapshot_id=snapshot.pk)
 
 
 @require_GET

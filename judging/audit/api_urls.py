@@ -13,5 +13,10 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(
         "audit-sets/<int:audit_set_id>/claim/", apis.AuditClaimApi.as_view(), name="api_audit_claim"
     ),
+    path(
+        "audit-sets/<int:audit_set_id>/retry/",
+        apis.AuditSetRetryApi.as_view(),
+        name="api_audit_set_retry",
+    ),
     path("audit-ratings/", apis.AuditRatingCreateApi.as_view(), name="api_audit_ratings"),
 ]

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api import IsLead
 from core.roles import acting_user, is_auditor
 from judging.audit import selectors, services
 from judging.audit.statistics import audit_statistics_cached
@@ -51,6 +52,22 @@ class AuditStatisticsApi(APIView):
     def get(self, request: Request, audit_set_id: int) -> Response:
         """Every figure of the audit with its n, 95 % interval and too-small flag."""
         return Response(audit_statistics_cached(audit_set=_audit_set(request, audit_set_id)))
+
+
+class AuditSetStatusOutput(serializers.ModelSerializer[AuditSet]):
+    class Meta:
+        model = AuditSet
+        fields = ["id", "name", "status", "message", "attempts"]
+
+
+class AuditSetRetryApi(APIView):
+    permission_classes = [IsLead]
+
+    @extend_schema(request=None, responses=AuditSetStatusOutput)
+    def post(self, request: Request, audit_set_id: int) -> Response:
+        """Draw a failed audit set again."""
+        audit_set = services.audit_set_retry(audit_set=_audit_set(request, audit_set_id))
+        return Response(AuditSetStatusOutput(audit_set).data)
 
 
 class AuditClaimOutput(serializers.Serializer[Any]):

@@ -9,6 +9,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/audits/new/", views.audit_new, name="audit_new"),
     path("audits/<int:audit_set_id>/", views.audit_detail, name="audit_detail"),
     path("audits/<int:audit_set_id>/next/", views.audit_next, name="audit_next"),
+    path("audits/<int:audit_set_id>/retry/", views.audit_retry, name="audit_retry"),
     path("audits/<int:audit_set_id>/statistics/", views.audit_statistics, name="audit_statistics"),
     path(
         "audits/<int:audit_set_id>/statistics.csv",

@@ -149,6 +149,17 @@ def audit_detail(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 
 
 @require_POST
+def audit_retry(request: HttpRequest, audit_set_id: int) -> HttpResponse:
+    _require_lead(request)
+    audit_set = _audit_set(request, audit_set_id)
+    try:
+        services.audit_set_retry(audit_set=audit_set)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect("judging:audit_detail", audit_set_id=audit_set.pk)
+
+
+@require_POST
 def audit_next(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     """Lease the next item and open its form; back to the audit set when nothing is left."""
     audit_set = _audit_set(request, audit_set_id)

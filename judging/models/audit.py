@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
+from core.jobs import RecoverableJob
 from judging.models.judges import ModelResponse
 
 REASONING_QUARTERS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -32,7 +33,7 @@ class AllocationMethod(models.TextChoices):
     EQUAL = "equal", _("Equal per stratum")
 
 
-class AuditSet(models.Model):
+class AuditSet(RecoverableJob):
     """A drawn audit sample with the design that drew it, so it can be reproduced and weighted."""
 
     DEFAULT_LEASE_SECONDS = 15 * 60

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
+from core.jobs import RecoverableJob
 
 
 class JudgeKind(models.TextChoices):
@@ -111,7 +112,7 @@ class JudgeTask(models.TextChoices):
 SCORING_TASKS = (JudgeTask.MMOOC_SCORING, JudgeTask.MCBENCH_SAFETY)
 
 
-class JudgeJob(models.Model):
+class JudgeJob(RecoverableJob):
     """One run of judges over a dataset's samples or responses, done in chunks by workers."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
@@ -179,7 +180,7 @@ class ChunkStatus(models.TextChoices):
 CHUNK_FINISHED = (ChunkStatus.DONE, ChunkStatus.FAILED, ChunkStatus.CANCELLED)
 
 
-class JudgeJobChunk(models.Model):
+class JudgeJobChunk(RecoverableJob):
     """A slice of a job's items for one judge: one Celery task, safe to run twice."""
 
     job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="chunks")
@@ -190,7 +191,6 @@ class JudgeJobChunk(models.Model):
     status = models.CharField(
         max_length=16, choices=ChunkStatus.choices, default=ChunkStatus.QUEUED
     )
-    attempts = models.PositiveSmallIntegerField(default=0)
     message = models.TextField(blank=True, default="")
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,14 +1,11 @@
 """Writes and business rules of the judging app: ``from judging import services``."""
 
+from judging.services.chunks import judge_chunk_fail, judge_chunk_run
 from judging.services.jobs import (
     job_task_for,
-    judge_chunk_fail,
-    judge_chunk_run,
     judge_job_apply_consensus,
-    judge_job_cancel,
     judge_job_finish_if_done,
     judge_job_plan,
-    judge_job_resume,
     judge_job_start,
 )
 from judging.services.judges import (
@@ -24,6 +21,7 @@ from judging.services.judges import (
     judge_update,
     judge_validate,
 )
+from judging.services.recovery import judge_job_cancel, judge_job_retry, judge_jobs_sweep
 from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response_import
 from judging.services.verdicts import verdict_import
 
@@ -42,8 +40,9 @@ __all__ = [
     "judge_job_cancel",
     "judge_job_finish_if_done",
     "judge_job_plan",
-    "judge_job_resume",
+    "judge_job_retry",
     "judge_job_start",
+    "judge_jobs_sweep",
     "judge_key_prefix",
     "judge_problems",
     "judge_update",

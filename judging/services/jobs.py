@@ -1,7 +1,8 @@
-"""Judge jobs: start, plan into chunks, run a chunk, finish (with consensus), cancel.
+"""Judge jobs: start, plan into chunks, finish (with consensus).
 
-Every step is safe to run twice: chunks are rows with a unique (job, judge, index), verdicts
-have a unique (judge, item, task, prompt version, repeat) and are inserted with ON CONFLICT DO
+A chunk's work is in ``chunks``; cancel, retry and the recovery sweep in ``recovery``. Every
+step is safe to run twice: chunks are rows with a unique (job, judge, index), verdicts have a
+unique (judge, item, task, prompt version, repeat) and are inserted with ON CONFLICT DO
 NOTHING, so a redelivered task only fills what is still missing.
 """
 
@@ -11,13 +12,12 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Prefetch, Q
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -27,19 +27,13 @@ from annotation.models import (
     DatasetKind,
     JobStatus,
     NoteKey,
-    SampleMedia,
     SampleStatus,
-    TaxonomyTerm,
-    TermKind,
 )
 from annotation.models import Sample as SampleRow
+from core.jobs import gave_up_message, job_enqueue, job_send
 from core.tasks import enqueue
-from judging import rule_judge
 from judging.consensus import Vote, consensus_all, sample_answerability
-from judging.execution import Call, EndpointSpec, JudgeRunner
 from judging.extraction import is_refusal_reference
-from judging.llm_client import JudgeOutcome, RetryPolicy
-from judging.llm_output import AnswerabilityOutput, SafetyOutput, ScoringOutput
 from judging.models import (
     CHUNK_FINISHED,
     SCORING_TASKS,
@@ -54,8 +48,6 @@ from judging.models import (
     Verdict,
 )
 from judging.prompts import PROMPTS
-from judging.services.items import answerability_messages, rule_sample, scoring_messages
-from judging.services.judges import judge_allowed_hosts, judge_api_key, judge_base_url
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -84,7 +76,7 @@ def job_task_for(dataset: Dataset, task: str) -> str:
     return task
 
 
-def _prompt_version(judge: Judge) -> str:
+def prompt_version_of(judge: Judge) -> str:
     return "rule" if judge.kind == JudgeKind.RULE else judge.prompt_version
 
 
@@ -153,11 +145,40 @@ def judge_job_start(
         created_by=by,
     )
     JudgeJobJudge.objects.bulk_create(
-        JudgeJobJudge(job=job, judge=judge, prompt_version=_prompt_version(judge))
+        JudgeJobJudge(job=job, judge=judge, prompt_version=prompt_version_of(judge))
         for judge in judges
     )
-    transaction.on_commit(lambda: enqueue("judging.plan_judge_job", job.pk))
+    transaction.on_commit(lambda: enqueue_plan(job.pk))
     return job
+
+
+def enqueue_plan(job_id: int) -> None:
+    """Send a job's planning task; while the broker is down the job waits, saying so."""
+    job_enqueue(JudgeJob, job_id, lambda: enqueue("judging.plan_judge_job", job_id))
+
+
+def _plan_attempt(job_id: int) -> bool:
+    """Count an attempt at planning a queued job; False (and failed) when none is left."""
+    with transaction.atomic():
+        row = (
+            JudgeJob.objects.select_for_update()
+            .filter(pk=job_id)
+            .values("status", "attempts", "message")
+            .first()
+        )
+        if row is None:
+            return False
+        if row["status"] != JobStatus.QUEUED:
+            return True
+        if row["attempts"] >= settings.JOB_MAX_ATTEMPTS:
+            JudgeJob.objects.filter(pk=job_id).update(
+                status=JobStatus.FAILED,
+                message=gave_up_message(row["attempts"], row["message"]),
+                finished_at=timezone.now(),
+            )
+            return False
+        JudgeJob.objects.filter(pk=job_id).update(attempts=F("attempts") + 1, message="")
+    return True
 
 
 def _item_ids(job: JudgeJob) -> list[int]:
@@ -195,12 +216,14 @@ def _scope(job: JudgeJob, job_judge: JudgeJobJudge) -> Q:
 
 def judge_job_plan(*, job_id: int) -> None:
     """Split the job into chunks (once) and queue every chunk not yet finished."""
+    if not _plan_attempt(job_id):
+        return
     with transaction.atomic():
         job = JudgeJob.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.is_finished:
             return
         if job.cancel_requested:
-            _finish(job)
+            judge_job_end(job=job)
             return
         job_judges = list(job.job_judges.select_related("judge"))
         items = _item_ids(job)
@@ -241,280 +264,15 @@ def judge_job_plan(*, job_id: int) -> None:
             .values_list("pk", flat=True)
         )
         if not pending:
-            _finish(job)
+            judge_job_end(job=job)
             return
-        transaction.on_commit(lambda: _enqueue_chunks(pending))
+        transaction.on_commit(lambda: send_chunks(pending))
 
 
-@dataclass
-class _Todo:
-    item_id: int
-    repeat: int
-    retry_of: int | None  # pk of an error verdict from an earlier job, replaced on success
-
-
-def _todo(chunk: JudgeJobChunk, job: JudgeJob, prompt_version: str) -> list[_Todo]:
-    field = "response_id" if job.task in SCORING_TASKS else "sample_id"
-    existing = Verdict.objects.filter(
-        judge_id=chunk.judge_id,
-        task=job.task,
-        prompt_version=prompt_version,
-        repeat__lt=job.repeats,
-        **{f"{field}__in": chunk.item_ids},
-    )
-    if field == "sample_id":
-        existing = existing.filter(response__isnull=True)
-    found = {
-        (item, repeat): (pk, job_id, error_kind)
-        for pk, item, repeat, job_id, error_kind in existing.values_list(
-            "pk", field, "repeat", "job_id", "error_kind"
-        )
-    }
-    todo = []
-    for item in chunk.item_ids:
-        for repeat in range(job.repeats):
-            row = found.get((item, repeat))
-            if row is None:
-                todo.append(_Todo(item, repeat, None))
-            elif row[2] and row[1] != job.pk:
-                todo.append(_Todo(item, repeat, row[0]))
-    return todo
-
-
-def _verdict_fields(task: str, outcome: JudgeOutcome) -> dict[str, Any]:
-    fields: dict[str, Any] = {"attempts": outcome.attempts}
-    if outcome.call is not None:
-        fields |= {
-            "raw": outcome.call.raw,
-            "latency_ms": round(outcome.call.latency_s * 1000, 2),
-            "prompt_tokens": outcome.call.prompt_tokens,
-            "completion_tokens": outcome.call.completion_tokens,
-        }
-    verdict = outcome.verdict
-    if verdict is None:
-        error = outcome.error
-        history = "; ".join(e.kind for e in outcome.errors)
-        fields |= {
-            "error_kind": error.kind if error else "unexpected",
-            "error": f"{error.message if error else 'no verdict'} (attempts: {history})",
-        }
-        if (
-            outcome.errors
-            and outcome.errors[-1].kind.startswith("malformed")
-            and not fields.get("raw")
-        ):
-            fields["raw"] = {"errors": [e.message for e in outcome.errors]}
-    elif isinstance(verdict, ScoringOutput):
-        fields |= {
-            "answer_score": verdict.answer_score,
-            "reasoning_score": verdict.reasoning_score,
-            "rationale": verdict.reason,
-        }
-    elif isinstance(verdict, AnswerabilityOutput):
-        fields |= {
-            "label": "answerable" if verdict.answerable else "unanswerable",
-            "category": verdict.category or "",
-            "rationale": verdict.reason,
-        }
-    elif isinstance(verdict, SafetyOutput):
-        fields |= {"label": verdict.label, "rationale": verdict.reason}
-    return fields
-
-
-def _rule_fields(task: str, sample: SampleRow, response: ModelResponse | None) -> dict[str, Any]:
-    if task == JudgeTask.ANSWERABILITY:
-        a = rule_judge.judge_answerability(rule_sample(sample))
-        return {
-            "label": "answerable" if a.answerable else "unanswerable",
-            "category": a.category or "",
-            "rationale": a.rationale,
-        }
-    assert response is not None
-    if task == JudgeTask.MCBENCH_SAFETY:
-        s = rule_judge.judge_safety(response.response)
-        return {"label": s.label, "rationale": s.rationale}
-    score = rule_judge.score_mmooc(rule_sample(sample), response.response)
-    return {
-        "answer_score": score.answer_score,
-        "reasoning_score": score.reasoning_score,
-        "rationale": score.rationale,
-    }
-
-
-def _spec(judge: Judge) -> EndpointSpec:
-    return EndpointSpec(
-        key=f"judge-{judge.pk}",
-        base_url=judge_base_url(judge),
-        api_key=judge_api_key(judge),
-        allowed_hosts=judge_allowed_hosts(),
-        model=judge.model,
-        temperature=judge.temperature,
-        timeout_s=judge.timeout_s,
-        max_tokens=judge.max_tokens,
-        max_concurrency=judge.max_concurrency,
-        requests_per_minute=judge.requests_per_minute,
-        policy=RetryPolicy(
-            max_attempts=judge.max_attempts,
-            base_delay_s=judge.backoff_base_s,
-            max_delay_s=judge.backoff_max_s,
-            max_retry_after_s=judge.retry_after_max_s,
-        ),
-    )
-
-
-def _load_items(
-    job: JudgeJob, judge: Judge, ids: set[int]
-) -> dict[int, tuple[SampleRow, ModelResponse | None]]:
-    if job.task in SCORING_TASKS:
-        responses = ModelResponse.objects.filter(pk__in=ids).select_related("sample")
-        return {r.pk: (r.sample, r) for r in responses}
-    samples = SampleRow.objects.filter(pk__in=ids)
-    if judge.kind == JudgeKind.OPENAI and not judge.text_only:
-        samples = samples.prefetch_related(
-            Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
-        )
-    return {s.pk: (s, None) for s in samples}
-
-
-def _categories(dataset_id: int) -> list[str]:
-    return list(
-        TaxonomyTerm.objects.filter(dataset_id=dataset_id, kind=TermKind.CATEGORY)
-        .order_by("position")
-        .values_list("code", flat=True)
-    )
-
-
-def _outcomes(
-    job: JudgeJob,
-    judge: Judge,
-    todo: list[_Todo],
-    items: dict[int, tuple[SampleRow, ModelResponse | None]],
-) -> list[dict[str, Any]]:
-    """The verdict fields of every item to do, from the rule judge or the endpoint."""
-    if judge.kind == JudgeKind.RULE:
-        return [_rule_fields(job.task, *items[t.item_id]) for t in todo]
-    try:
-        spec = _spec(judge)
-    except ValueError as exc:
-        # A configuration error is recorded on every item, so the job ends and says why.
-        return [{"error_kind": "config", "error": str(exc), "attempts": 0} for _t in todo]
-    categories = _categories(job.dataset_id) if job.task == JudgeTask.ANSWERABILITY else []
-    calls = []
-    for t in todo:
-        sample, response = items[t.item_id]
-        if response is None:
-            messages = answerability_messages(judge, sample, categories)
-        else:
-            messages = scoring_messages(judge, job.task, response)
-        calls.append(Call((t.item_id, t.repeat), messages))
-    runner = JudgeRunner.for_process(settings.REDIS_URL)
-    outcomes = runner.run(spec, calls, job.task)
-    return [_verdict_fields(job.task, outcome) for outcome in outcomes]
-
-
-_RESETTABLE = (
-    "label",
-    "category",
-    "answer_score",
-    "reasoning_score",
-    "rationale",
-    "raw",
-    "latency_ms",
-    "prompt_tokens",
-    "completion_tokens",
-    "attempts",
-    "error_kind",
-    "error",
-)
-_NULLABLE = {
-    "answer_score",
-    "reasoning_score",
-    "raw",
-    "latency_ms",
-    "prompt_tokens",
-    "completion_tokens",
-}
-
-
-def _save(
-    job: JudgeJob,
-    judge: Judge,
-    prompt_version: str,
-    todo: list[_Todo],
-    fields: list[dict[str, Any]],
-    items: dict[int, tuple[SampleRow, ModelResponse | None]],
-) -> None:
-    new = []
-    with transaction.atomic():
-        for t, values in zip(todo, fields, strict=True):
-            sample, response = items[t.item_id]
-            if t.retry_of is not None:
-                reset: dict[str, Any] = {
-                    name: None if name in _NULLABLE else "" for name in _RESETTABLE
-                }
-                # Only an error row is replaced: a verdict that arrived meanwhile stays.
-                reset["attempts"] = 1
-                Verdict.objects.filter(pk=t.retry_of).exclude(error_kind="").update(
-                    **(reset | values), job=job
-                )
-                continue
-            new.append(
-                Verdict(
-                    judge=judge,
-                    task=job.task,
-                    prompt_version=prompt_version,
-                    repeat=t.repeat,
-                    sample=sample,
-                    response=response,
-                    job=job,
-                    **values,
-                )
-            )
-        Verdict.objects.bulk_create(new, batch_size=500, ignore_conflicts=True)
-
-
-def judge_chunk_run(*, chunk_id: int) -> int:
-    """Judge the items of one chunk that still lack a verdict; returns how many were judged."""
-    chunk = JudgeJobChunk.objects.select_related("job", "judge").filter(pk=chunk_id).first()
-    if chunk is None or chunk.status in CHUNK_FINISHED:
-        return 0
-    job, judge = chunk.job, chunk.judge
-    if job.cancel_requested or job.is_finished:
-        JudgeJobChunk.objects.filter(pk=chunk.pk).update(
-            status=ChunkStatus.CANCELLED, finished_at=timezone.now()
-        )
-        judge_job_finish_if_done(job_id=job.pk)
-        return 0
-    JudgeJobChunk.objects.filter(pk=chunk.pk).update(
-        status=ChunkStatus.RUNNING, attempts=chunk.attempts + 1, started_at=timezone.now()
-    )
-    prompt_version = (
-        JudgeJobJudge.objects.filter(job=job, judge=judge)
-        .values_list("prompt_version", flat=True)
-        .first()
-    ) or _prompt_version(judge)
-    todo = _todo(chunk, job, prompt_version)
-    if todo:
-        items = _load_items(job, judge, {t.item_id for t in todo})
-        todo = [t for t in todo if t.item_id in items]  # items deleted since planning
-        fields = _outcomes(job, judge, todo, items)
-        _save(job, judge, prompt_version, todo, fields, items)
-    JudgeJobChunk.objects.filter(pk=chunk.pk).update(
-        status=ChunkStatus.DONE, finished_at=timezone.now()
-    )
-    judge_job_finish_if_done(job_id=job.pk)
-    return len(todo)
-
-
-def judge_chunk_fail(*, chunk_id: int, message: str) -> None:
-    """Record a chunk whose task gave up, so the job can still end (as failed)."""
-    chunk = JudgeJobChunk.objects.filter(pk=chunk_id).first()
-    if chunk is None:
-        return
-    JudgeJobChunk.objects.filter(pk=chunk_id).exclude(status__in=CHUNK_FINISHED).update(
-        status=ChunkStatus.FAILED, message=message[:2000], finished_at=timezone.now()
-    )
-    judge_job_finish_if_done(job_id=chunk.job_id)
+def send_chunks(chunk_ids: Sequence[int]) -> None:
+    """Send the chunks' tasks; one the broker does not take is sent again by the sweep."""
+    for pk in chunk_ids:
+        job_send(lambda pk=pk: enqueue("judging.run_judge_chunk", pk))  # type: ignore[misc]
 
 
 def judge_job_finish_if_done(*, job_id: int) -> None:
@@ -525,15 +283,22 @@ def judge_job_finish_if_done(*, job_id: int) -> None:
             return
         if job.chunks.exclude(status__in=CHUNK_FINISHED).exists():
             return
-        _finish(job)
+        judge_job_end(job=job)
 
 
-def _finish(job: JudgeJob) -> None:
+def judge_job_end(*, job: JudgeJob) -> None:
+    """Record the end of a job whose chunks have all ended (the caller holds its row lock)."""
     if job.cancel_requested:
         job.status = JobStatus.CANCELLED
-    elif job.chunks.filter(status=ChunkStatus.FAILED).exists():
+    elif (
+        reason := job.chunks.filter(status=ChunkStatus.FAILED)
+        .values_list("message", flat=True)
+        .first()
+    ) is not None:
         job.status = JobStatus.FAILED
-        job.message = _("Some chunks failed after their retries; run the job again to resume.")
+        job.message = _(
+            "Some chunks failed after their retries (%(reason)s). Press Retry to run them again."
+        ) % {"reason": reason or _("no reason recorded")}
     else:
         job.status = JobStatus.SUCCEEDED
     job.finished_at = timezone.now()
@@ -574,33 +339,3 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
         values={pk: result.votes for pk, result in results.items()},
     )
     return {"agree": len(agree), "disagree": len(disagree)}
-
-
-def judge_job_cancel(*, job: JudgeJob) -> JudgeJob:
-    """Ask the job to stop: chunks not yet started are skipped; running ones finish."""
-    with transaction.atomic():
-        locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
-        if locked.is_finished:
-            raise ValidationError(_("The job has already finished."))
-        locked.cancel_requested = True
-        locked.save(update_fields=["cancel_requested"])
-        if (
-            locked.status == JobStatus.QUEUED
-            or not locked.chunks.exclude(status__in=CHUNK_FINISHED).exists()
-        ):
-            _finish(locked)
-    job.refresh_from_db()
-    return job
-
-
-def judge_job_resume(*, job: JudgeJob) -> JudgeJob:
-    """Queue again every chunk of an unfinished job that is not done (after lost workers)."""
-    if job.is_finished:
-        raise ValidationError(_("The job has already finished."))
-    transaction.on_commit(lambda: enqueue("judging.plan_judge_job", job.pk))
-    return job
-
-
-def _enqueue_chunks(chunk_ids: list[int]) -> None:
-    for chunk_id in chunk_ids:
-        enqueue("judging.run_judge_chunk", chunk_id)

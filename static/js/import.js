@@ -12,7 +12,9 @@
   var errorBody = document.querySelector("#import-errors tbody");
   var noErrors = document.getElementById("import-no-errors");
   var FIELDS = ["status_label", "rows_done", "total_rows", "imported", "unchanged", "updated",
-    "rejected", "message"];
+    "rejected", "message", "attempts"];
+  var activeForm = root.querySelector('[data-when="active"]');
+  var endedForm = root.querySelector('[data-when="ended"]');
   var INTERVAL_MS = 1000;
 
   function setField(name, value) {
@@ -47,6 +49,12 @@
     progress.value = job.percent;
     root.setAttribute("data-status", job.status);
     root.querySelector('[data-field="status_label"]').setAttribute("data-status", job.status);
+    if (activeForm) {
+      activeForm.hidden = !job.can_cancel;
+    }
+    if (endedForm) {
+      endedForm.hidden = !job.can_retry;
+    }
     showErrors(job.row_errors || []);
   }
 

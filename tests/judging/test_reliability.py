@@ -7,9 +7,7 @@ OpenAI server with injected faults, and short timeouts and backoffs keep the tes
 from __future__ import annotations
 
 import os
-import signal
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +21,7 @@ from tests.annotation.factories import mmooc_dataset
 from tests.conftest import worker_on
 from tests.judging.factories import bulk_responses, bulk_samples, fake_judge
 from tests.support.fake_openai import hash_prompt
-from tests.support.processes import wait_until
+from tests.support.processes import kill_worker, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -31,21 +29,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 def _finished(job: JudgeJob) -> bool:
     job.refresh_from_db()
     return job.is_finished
-
-
-def _children(pid: int) -> list[int]:
-    """Process ids whose parent is `pid` (the prefork pool of a Celery worker)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def _assert_one_verdict_per_response(judge: Any, responses: list[ModelResponse]) -> None:
@@ -105,28 +88,30 @@ def test_killing_a_worker_mid_job_loses_and_duplicates_nothing(
     completes with exactly one verdict per item."""
     dataset = mmooc_dataset()
     responses = bulk_responses(bulk_samples(dataset, 120), ["m1", "m2", "m3"])
+    # Redis redelivers the dead worker's messages within seconds, and the sweep (beat, with
+    # short heartbeats here) takes over chunks whose heartbeat stopped; either may come first.
     quick_redelivery = {
         "CELERY_VISIBILITY_TIMEOUT": "3",
         "CELERY_UNACKED_RESTORE_INTERVAL": "1",
         "CELERY_UNACKED_RESTORE_THROTTLE": "1",
+        "JOB_HEARTBEAT_SECONDS": "1",
+        "JOB_STALE_SECONDS": "5",
+        "JOB_SWEEP_SECONDS": "1",
     }
     with fake_openai(latency=0.25, seed=3) as server:
         judge = fake_judge(server.base_url, max_concurrency=8, timeout_s=5)
         broker = os.environ["REDIS_URL"]
-        with worker_on(broker, quick_redelivery) as worker:
+        with worker_on(broker, quick_redelivery, beat=True) as worker:
             job = services.judge_job_start(dataset=dataset, task="scoring", judges=[judge])
             wait_until(
                 lambda: Verdict.objects.filter(job=job).count() >= 40,
                 timeout=60,
                 what="the first chunks' verdicts",
             )
-            pool = _children(worker.pid)
-            for pid in [*pool, worker.pid]:
-                os.kill(pid, signal.SIGKILL)
-            worker.wait(timeout=10)
+            kill_worker(worker)
         made_before = Verdict.objects.filter(job=job).count()
         assert made_before < len(responses), "the job finished before the kill"
-        with worker_on(broker, quick_redelivery):
+        with worker_on(broker, quick_redelivery, beat=True):
             wait_until(lambda: _finished(job), timeout=120, what="the job after the kill")
         successes = server.success_counts()
     assert job.status == JobStatus.SUCCEEDED

@@ -20,6 +20,7 @@ PUBLIC = {
     "login/",
     "logout/",
     "healthz/",
+    "livez/",
     "i18n/setlang/",
     "favicon.ico",
     "admin/login/",

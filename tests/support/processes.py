@@ -1,9 +1,10 @@
-"""Real helper processes for tests: a SeaweedFS S3 server and a Celery worker."""
+"""Real helper processes for tests: a SeaweedFS S3 server, Celery workers, a Redis server."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -116,9 +117,10 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
 
 @contextmanager
 def celery_worker(
-    env: dict[str, str], *, concurrency: int = 2
+    env: dict[str, str], *, concurrency: int = 2, beat: bool = False
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A real Celery worker process (prefork) consuming this test run's queue."""
+    """A real Celery worker process (prefork) consuming this test run's queue; with ``beat``,
+    it also runs Celery beat (the periodic job sweep), as ``dev.py run`` does."""
     full_env = {**os.environ, **env, "CELERY_TASK_ALWAYS_EAGER": "0"}
     queue = full_env["CELERY_QUEUE"]
     log_path = Path(full_env.get("VAR_DIR", "/tmp")) / f"worker-{queue}-{free_port()}.log"
@@ -143,6 +145,7 @@ def celery_worker(
             "--without-heartbeat",
             "-n",
             f"test-{queue}@%h",
+            *(["-B", "-s", str(log_path.with_suffix(".beat"))] if beat else []),
         ],
         cwd=ROOT,
         env=full_env,
@@ -165,3 +168,72 @@ def celery_worker(
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+def children(pid: int) -> list[int]:
+    """Process ids whose parent is `pid` (the prefork pool of a Celery worker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def kill_worker(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL a Celery worker and its pool at once, as a crash or the OOM killer would."""
+    for pid in [*children(process.pid), process.pid]:
+        os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+class RedisServer:
+    """A throwaway Redis server on a free port, without persistence: a restart loses every
+    message it held, as a crashed broker does."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.workdir = workdir
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                *("--port", str(self.port), "--bind", "127.0.0.1"),
+                *("--save", "", "--appendonly", "no", "--dir", str(self.workdir)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        client = redis.Redis(port=self.port, socket_connect_timeout=1)
+
+        def ready() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        wait_until(ready, timeout=30, what=f"Redis on port {self.port}")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
