@@ -30,6 +30,11 @@ class Dataset(models.Model):
         default=False,
         help_text=_("At the end of each import, imported samples go to review."),
     )
+    archived = models.BooleanField(
+        _("archived"),
+        default=False,
+        help_text=_("Hidden from the dataset list by default; nothing can be imported into it."),
+    )
     members: models.ManyToManyField[AbstractUser, DatasetMembership] = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="DatasetMembership",
@@ -112,6 +117,11 @@ class TaxonomyTerm(models.Model):
     )
     parent_code = models.CharField(_("parent code"), max_length=100, blank=True, default="")
     position = models.PositiveIntegerField(_("position"), default=0)
+    retired = models.BooleanField(
+        _("retired"),
+        default=False,
+        help_text=_("Kept on the samples that hold it, but no longer offered."),
+    )
 
     class Meta:
         ordering = ["dataset", "kind", "position", "code"]
