@@ -6,12 +6,22 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.models import Dataset, DatasetKind, DatasetMembership, TaxonomyTerm
+from annotation.models import (
+    Dataset,
+    DatasetKind,
+    DatasetMembership,
+    ImportJob,
+    ImportSourceKind,
+    Snapshot,
+    TaxonomyTerm,
+)
 from annotation.presets import PRESETS
 from annotation.review_port import dataset_has_reviews
+from annotation.snapshots.selectors import snapshot_file_names
 from core.roles import ANNOTATOR, AUDITOR, user_roles
 
 if TYPE_CHECKING:
@@ -153,4 +163,23 @@ def dataset_delete(*, dataset: Dataset) -> None:
             % {"name": dataset.name},
             code="has_reviews",
         )
+    stored = [
+        *ImportJob.objects.filter(dataset=dataset, source_kind=ImportSourceKind.UPLOAD).values_list(
+            "source", flat=True
+        ),
+        *(
+            name
+            for snapshot in Snapshot.objects.filter(dataset=dataset)
+            for name in snapshot_file_names(snapshot).values()
+        ),
+    ]
     dataset.delete()
+    # Uploaded sources and snapshot files belong to the dataset alone; media files are shared
+    # by content across datasets and stay.
+    transaction.on_commit(lambda: _storage_delete(stored))
+
+
+def _storage_delete(names: list[str]) -> None:
+    for name in names:
+        if name:
+            default_storage.delete(name)

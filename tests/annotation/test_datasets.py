@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import review_port, services
@@ -88,6 +89,21 @@ def test_delete_removes_a_dataset_without_reviews() -> None:
     services.dataset_delete(dataset=dataset)
     assert not Dataset.objects.filter(pk=dataset.pk).exists()
     assert not Sample.objects.exists()
+
+
+def test_delete_removes_the_uploaded_sources_once_committed(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The files uploaded for the dataset's imports leave storage with it (after the commit)."""
+    dataset = mmooc_dataset()
+    upload = SimpleUploadedFile("rows.jsonl", b"{}\n")
+    job = import_services.import_job_create(
+        dataset=dataset, format="jsonl", source_kind="upload", upload=upload, queue=False
+    )
+    assert default_storage.exists(job.source)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.dataset_delete(dataset=dataset)
+    assert not default_storage.exists(job.source)
 
 
 def test_delete_is_refused_when_the_review_port_reports_reviews() -> None:
