@@ -46,6 +46,7 @@ class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
             "expected_behaviour_zh",
             "parent_code",
             "position",
+            "retired",
         ]
 
 
@@ -60,6 +61,7 @@ class DatasetOutput(serializers.ModelSerializer[Dataset]):
             "description",
             "preset",
             "auto_send_to_review",
+            "archived",
             "created_at",
         ]
 

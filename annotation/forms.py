@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import DatasetKind
+from annotation.models import DatasetKind, TermKind
 from annotation.presets import PRESETS
 
 
@@ -19,3 +19,26 @@ class DatasetCreateForm(forms.Form):
     )
     version = forms.CharField(label=_("Version"), max_length=50, initial="1.0")
     description = forms.CharField(label=_("Description"), widget=forms.Textarea, required=False)
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField(label=_("Username"), max_length=150)
+
+
+class TermAddForm(forms.Form):
+    kind = forms.ChoiceField(label=_("Kind"), choices=TermKind.choices)
+    code = forms.CharField(label=_("Code"), max_length=100)
+    name = forms.CharField(label=_("Name"), max_length=200)
+    name_zh = forms.CharField(label=_("Chinese name"), max_length=200, required=False)
+    parent_code = forms.CharField(label=_("Parent code"), max_length=100, required=False)
+
+
+class TermRenameForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200)
+    name_zh = forms.CharField(label=_("Chinese name"), max_length=200, required=False)
+
+
+class PresetLoadForm(forms.Form):
+    preset = forms.ChoiceField(
+        label=_("Taxonomy preset"), choices=[(code, p.name) for code, p in PRESETS.items()]
+    )

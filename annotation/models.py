@@ -32,6 +32,11 @@ class Dataset(models.Model):
         default=False,
         help_text=_("At the end of each import, imported samples go to review."),
     )
+    archived = models.BooleanField(
+        _("archived"),
+        default=False,
+        help_text=_("Hidden from the dataset list by default; nothing can be imported into it."),
+    )
     members: models.ManyToManyField[AbstractUser, DatasetMembership] = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="DatasetMembership",
@@ -114,6 +119,11 @@ class TaxonomyTerm(models.Model):
     )
     parent_code = models.CharField(_("parent code"), max_length=100, blank=True, default="")
     position = models.PositiveIntegerField(_("position"), default=0)
+    retired = models.BooleanField(
+        _("retired"),
+        default=False,
+        help_text=_("Kept on the samples that hold it, but no longer offered."),
+    )
 
     class Meta:
         ordering = ["dataset", "kind", "position", "code"]
@@ -517,6 +527,14 @@ class Snapshot(RecoverableJob):
 
     def __str__(self) -> str:
         return f"{self.dataset_id}:{self.name}"
+
+    @property
+    def file_names(self) -> dict[str, str]:
+        """The stored files of a finished snapshot: the release and its manifest."""
+        if self.status != JobStatus.SUCCEEDED or not self.file:
+            return {}
+        name = self.file.name
+        return {"release": name, "manifest": name.rsplit("/", 1)[0] + "/manifest.json"}
 
 
 class SnapshotEntry(models.Model):

@@ -34,6 +34,10 @@ class ReviewQueue(Protocol):
         """The ids of the dataset's samples that this user reviewed, as a subquery."""
         ...
 
+    def has_reviews(self, *, dataset: Dataset) -> bool:
+        """Whether anyone has reviewed or adjudicated a sample of the dataset."""
+        ...
+
 
 _queue: ReviewQueue | None = None
 
@@ -52,3 +56,8 @@ def review_queue_sync(*, dataset: Dataset) -> int:
 def samples_reviewed_by(*, dataset: Dataset, username: str) -> QuerySet[Any] | None:
     """The sample ids reviewed by a user, or None when no review queue is plugged in."""
     return _queue.reviewed_by(dataset=dataset, username=username) if _queue else None
+
+
+def dataset_has_reviews(*, dataset: Dataset) -> bool:
+    """Whether the dataset holds reviews (never, when no review queue is plugged in)."""
+    return _queue.has_reviews(dataset=dataset) if _queue is not None else False

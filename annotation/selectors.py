@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth.models import Group
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from annotation.formats.validate import TaxonomyView
@@ -27,7 +28,7 @@ from annotation.models import (
 )
 from annotation.review_port import samples_reviewed_by
 from annotation.sample_filters import BulkAction, SampleFilter
-from core.roles import is_lead, lead_link, roles_known
+from core.roles import ROLES, is_lead, lead_link, roles_known
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -58,7 +59,11 @@ def taxonomy_view(dataset: Dataset) -> TaxonomyView:
     view = TaxonomyView(
         groups=set(), categories={}, formats=set(), scenarios=set(), safety_categories={}
     )
-    terms = TaxonomyTerm.objects.filter(dataset=dataset).values_list("kind", "code", "parent_code")
+    # A retired term is no longer a value to give; samples that hold it keep it (a held value
+    # outside the taxonomy never blocks an edit of another field).
+    terms = TaxonomyTerm.objects.filter(dataset=dataset, retired=False).values_list(
+        "kind", "code", "parent_code"
+    )
     for kind, code, parent in terms:
         if kind == TermKind.GROUP:
             view.groups.add(code)
@@ -77,6 +82,41 @@ def taxonomy_view(dataset: Dataset) -> TaxonomyView:
 
 def taxonomy_terms(*, dataset: Dataset) -> QuerySet[TaxonomyTerm]:
     return TaxonomyTerm.objects.filter(dataset=dataset)
+
+
+@dataclass(frozen=True)
+class TermsOfKind:
+    kind: str
+    label: str
+    terms: list[TaxonomyTerm]
+
+
+def taxonomy_by_kind(*, dataset: Dataset) -> list[TermsOfKind]:
+    """The dataset's terms grouped by kind, every kind listed (empty ones too); one query."""
+    terms = list(taxonomy_terms(dataset=dataset))
+    return [
+        TermsOfKind(kind=kind, label=str(label), terms=[t for t in terms if t.kind == kind])
+        for kind, label in TermKind.choices
+    ]
+
+
+@dataclass(frozen=True)
+class Member:
+    membership: DatasetMembership
+    roles: list[str]
+
+
+def dataset_members(*, dataset: Dataset) -> list[Member]:
+    """The dataset's members by username, each with their role names; two queries."""
+    memberships = (
+        DatasetMembership.objects.filter(dataset=dataset)
+        .select_related("user")
+        .prefetch_related(
+            Prefetch("user__groups", queryset=Group.objects.filter(name__in=ROLES).order_by("name"))
+        )
+        .order_by("user__username")
+    )
+    return [Member(m, [g.name for g in m.user.groups.all()]) for m in memberships]
 
 
 def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Sample]:

@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation import sample_views, views
+from annotation import sample_views, settings_views, views
 
 app_name = "annotation"
 
@@ -9,6 +9,30 @@ urlpatterns = [
     path("datasets/new/", views.dataset_create, name="dataset_create"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:dataset_id>/auto-send/", views.dataset_auto_send, name="dataset_auto_send"),
+    path(
+        "datasets/<int:dataset_id>/members/",
+        settings_views.dataset_members,
+        name="dataset_members",
+    ),
+    path(
+        "datasets/<int:dataset_id>/members/<int:user_id>/remove/",
+        settings_views.dataset_member_remove,
+        name="dataset_member_remove",
+    ),
+    path(
+        "datasets/<int:dataset_id>/taxonomy/",
+        settings_views.dataset_taxonomy,
+        name="dataset_taxonomy",
+    ),
+    path(
+        "datasets/<int:dataset_id>/taxonomy/<int:term_id>/",
+        settings_views.taxonomy_term_edit,
+        name="taxonomy_term_edit",
+    ),
+    path("datasets/<int:dataset_id>/delete/", settings_views.dataset_delete, name="dataset_delete"),
+    path(
+        "datasets/<int:dataset_id>/archive/", settings_views.dataset_archive, name="dataset_archive"
+    ),
     path("datasets/<int:dataset_id>/samples/", sample_views.sample_list, name="sample_list"),
     path("datasets/<int:dataset_id>/samples/bulk/", sample_views.sample_bulk, name="sample_bulk"),
     path("samples/<int:sample_id>/", views.sample_detail, name="sample_detail"),

@@ -25,7 +25,11 @@ from core.roles import acting_user, is_lead
 
 @require_GET
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    datasets = list(selectors.dataset_list_visible(user=request.user).order_by("name"))
+    show_archived = request.GET.get("archived") == "1"
+    visible = selectors.dataset_list_visible(user=request.user).order_by("name")
+    if not show_archived:
+        visible = visible.filter(archived=False)
+    datasets = list(visible)
     return render(
         request,
         "annotation/dataset_list.html",
@@ -36,6 +40,7 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
             ),
             "columns": extensions.dataset_list_columns(),
             "can_create": is_lead(request.user),
+            "show_archived": show_archived,
         },
     )
 

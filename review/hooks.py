@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Dataset
-from review.models import Review
+from review.models import Outcome, Review
 from review.services.queue import queue_sync
 
 
@@ -23,4 +23,10 @@ class ReviewQueueForAnnotation:
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
         return Review.objects.filter(dataset=dataset, reviewer__username=username).values(
             "sample_id"
+        )
+
+    def has_reviews(self, *, dataset: Dataset) -> bool:
+        return (
+            Review.objects.filter(dataset=dataset).exists()
+            or Outcome.objects.filter(dataset=dataset).exists()
         )

@@ -105,8 +105,13 @@ class TermChoice:
     parent_code: str
 
 
-def _choices(terms: list[TaxonomyTerm], kind: str) -> list[TermChoice]:
-    return [TermChoice(t.code, t.display_name, t.parent_code) for t in terms if t.kind == kind]
+def _choices(terms: list[TaxonomyTerm], kind: str, value: str) -> list[TermChoice]:
+    """The terms offered for a field: a retired term only to the sample that holds it."""
+    return [
+        TermChoice(t.code, t.display_name, t.parent_code)
+        for t in terms
+        if t.kind == kind and (not t.retired or t.code == value)
+    ]
 
 
 # The reviewable fields whose values are taxonomy terms, and the kind of term each takes.
@@ -140,7 +145,9 @@ def term_fields(
 ) -> dict[str, TermField]:
     """The term fields of a review form; one query per field that has no terms."""
     names = [name for name in fields if name in TERM_FIELDS]
-    choices = {name: _choices(terms, TERM_FIELDS[name]) for name in names}
+    choices = {
+        name: _choices(terms, TERM_FIELDS[name], str(values.get(name) or "")) for name in names
+    }
     free = [name for name in names if not choices[name]]
     suggestions = annotation_selectors.sample_values_in_use(dataset=dataset, fields=free)
     return {

@@ -150,6 +150,11 @@ def import_job_create(
     links resolved, when the job runs. Raises ValidationError with a readable message for
     anything that cannot be imported.
     """
+    if dataset.archived:
+        raise ValidationError(
+            _("“%(name)s” is archived: nothing can be imported into it.") % {"name": dataset.name},
+            code="archived",
+        )
     _check_format(dataset, format)
     source_name = ""
     if source_kind == ImportSourceKind.UPLOAD:

@@ -14,8 +14,12 @@ from annotation.services.bulk import (
 )
 from annotation.services.datasets import (
     dataset_add_member,
+    dataset_add_member_by_username,
     dataset_create,
+    dataset_deletable,
+    dataset_delete,
     dataset_remove_member,
+    dataset_set_archived,
     dataset_set_auto_send,
 )
 from annotation.services.media import media_asset_derive, media_asset_store
@@ -30,15 +34,25 @@ from annotation.services.samples import (
     sample_set_status,
     sample_update,
 )
+from annotation.services.taxonomy import (
+    taxonomy_load_preset,
+    taxonomy_term_add,
+    taxonomy_term_rename,
+    taxonomy_term_set_retired,
+)
 
 __all__ = [
     "LABEL_FIELDS",
     "BulkResult",
     "SampleInvalid",
     "dataset_add_member",
+    "dataset_add_member_by_username",
     "dataset_create",
+    "dataset_deletable",
+    "dataset_delete",
     "dataset_remove_member",
     "dataset_send_imports_on",
+    "dataset_set_archived",
     "dataset_set_auto_send",
     "media_asset_derive",
     "media_asset_store",
@@ -54,6 +68,10 @@ __all__ = [
     "samples_send_to_review",
     "samples_set_priority",
     "samples_take_down",
+    "taxonomy_load_preset",
+    "taxonomy_term_add",
+    "taxonomy_term_rename",
+    "taxonomy_term_set_retired",
 ]
 
 from annotation.services.samples import sample_content_hash

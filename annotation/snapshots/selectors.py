@@ -204,10 +204,7 @@ def snapshot_get_for_lead(*, user: AnyUser, snapshot_id: int) -> Snapshot | None
 
 def snapshot_file_names(snapshot: Snapshot) -> dict[str, str]:
     """The downloadable files of a finished snapshot: the release and its manifest."""
-    if snapshot.status != JobStatus.SUCCEEDED or not snapshot.file:
-        return {}
-    name = snapshot.file.name
-    return {"release": name, "manifest": name.rsplit("/", 1)[0] + "/manifest.json"}
+    return snapshot.file_names
 
 
 def download_seconds() -> int:

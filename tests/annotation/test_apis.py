@@ -166,3 +166,15 @@ def test_leads_turn_the_automatic_sending_on(lead: Any) -> None:
     assert response.status_code == 200 and response.json()["auto_send_to_review"] is True
     dataset.refresh_from_db()
     assert dataset.auto_send_to_review is True
+
+
+def test_dataset_detail_shows_archived_and_retired_terms(lead: Any) -> None:
+    """The dataset API says whether a dataset is archived and which of its terms are retired."""
+    dataset = mmooc_dataset()
+    term = dataset.terms.get(kind="category", code="VFP")
+    services.taxonomy_term_set_retired(term=term, retired=True)
+    services.dataset_set_archived(dataset=dataset, archived=True)
+    body = client_for(lead).get(f"/api/datasets/{dataset.pk}/").json()
+    assert body["archived"] is True
+    retired = {t["code"] for t in body["terms"] if t["retired"]}
+    assert retired == {"VFP"}
