@@ -1,7 +1,9 @@
 """Calling an LLM judge over any OpenAI-compatible endpoint, with retries owned here.
 
 The SDK's own retries are switched off (max_retries=0) so that one layer decides backoff,
-honours Retry-After, counts attempts and retries malformed verdicts too.
+honours Retry-After, counts attempts and retries malformed verdicts too. The SDK is imported
+by the functions that need it: the messages and outcomes defined here are also used by
+processes that never call a judge (a web process).
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx2
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any
 
 from judging.llm_output import JudgeOutput, MalformedOutput, parse_judge_output
 from judging.prompts import PromptTemplate, render
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai import AsyncOpenAI
 
 ImageInput = tuple[bytes, str] | str  # (bytes, mime type) or a URL
 AudioInput = tuple[bytes, str]  # (bytes, format such as "wav" or "mp3")
@@ -84,6 +86,8 @@ def make_client(
     base_url: str, api_key: str = "not-needed", *, timeout_s: float = 60.0
 ) -> AsyncOpenAI:
     """An AsyncOpenAI client whose own retries are off, so judge_with_retries owns them."""
+    from openai import AsyncOpenAI
+
     return AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
 
 
@@ -232,6 +236,9 @@ def parse_retry_after(headers: Mapping[str, str] | httpx2.Headers | None) -> flo
 
 def classify_error(exc: BaseException) -> ErrorInfo:
     """Retryable (timeouts, connection, 429, 5xx, malformed) or final (other 4xx, auth)."""
+    import httpx2
+    import openai
+
     message = f"{type(exc).__name__}: {exc}"
     # Order matters: APITimeoutError subclasses APIConnectionError.
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | asyncio.TimeoutError):

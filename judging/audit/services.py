@@ -14,7 +14,6 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef
@@ -128,6 +127,8 @@ def _frame_summary(rows: list[selectors.FrameRow], drawn: AuditSample) -> dict[s
 
 def _second_ratings(n_items: int, fraction: float, seed: int) -> set[int]:
     """Indices (into the drawn order) of the items rated twice, reproducibly from the seed."""
+    import numpy as np
+
     count = min(n_items, round(fraction * n_items))
     rng = np.random.default_rng([seed, 2])
     return {int(i) for i in rng.choice(n_items, size=count, replace=False)}
@@ -198,6 +199,8 @@ def audit_set_draw_run(*, audit_set_id: int) -> AuditSet | None:
     random half; a seeded share of them gets a second rating slot. Safe to run twice: a set
     already drawn (or failed) is left as it is.
     """
+    import numpy as np  # the draw runs in a worker; web processes import this module too
+
     audit_set = AuditSet.objects.select_for_update().filter(pk=audit_set_id).first()
     if audit_set is None or audit_set.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         return audit_set
