@@ -1,5 +1,8 @@
 """Inspection of uploaded images and audio: format, size and decodability checks,
 thumbnails and waveform peaks. No Django: callers pass bytes and limits.
+
+Pillow, soundfile and numpy are imported by the functions that use them, so that a process
+that only imports this module (a web process serving pages) does not load them.
 """
 
 from __future__ import annotations
@@ -9,12 +12,13 @@ import io
 import math
 import warnings
 from dataclasses import dataclass
-
-import numpy as np
-import soundfile as sf
-from PIL import Image, ImageOps, UnidentifiedImageError, features
+from typing import TYPE_CHECKING
 
 from annotation.formats.records import message
+
+if TYPE_CHECKING:
+    import soundfile as sf
+    from PIL import Image
 
 ALLOWED_IMAGE_FORMATS = {
     "JPEG": "image/jpeg",
@@ -92,6 +96,8 @@ def _check_size(data: bytes, max_bytes: int, kind: str) -> None:
 
 def _open_image(data: bytes) -> Image.Image:
     """Open lazily, refusing decompression bombs instead of only warning about them."""
+    from PIL import Image, UnidentifiedImageError
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -150,6 +156,8 @@ def make_thumbnail(data: bytes, *, size: int = 320) -> tuple[bytes, str]:
 
     Call it on an image that passed `inspect_image`.
     """
+    from PIL import Image, ImageOps, features
+
     image = _open_image(data)
     with image:
         if image.format == "JPEG":
@@ -176,6 +184,9 @@ def _to_eight_bit(image: Image.Image) -> Image.Image:
     """Scale 16-bit and float images to 8-bit grey (a plain convert clips them to white)."""
     if image.mode not in {"I", "F"} and not image.mode.startswith("I;16"):
         return image
+    import numpy as np
+    from PIL import Image
+
     values = np.asarray(image, dtype=np.float64)
     low, high = float(values.min()), float(values.max())
     scaled = (values - low) * (255.0 / (high - low)) if high > low else np.zeros_like(values)
@@ -183,6 +194,8 @@ def _to_eight_bit(image: Image.Image) -> Image.Image:
 
 
 def _open_audio(data: bytes) -> sf.SoundFile:
+    import soundfile as sf
+
     try:
         return sf.SoundFile(io.BytesIO(data))
     except (sf.LibsndfileError, RuntimeError, TypeError, ValueError) as exc:
@@ -193,6 +206,8 @@ def _open_audio(data: bytes) -> sf.SoundFile:
 
 def inspect_audio(data: bytes, *, max_bytes: int) -> AudioInfo:
     """Check that bytes are a decodable audio clip with samples, and describe it."""
+    import soundfile as sf
+
     _check_size(data, max_bytes, "audio")
     with _open_audio(data) as sound:
         frames, rate, channels = sound.frames, sound.samplerate, sound.channels
@@ -221,6 +236,8 @@ def waveform_peaks(data: bytes, *, buckets: int = 1000) -> list[float]:
     """
     if buckets <= 0:
         raise ValueError("buckets must be positive")
+    import numpy as np
+
     with _open_audio(data) as sound:
         frames = sound.frames
         if frames <= 0:

@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from annotation.imports import services as import_services
-
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/bench_import"
 
@@ -88,6 +86,7 @@ def write_file(path: Path, rows: int, first: int) -> None:
 def child(path: Path, dataset_name: str, derive_sample: int) -> dict[str, Any]:
     """Import one file (in this process) and measure it."""
     from annotation import services
+    from annotation.imports import services as import_services
     from annotation.models import ImportSourceKind, MediaAsset
 
     dataset = import_services.import_dataset_get_or_create(

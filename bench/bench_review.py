@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -344,8 +344,13 @@ def site_phase(
 
 
 @contextlib.contextmanager
-def gunicorn(args: argparse.Namespace, env: dict[str, str]) -> Iterator[None]:
-    """gunicorn serving the settings in ``env``, bound, booted and warmed up; stopped after."""
+def gunicorn(
+    args: argparse.Namespace, env: dict[str, str], extra: Sequence[str] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """gunicorn serving the settings in ``env``, bound, booted and warmed up; stopped after.
+
+    ``extra`` adds command-line options (``--preload``); yields the master process.
+    """
     server = subprocess.Popen(
         [
             sys.executable,
@@ -362,6 +367,7 @@ def gunicorn(args: argparse.Namespace, env: dict[str, str]) -> Iterator[None]:
             str(args.threads),
             "--log-level",
             "error",
+            *extra,
         ],
         cwd=ROOT,
         env={**env, "BENCH_CLAIM_SQL": CLAIM_SQL},
@@ -378,7 +384,7 @@ def gunicorn(args: argparse.Namespace, env: dict[str, str]) -> Iterator[None]:
         else:
             raise SystemExit("gunicorn did not answer /healthz/ within 30 s")
         floor_phase(args.port, args.reviewers, 3.0)  # warm-up: every worker finishes booting
-        yield
+        yield server
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -12,9 +12,7 @@ import os
 import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any
 
 from judging.llm_client import (
     CallResult,
@@ -31,6 +29,9 @@ from judging.ratelimit import (
     RedisRateLimiter,
     RedisSemaphore,
 )
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 
 @dataclass(frozen=True)

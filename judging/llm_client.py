@@ -1,7 +1,9 @@
 """Calling an LLM judge over any OpenAI-compatible endpoint, with retries owned here.
 
 The SDK's own retries are switched off (max_retries=0) so that one layer decides backoff,
-honours Retry-After, counts attempts and retries malformed verdicts too.
+honours Retry-After, counts attempts and retries malformed verdicts too. The SDK is imported
+by the functions that need it: the messages and outcomes defined here are also used by
+processes that never call a judge (a web process).
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx2
-import openai
-from openai import AsyncOpenAI
-
-from judging.egress import EndpointRefused, guarded_client, url_target
+from judging.egress import EndpointRefused, url_target
 from judging.llm_output import JudgeOutput, MalformedOutput, parse_judge_output
 from judging.prompts import PromptTemplate, render
+
+if TYPE_CHECKING:
+    import httpx2
+    from openai import AsyncOpenAI
 
 ImageInput = tuple[bytes, str] | str  # (bytes, mime type) or a URL
 AudioInput = tuple[bytes, str]  # (bytes, format such as "wav" or "mp3")
@@ -94,6 +96,10 @@ def make_client(
     `allowed_hosts`, checked on the address each connection actually uses (judging.egress);
     redirects are not followed. EndpointRefused for a URL that is not http(s).
     """
+    from openai import AsyncOpenAI
+
+    from judging.egress_transport import guarded_client
+
     url_target(base_url)
     return AsyncOpenAI(
         base_url=base_url,
@@ -252,6 +258,9 @@ def classify_error(exc: BaseException) -> ErrorInfo:
     address the rules refuse, a redirect)."""
     if isinstance(exc, EndpointRefused):
         return ErrorInfo("refused", False, exc.message)
+    import httpx2
+    import openai
+
     message = f"{type(exc).__name__}: {exc}"
     # Order matters: APITimeoutError subclasses APIConnectionError.
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException | asyncio.TimeoutError):

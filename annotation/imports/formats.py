@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import pyarrow as pa
 from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
@@ -20,7 +19,6 @@ from annotation.formats.textio import Source
 from annotation.formats.trimodal import iter_trimodal
 from annotation.formats.vlmevalkit import iter_vlmevalkit
 from annotation.models import DatasetKind
-from annotation.snapshots.exports.parquet import iter_release_parquet
 
 Reader = Callable[[Source, Mapping[str, Any]], Iterator[ParsedSample | RowError]]
 
@@ -68,6 +66,11 @@ def _jsonl(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample 
 def _release(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
     if not isinstance(source, str | os.PathLike):
         raise FormatError(gettext("a Parquet file must be read from a file, not a stream"))
+    # pyarrow only when a Parquet file is read, not in every process importing the formats.
+    import pyarrow as pa
+
+    from annotation.snapshots.exports.parquet import iter_release_parquet
+
     try:
         yield from iter_release_parquet(source)
     except (pa.ArrowInvalid, OSError, KeyError) as exc:

@@ -33,11 +33,8 @@ from annotation.models import (
 from annotation.selectors import taxonomy_view
 from annotation.services.samples import LABEL_FIELDS
 from annotation.snapshots.exports.files import file_sha256, tree_files, zip_folder
-from annotation.snapshots.exports.hf import HfCard, write_hf_folder
 from annotation.snapshots.exports.jsonl import write_jsonl
 from annotation.snapshots.exports.manifest import Diff, Tally, build_manifest, file_hashes
-from annotation.snapshots.exports.mmooc_layout import write_mmooc_layout
-from annotation.snapshots.exports.parquet import write_parquet
 from annotation.snapshots.exports.records import ExportMedia, ExportRecord
 from annotation.snapshots.exports.review import RevisionInfo, review_trail
 from annotation.snapshots.exports.tsv import write_tsv
@@ -245,12 +242,16 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
     trimodal = dataset.kind == DatasetKind.TRIMODAL
     notes: dict[str, Any] = {}
     packed = True
+    # The Parquet writers (pyarrow) are imported by the branches that use them, so that a
+    # process importing this module (every web process) does not load pyarrow.
     if snapshot.format == "jsonl" and trimodal:
         write_jsonl(records, out / "data.jsonl", media_dir=out)
     elif snapshot.format == "jsonl":
         write_jsonl(records, out / f"{slug}.jsonl")
         packed = False
     elif snapshot.format == "parquet":
+        from annotation.snapshots.exports.parquet import write_parquet
+
         write_parquet(records, out / f"{slug}.parquet")
         packed = False
     elif snapshot.format == "tsv":
@@ -259,6 +260,8 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
         write_tsv(records, out / f"{slug}.tsv", option_labels=labels, extra_keys=keys)
         packed = False
     elif snapshot.format == "hf":
+        from annotation.snapshots.exports.hf import HfCard, write_hf_folder
+
         card = HfCard(
             title=f"{dataset.name} ({snapshot.name})",
             description=dataset.description,
@@ -266,6 +269,8 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
         )
         notes["splits"] = write_hf_folder(records, out, card=card, with_audio=trimodal)
     else:
+        from annotation.snapshots.exports.mmooc_layout import write_mmooc_layout
+
         keys = snapshot_extra_keys(dataset=dataset, filter=snapshot.filter)
         counts = write_mmooc_layout(records, out, extra_keys=keys)
         notes.update(ooc=counts.ooc, ic=counts.ic, skipped_not_ooc_or_ic=counts.skipped)

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
@@ -125,6 +124,8 @@ def _frame_summary(rows: list[selectors.FrameRow], drawn: AuditSample) -> dict[s
 
 def _second_ratings(n_items: int, fraction: float, seed: int) -> set[int]:
     """Indices (into the drawn order) of the items rated twice, reproducibly from the seed."""
+    import numpy as np  # drawn in a worker; web processes import this module too
+
     count = min(n_items, round(fraction * n_items))
     rng = np.random.default_rng([seed, 2])
     return {int(i) for i in rng.choice(n_items, size=count, replace=False)}
@@ -232,6 +233,8 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
         seed=audit_set.seed,
     )
     by_id = {row.item.item_id: row for row in rows}
+    import numpy as np
+
     order = np.random.default_rng([audit_set.seed, 1]).permutation(len(drawn.item_ids))
     twice = _second_ratings(len(drawn.item_ids), audit_set.double_rating_fraction, audit_set.seed)
     items = []

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judging.audit.report import COMPARISON_FIGURES
-
 
 def statistics_rows(stats: Mapping[str, Any]) -> list[list[Any]]:
     """The figures as CSV rows: section, target, level, rater, attribute, group, figure, …"""
+    # Here rather than at the top: the report module loads numpy and scipy, which a process
+    # importing this module (through judging.audit.statistics) may never need.
+    from judging.audit.report import COMPARISON_FIGURES
+
     header = [
         "section",
         "target",

@@ -26,7 +26,6 @@ from annotation.models import Dataset, Sample
 from annotation.selectors import dataset_list_visible
 from core.roles import is_auditor
 from judging.audit import rubric
-from judging.audit.report import Gathered
 from judging.extraction import is_refusal
 from judging.models import (
     AuditItem,
@@ -42,6 +41,8 @@ from judging.stats.sampling import FrameItem, stratum_key
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
+
+    from judging.audit.report import Gathered
 
     AnyUser = User | AnonymousUser
 
@@ -336,6 +337,9 @@ def audit_ratings_version(*, audit_set: AuditSet) -> tuple[int, str]:
 
 def audit_gather(audit_set: AuditSet) -> Gathered:
     """Three queries: the items with their attributes, the ratings, the items' verdicts."""
+    # judging.audit.report loads numpy and scipy: only when an audit's figures are computed.
+    from judging.audit.report import Gathered
+
     task = audit_set.task
     rows = list(
         AuditItem.objects.filter(audit_set=audit_set)

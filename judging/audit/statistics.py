@@ -7,6 +7,9 @@ double-rated items) the second human. Population-level figures are weighted back
 by design stratum (:func:`judging.stats.bootstrap.stratum_weights` over the rated items, so a
 half-finished audit is weighted by what was rated); intervals resample items within design
 strata, small ones collapsed (:func:`judging.stats.sampling.bootstrap_strata`).
+
+The numeric modules (numpy, scipy) are imported when figures are computed, not when this
+module is: every web process imports it (the leaderboard, the audit pages), few compute.
 """
 
 from __future__ import annotations
@@ -18,11 +21,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset
-from judging.audit import report, rubric, selectors
+from judging.audit import rubric, selectors
 from judging.audit.report_rows import statistics_rows
 from judging.models import AuditSet, AuditTask
-from judging.stats.corrected import corrected_scores
-from judging.stats.human_judge import MIN_ITEMS, human_judge_report
 
 __all__ = [
     "audit_statistics",
@@ -36,6 +37,10 @@ N_REPLICATES = 2000
 
 def audit_statistics(*, audit_set: AuditSet, n_replicates: int = N_REPLICATES) -> dict[str, Any]:
     """Every figure of the audit, JSON-ready, from at most six queries."""
+    from judging.audit import report
+    from judging.stats.corrected import corrected_scores
+    from judging.stats.human_judge import MIN_ITEMS, human_judge_report
+
     data = selectors.audit_gather(audit_set)
     seed = int(audit_set.seed)
     judges = list(data.first_vote)

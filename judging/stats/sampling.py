@@ -18,6 +18,9 @@ ordinary item of the same stratum (up to rounding and the cap at the cell's size
 weight is cell size / cell sample size. The cells are the design strata: bootstrap within
 them (``AuditSample.design_strata``, with small ones collapsed by :func:`bootstrap_strata`)
 and weight back with ``AuditSample.weights``.
+
+numpy is imported by the two functions that compute with it: the frame's types and the
+margins are also used by pages that never draw.
 """
 
 from __future__ import annotations
@@ -27,8 +30,6 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
-
-import numpy as np
 
 Method = Literal["proportional", "sqrt", "equal"]
 METHODS: tuple[Method, ...] = ("proportional", "sqrt", "equal")
@@ -85,6 +86,8 @@ def _water_fill(weights: list[float], lower: list[int], upper: list[int], n: int
     The total is piecewise linear in λ with breaks at lower_h/w_h and upper_h/w_h: a binary
     search over the sorted breaks finds the segment, and λ is interpolated exactly in it.
     """
+    import numpy as np
+
     w = np.asarray(weights, dtype=np.float64)
     lo = np.asarray(lower, dtype=np.float64)
     up = np.asarray(upper, dtype=np.float64)
@@ -211,6 +214,8 @@ def draw_audit_sample(
     ``numpy.random.default_rng(seed)``. Oversampling factors must be ≥ 1 (see the module
     docstring for what they do).
     """
+    import numpy as np
+
     if oversample_rare < 1.0 or oversample_disagree < 1.0:
         raise ValueError("oversampling factors must be at least 1")
     ids = [item.item_id for item in items]

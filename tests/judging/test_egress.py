@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from judging import egress
+from judging import egress, egress_transport
 from judging.llm_client import JudgeOutcome, RetryPolicy, judge_with_retries, make_client
 from tests.support.fake_openai import FakeOpenAI
 
@@ -143,7 +143,7 @@ def test_the_address_connected_to_is_the_one_checked(monkeypatch: pytest.MonkeyP
         resolved.append(host)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
 
-    monkeypatch.setattr(egress.anyio, "getaddrinfo", rebinding_dns)
+    monkeypatch.setattr(egress_transport.anyio, "getaddrinfo", rebinding_dns)
     with FakeOpenAI() as server:
         url = f"http://judge.example:{server.port}/v1"
         refused = call(url)

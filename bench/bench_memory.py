@@ -1,0 +1,264 @@
+"""Benchmark: how much memory the site's processes hold (RSS and PSS from /proc/PID/smaps_rollup).
+
+Builds its own PostgreSQL database (``bench_memory`` by default, dropped and migrated) with a
+small MMOOC-shaped dataset and its review queue (``bench_review.build``), then:
+
+1. one web process and one worker process: gunicorn with one worker (the production shape's
+   worker class, threads and ``--preload``) and a Celery prefork worker with one pool process,
+   on Redis. The web worker is measured at rest (booted, after the warm-up's ``/healthz/``
+   requests) and after serving a short review loop (``bench_review.site_phase``: a few
+   reviewers looping claim + submit through the API); the Celery pool process at rest and
+   after an import (a small MMOOC JSON-lines file from ``bench_import.write_file``, imported
+   and every image derived by that worker);
+2. the production shape (gunicorn ``-w W --threads T [--preload]`` + Celery ``-c C``): the PSS
+   of every process of both (masters and children) summed, at rest and after the review loop.
+
+PSS divides each shared page among the processes mapping it, so the production total counts
+what ``--preload`` and prefork share once; RSS counts shared pages in every process.
+
+Prints the figures as one JSON object on the last line (MB = 2**20 bytes).
+
+Run: DATABASE_URL is not read; give --pg and --redis (defaults: local PostgreSQL, Redis db 0):
+     .venv/bin/python bench/bench_memory.py [--db bench_memory] [--web-workers 2 --threads 4
+     --worker-concurrency 2] [--no-preload] [--seconds 10] [--reviewers 5] [--import-rows 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import bench_import, bench_review  # noqa: E402 - after the repository joins the path
+from tests.support.processes import celery_worker, wait_until  # noqa: E402
+
+MB = 1024 * 1024
+
+
+def memory(pid: int) -> dict[str, float]:
+    """RSS and PSS of one process, in MB."""
+    fields: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        if name in {"Rss", "Pss"}:
+            fields[name.lower()] = round(int(value.split()[0]) * 1024 / MB, 1)
+    return fields
+
+
+def children(pid: int) -> list[int]:
+    """The live child processes of ``pid``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            stat = (entry / "stat").read_text()
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def tree_memory(root: int) -> dict[str, Any]:
+    """The root and each child's RSS and PSS, and the PSS of them all together."""
+    processes = {"main": memory(root)} | {
+        f"child_{i}": memory(pid) for i, pid in enumerate(children(root))
+    }
+    return {
+        "processes": processes,
+        "pss_total_mb": round(sum(p["pss"] for p in processes.values()), 1),
+        "rss_total_mb": round(sum(p["rss"] for p in processes.values()), 1),
+    }
+
+
+def largest_child(root: int) -> dict[str, float]:
+    """The child of ``root`` with the largest RSS (a gunicorn worker, a Celery pool process)."""
+    kids = [memory(pid) for pid in children(root)]
+    return max(kids, key=lambda m: m["rss"])
+
+
+@contextlib.contextmanager
+def celery(env: dict[str, str], concurrency: int) -> Iterator[int]:
+    """A Celery worker whose pool processes have all started; yields the main process id."""
+    with celery_worker(env, concurrency=concurrency) as process:
+        wait_until(
+            lambda: len(children(process.pid)) >= concurrency,
+            timeout=60,
+            what="the Celery pool processes",
+        )
+        yield process.pid
+
+
+def import_and_derive(folder: Path, dataset_id: int, rows: int) -> dict[str, Any]:
+    """Queue an import of a small MMOOC file for the worker; wait until every image is derived."""
+    from annotation.imports import services as import_services
+    from annotation.models import Dataset, ImportJob, ImportSourceKind, MediaAsset
+
+    path = folder / f"memory-{time.time_ns()}.jsonl"
+    bench_import.write_file(path, rows, first=time.time_ns() % 10**9 * 1000)
+    dataset = Dataset.objects.get(pk=dataset_id)
+    job = import_services.import_job_create(
+        dataset=dataset,
+        format="mmooc",
+        source_kind=ImportSourceKind.SERVER_PATH,
+        source=str(path),
+        trusted=True,
+        queue=True,
+    )
+    started = time.perf_counter()
+    ended = {"succeeded", "succeeded_with_errors", "failed", "cancelled"}
+    wait_until(
+        lambda: ImportJob.objects.get(pk=job.pk).status in ended,
+        timeout=600,
+        what="the import job to end",
+    )
+    pending = MediaAsset.objects.filter(
+        sample_links__sample__dataset=dataset, derived_at__isnull=True
+    )
+    wait_until(lambda: not pending.exists(), timeout=600, what="every derivative")
+    job.refresh_from_db()
+    return {
+        "status": job.status,
+        "imported": job.imported,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def web_args(args: argparse.Namespace, workers: int) -> tuple[argparse.Namespace, list[str]]:
+    """bench_review.gunicorn's arguments and extra options for ``workers`` web processes."""
+    namespace = argparse.Namespace(
+        port=args.port, workers=workers, threads=args.threads, reviewers=args.reviewers
+    )
+    return namespace, [] if args.no_preload else ["--preload"]
+
+
+def review_loop(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
+    ds = built["dataset_id"]
+    loop = bench_review.site_phase(
+        args.port,
+        f"/api/datasets/{ds}/claim/",
+        "/api/reviews/",
+        [{"Authorization": f"Token {token}"} for token in built["tokens"]],
+        args.seconds,
+    )
+    if loop["error_count"]:
+        raise SystemExit(f"the review loop failed: {loop['errors']}")
+    return {"claims": loop["claims"], "submits": loop["submits"], "seconds": loop["seconds"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--db", default="bench_memory")
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--redis", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument("--reviewers", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--import-rows", type=int, default=200)
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--worker-concurrency", type=int, default=2)
+    parser.add_argument("--no-preload", action="store_true")
+    args = parser.parse_args()
+
+    db_url = f"{args.pg}/{args.db}"
+    folder = Path(tempfile.mkdtemp(prefix="bench-memory-"))
+    (folder / "staticfiles").mkdir()
+    env = {
+        **os.environ,
+        "DATABASE_URL": db_url,
+        "REDIS_URL": args.redis,
+        "CELERY_QUEUE": f"bench-memory-{os.getpid()}",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "SECRET_KEY": "bench-only-" + "x" * 40,
+        "DEBUG": "0",
+        "CONN_MAX_AGE": "600",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "VAR_DIR": str(folder),
+        "CELERY_TASK_ALWAYS_EAGER": "0",
+        "LOG_LEVEL": "ERROR",
+    }
+    os.environ.update(env)
+    bench_review.make_database(f"{args.pg}/postgres", args.db)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    built = bench_review.build(args.samples, args.reviewers, 2)
+    result: dict[str, Any] = {
+        "shape": {
+            "web_workers": args.web_workers,
+            "threads": args.threads,
+            "preload": not args.no_preload,
+            "worker_concurrency": args.worker_concurrency,
+        }
+    }
+
+    # 1. One web process and one worker process.
+    gunicorn_args, extra = web_args(args, 1)
+    with bench_review.gunicorn(gunicorn_args, env, extra) as web, celery(env, 1) as worker:
+        web_at_rest = largest_child(web.pid)
+        worker_at_rest = largest_child(worker)
+        worker_main_at_rest = memory(worker)
+        result["review_loop"] = review_loop(args, built)
+        web_after = largest_child(web.pid)
+        result["import"] = import_and_derive(folder, built["dataset_id"], args.import_rows)
+        worker_after = largest_child(worker)
+    print(f"one web process: at rest {web_at_rest}, after the review loop {web_after}")
+    print(f"one worker process: at rest {worker_at_rest}, after an import {worker_after}")
+
+    # 2. The production shape.
+    gunicorn_args, extra = web_args(args, args.web_workers)
+    with (
+        bench_review.gunicorn(gunicorn_args, env, extra) as web,
+        celery(env, args.worker_concurrency) as worker,
+    ):
+        web_tree, worker_tree = tree_memory(web.pid), tree_memory(worker)
+        review_loop(args, built)
+        web_tree_after, worker_tree_after = tree_memory(web.pid), tree_memory(worker)
+    production = round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1)
+    production_after = round(web_tree_after["pss_total_mb"] + worker_tree_after["pss_total_mb"], 1)
+    print(f"production shape at rest: web {web_tree}, worker {worker_tree}")
+    print(
+        f"production shape after the review loop: web {web_tree_after}, worker {worker_tree_after}"
+    )
+
+    result |= {
+        "web_rss_mb_at_rest": web_at_rest["rss"],
+        "web_pss_mb_at_rest": web_at_rest["pss"],
+        "web_rss_mb_after_serving": web_after["rss"],
+        "web_pss_mb_after_serving": web_after["pss"],
+        "worker_rss_mb_at_rest": worker_at_rest["rss"],
+        "worker_pss_mb_at_rest": worker_at_rest["pss"],
+        "worker_main_rss_mb_at_rest": worker_main_at_rest["rss"],
+        "worker_rss_mb_after_import": worker_after["rss"],
+        "worker_pss_mb_after_import": worker_after["pss"],
+        "production_pss_mb": production,
+        "production_rss_mb": round(web_tree["rss_total_mb"] + worker_tree["rss_total_mb"], 1),
+        "production_pss_mb_after_serving": production_after,
+        "goals": {
+            "web_rss_mb_after_serving": 90,
+            "worker_rss_mb_at_rest": 120,
+            "production_pss_mb": 450,
+        },
+    }
+    result["goals_met"] = all(result[key] <= goal for key, goal in result["goals"].items())
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

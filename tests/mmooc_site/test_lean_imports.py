@@ -1,0 +1,91 @@
+"""A web process (the WSGI application and its URL configuration) and a worker's task modules
+load none of the heavy libraries: those load only in the functions that use them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = (
+    "numpy",
+    "pyarrow",
+    "scipy",
+    "pandas",
+    "sklearn",
+    "statsmodels",
+    "krippendorff",
+    "openai",
+    "httpx2",
+    "soundfile",
+    "boto3",
+    "botocore",
+    "PIL",
+)
+
+# What gunicorn does (import the WSGI module, which loads the URLconf), then what requests do
+# with the URLconf; prints the heavy libraries that were loaded.
+WEB = """
+import mmooc_site.wsgi
+from django.urls import resolve, reverse
+assert resolve(reverse("api_review_claim", args=[1])).url_name == "api_review_claim"
+assert resolve("/api/reviews/").url_name == "api_reviews"
+assert reverse("judging:leaderboard", args=[3]) == "/datasets/3/leaderboard/"
+assert resolve(reverse("review:workbench", args=[5])).kwargs == {"sample_id": 5}
+"""
+
+# What a Celery worker imports when it starts: Django and every task module.
+WORKER = """
+import django
+django.setup()
+from celery import current_app
+current_app.loader.import_default_modules()
+assert {"annotation.run_import_job", "judging.run_judge_chunk"} <= set(current_app.tasks)
+"""
+
+REPORT = "\nimport json, sys\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))\n"
+
+
+def _loaded(code: str, tmp_path: Path) -> list[str]:
+    """The heavy libraries that a fresh Python process running ``code`` has loaded."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DEBUG": "0",
+        "SECRET_KEY": "lean-imports-test-" + "x" * 40,
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "CELERY_BROKER_URL": "memory://",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code + REPORT.format(heavy=HEAVY)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return list(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_the_web_application_loads_no_heavy_library(tmp_path: Path) -> None:
+    """Importing the WSGI application (which loads the URL configuration) and resolving and
+    reversing URLs loads neither numpy, pyarrow, scipy, the openai SDK, soundfile, boto3,
+    Pillow nor the statistics libraries."""
+    assert _loaded(WEB, tmp_path) == []
+
+
+def test_a_worker_loading_its_task_modules_loads_no_heavy_library(tmp_path: Path) -> None:
+    """A Celery worker at rest (Django set up, every task module imported) holds none of them
+    either: a task loads what it needs when it runs."""
+    assert _loaded(WORKER, tmp_path) == []
+
+
+def test_the_check_sees_a_heavy_library_that_a_module_loads(tmp_path: Path) -> None:
+    """The probe does report a heavy library once something imports it."""
+    assert _loaded(WEB + "import judging.audit.report\n", tmp_path) == ["numpy", "scipy"]
