@@ -212,7 +212,9 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
     with (
         RedisServer(tmp_path / "redis") as redis_server,
         site_broker(redis_server.url),
-        fake_openai(latency=0.25, seed=5) as fake,
+        # Calls of a second each: the running job's last chunk is still at work when the
+        # second job's planning (queued behind all its chunks) has run and Redis is killed.
+        fake_openai(latency=1.0, seed=5) as fake,
     ):
         judge = fake_judge(fake.base_url, max_concurrency=8, timeout_s=5)
         env = {**SWEEP_EVERY_SECOND, "REDIS_URL": redis_server.url}
