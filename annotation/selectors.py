@@ -242,7 +242,8 @@ def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
 
 def sample_fields(*, sample_id: int, fields: Iterable[str]) -> dict[str, Any] | None:
     """Some fields of one sample as plain values, for an answer that needs no model."""
-    return Sample.objects.filter(pk=sample_id).values(*fields).first()
+    row: dict[str, Any] | None = Sample.objects.filter(pk=sample_id).values(*fields).first()
+    return row
 
 
 def sample_media_rows(*, sample_id: int) -> list[dict[str, Any]]:
@@ -287,7 +288,7 @@ def sample_label_rows(
     return rows.iterator(chunk_size=chunk_size)
 
 
-def sample_media_prefetch(path: str = "media_links") -> Prefetch:
+def sample_media_prefetch(path: str = "media_links") -> Prefetch[Any]:
     """A prefetch of samples' media links with their assets, in display order, for a query of
     another app that reaches samples through ``path``."""
     return Prefetch(

@@ -106,7 +106,7 @@ def test_take_down_closes_open_slots_and_restore_brings_the_sample_back(
     and is kept in history; restoring returns each to its earlier status and reopens slots,
     keeping the reviews already given."""
     dataset = open_queue(mmooc_dataset(), k=2, members=[annotator])
-    reviewer2 = UserFactory(role="annotator")
+    reviewer2 = UserFactory.create(role="annotator")
     pending, verified = mmooc_sample(dataset), mmooc_sample(dataset)
     queue_sync(dataset=dataset)
     submit(reviewer2, pending)

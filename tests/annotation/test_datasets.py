@@ -52,7 +52,7 @@ def test_add_member_by_username_refuses_with_a_reason(
     username = {
         "nobody": "nobody",
         "lead": lead.username,
-        "plain": UserFactory().username,
+        "plain": UserFactory.create().username,
         "member": annotator.username,
     }[who]
     with pytest.raises(ValidationError) as exc:
