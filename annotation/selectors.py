@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.models import Group
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
+from annotation.extensions import samples_reviewed_by
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
@@ -26,7 +27,6 @@ from annotation.models import (
     TaxonomyTerm,
     TermKind,
 )
-from annotation.review_port import samples_reviewed_by
 from annotation.sample_filters import BulkAction, SampleFilter
 from core.roles import ROLES, is_lead, lead_link, roles_known
 

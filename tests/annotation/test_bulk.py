@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import services
+from annotation.extensions import review_queue_register
 from annotation.imports import services as import_services
 from annotation.models import ChangeSource, ImportSourceKind, Sample, SampleRevision, SampleStatus
-from annotation.review_port import review_queue_register
 from review.hooks import ReviewQueueForAnnotation
 from review.models import Slot
 from review.services import queue_sync, slot_claim
