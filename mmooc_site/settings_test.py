@@ -27,4 +27,3 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast log
 if not REDIS_URL:  # noqa: F405 - no cache table to create in every test database
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # noqa: F405 - whitenoise warns without it
