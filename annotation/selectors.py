@@ -271,6 +271,18 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
     )
 
 
+def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:
+    """Some samples of a dataset, by id, with their dataset."""
+    return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related(
+        "dataset"
+    )
+
+
+def sample_table() -> str:
+    """The samples' table, for apps whose SQL joins it (the review queue's claim)."""
+    return Sample._meta.db_table
+
+
 def sample_ids_by_external_id(*, dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
     """The ids of a dataset's samples, by external id (unknown ids are absent)."""
     return dict(
