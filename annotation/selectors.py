@@ -273,9 +273,7 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
 
 def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:
     """Some samples of a dataset, by id, with their dataset."""
-    return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related(
-        "dataset"
-    )
+    return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related("dataset")
 
 
 def sample_table() -> str:
