@@ -178,7 +178,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
-# when REDIS_URL is set, otherwise a database table (`manage.py createcachetable`).
+# when REDIS_URL is set, otherwise a database table (made by `migrate`, mmooc_site 0003).
 if REDIS_URL:
     CACHES = {
         "default": {
