@@ -173,3 +173,37 @@ def test_the_journey_runs_without_a_policy_violation(
         page.select_option("#language-select", "en")
     assert page.get_attribute("html", "lang") == "en"
     assert visitor.violations() == []
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("allowed", [True, False])
+def test_media_on_s3_load_only_from_an_allowed_origin(
+    live_server: Any, browser: Any, settings: Any, s3_storage: str, s3_endpoint: str, allowed: bool
+) -> None:
+    """Media on S3 reach the page by a redirect to a presigned URL on the storage's host:
+    with that origin in the policy (what CSP_MEDIA_ORIGINS derives) the image and the audio
+    load; without it the browser blocks them, so the origin is truly needed."""
+    scheme, _, rest = s3_endpoint.partition("://")
+    origin = f"{scheme}://{rest.split('/', 1)[0]}"
+    directives = dict(settings.CONTENT_SECURITY_POLICY["DIRECTIVES"])
+    if allowed:
+        directives["img-src"] = [*directives["img-src"], origin]
+        directives["media-src"] = [*directives["media-src"], origin]
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": directives}
+    reviewer = UserFactory(role="annotator")
+    unsafe, _ = trimodal_pair()
+    open_queue(unsafe.dataset, k=2, members=[reviewer])
+
+    visitor = Visitor(browser, live_server.url, reviewer)
+    page = visitor.page
+    page.goto(f"{live_server.url}/review/datasets/{unsafe.dataset_id}/")
+    page.click("#start-review")
+    page.wait_for_url("**/review/samples/*/")
+    if allowed:
+        page.wait_for_function("document.querySelector('.zoom-image').naturalWidth > 0")
+        page.wait_for_function("document.getElementById('audio').readyState >= 1")
+        assert visitor.violations() == []
+    else:
+        page.wait_for_function("window.__violations.length >= 1")
+        blocked = " ".join(visitor.violations())
+        assert "img-src" in blocked and origin in blocked
