@@ -158,8 +158,8 @@ def test_the_journey_runs_without_a_policy_violation(
     visitor.visit(f"/review/datasets/{unsafe.dataset_id}/")
     page.click("#start-review")
     page.wait_for_url("**/review/samples/*/")
-    page.wait_for_function("document.getElementById('audio').readyState >= 1")
-    page.wait_for_function("document.querySelector('.zoom-image').complete")
+    page.wait_for_function("() => document.getElementById('audio').readyState >= 1")
+    page.wait_for_function("() => document.querySelector('.zoom-image').complete")
     ratio = page.evaluate("document.querySelector('[data-viewer]').style.aspectRatio")
     assert ratio.replace(" ", "") != ""
     assert visitor.violations() == []
@@ -200,10 +200,10 @@ def test_media_on_s3_load_only_from_an_allowed_origin(
     page.click("#start-review")
     page.wait_for_url("**/review/samples/*/")
     if allowed:
-        page.wait_for_function("document.querySelector('.zoom-image').naturalWidth > 0")
-        page.wait_for_function("document.getElementById('audio').readyState >= 1")
+        page.wait_for_function("() => document.querySelector('.zoom-image').naturalWidth > 0")
+        page.wait_for_function("() => document.getElementById('audio').readyState >= 1")
         assert visitor.violations() == []
     else:
-        page.wait_for_function("window.__violations.length >= 1")
+        page.wait_for_function("() => window.__violations.length >= 1")
         blocked = " ".join(visitor.violations())
         assert "img-src" in blocked and origin in blocked
