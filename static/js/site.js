@@ -1,7 +1,6 @@
 /* Behaviour every page shares, kept out of the markup so the Content-Security-Policy can
    refuse all inline code: the language menu submits itself, and an image viewer takes its
-   image's aspect ratio, no taller than 70% of the window; a page with a [data-reload-ms]
-   element refreshes itself after that many milliseconds. */
+   image's aspect ratio, no taller than 70% of the window. */
 (function () {
   "use strict";
 
@@ -10,13 +9,6 @@
     language.addEventListener("change", function () {
       language.form.submit();
     });
-  }
-
-  var reload = document.querySelector("[data-reload-ms]");
-  if (reload) {
-    window.setTimeout(function () {
-      window.location.reload();
-    }, Number(reload.dataset.reloadMs));
   }
 
   document.querySelectorAll("[data-viewer][data-width][data-height]").forEach(function (viewer) {

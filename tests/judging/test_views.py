@@ -38,7 +38,7 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     job = JudgeJob.objects.get()
     assert reply.status_code == 302 and reply.url == reverse("judging:job_detail", args=[job.pk])
     page = client.get(reply.url).content.decode()
-    assert reverse("api_judge_job", args=[job.pk]) in page and "js/judging.js" in page
+    assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
