@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from annotation.imports import services as import_services
 from annotation.models import ImportSourceKind
@@ -21,7 +20,7 @@ from tests.annotation.test_imports_services import mmooc_record, write_lines
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
 from tests.review.factories import open_queue, trimodal_pair
-from tests.review.test_browser import CHROMIUM_ARGS
+from tests.support.browser import chromium, sign_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -43,14 +42,8 @@ document.addEventListener("securitypolicyviolation", (event) => {
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 class Visitor:
@@ -60,10 +53,7 @@ class Visitor:
         self.base = base
         self.context = browser.new_context(viewport={"width": 1300, "height": 900})
         if user is not None:
-            client = Client()
-            client.force_login(user)
-            session = client.cookies["sessionid"].value
-            self.context.add_cookies([{"name": "sessionid", "value": session, "url": base}])
+            sign_in(self.context, base, user)
         self.context.add_init_script(RECORD_VIOLATIONS)
         self.page = self.context.new_page()
         self.console: list[str] = []

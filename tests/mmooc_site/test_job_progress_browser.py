@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from annotation.models import SampleStatus
 from annotation.snapshots import services as snapshot_services
@@ -19,7 +18,7 @@ from judging.services import jobs
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
-from tests.review.test_browser import CHROMIUM_ARGS
+from tests.support.browser import chromium, sign_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -32,26 +31,10 @@ WAIT = 20_000
 @pytest.fixture
 def lead_page(live_server: Any) -> Iterator[Any]:
     """A signed-in lead's page."""
-    from playwright.sync_api import sync_playwright
-
-    client = Client()
-    client.force_login(UserFactory(role="lead"))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
+    with chromium() as browser:
         context = browser.new_context()
-        context.add_cookies(
-            [
-                {
-                    "name": "sessionid",
-                    "value": client.cookies["sessionid"].value,
-                    "url": live_server.url,
-                }
-            ]
-        )
+        sign_in(context, live_server.url, UserFactory(role="lead"))
         yield context.new_page()
-        browser.close()
 
 
 def test_a_judge_job_page_follows_the_job_to_its_end(
