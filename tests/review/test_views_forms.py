@@ -141,8 +141,12 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
         assert text in title
     assert 'data-testid="category">counting_by_category' in page
     assert "Meta-task" in page
-    # The original image, in a viewer of its aspect ratio.
-    assert reverse("annotation:media_file", args=[sample.media_links.get().asset_id]) in page
+    # The display image (a copy at least as large as the viewer, or the original), in a viewer
+    # of its aspect ratio; "Full resolution" loads the original.
+    asset_id = sample.media_links.get().asset_id
+    viewer = page.split('class="zoom-image"')[1].split(">")[0]
+    assert f'src="{reverse("annotation:media_display", args=[asset_id])}"' in viewer
+    assert f'data-full="{reverse("annotation:media_file", args=[asset_id])}"' in viewer
     assert "aspect-ratio: 300 / 100" in page
 
 
