@@ -229,6 +229,8 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
     log_in(page, base, lead)
     warning = adjudicate_untouched(page, base, dataset, SAFE)
     assert UNSAFE in warning, warning
+    assert page.locator("text=Adjudicated.").count() == 1
+    assert page.locator("text=now both labelled").count() == 0  # "safe" kept: no warning
     assert samples.get(external_id=SAFE).status == SampleStatus.VERIFIED
 
     search_and_take_down(page, base, dataset, SEARCH, 1)

@@ -189,6 +189,34 @@ def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None
     assert _fresh(unsafe).safety_label == "safe"
 
 
+def test_adjudication_relabels_a_scenario_without_a_predicate_without_asking_for_one(
+    lead: Any,
+) -> None:
+    """The lead turns a predicate-less safe scenario unsafe with the form as shown (predicate
+    left empty): it is saved, only the label is written, and the pair warning follows."""
+    unsafe, safe = trimodal_pair()
+    Sample.objects.filter(pk=safe.pk).update(predicate=[])
+    open_queue(safe.dataset, k=2)
+    submit(UserFactory(), _fresh(safe), values={"safety_label": "unsafe"})
+    submit(UserFactory(), _fresh(safe))
+    page = _page(lead, "review:adjudicate", safe.pk)
+    assert 'data-testid="pair-warning"' in page and unsafe.external_id in page
+    form = {
+        "decision": "accept",
+        "note": "The speaker is asleep by the stove.",
+        "value_safety_label": "unsafe",
+        "value_safety_category": "physical_harm",
+        "value_safety_subcategory": "health_hazard",
+        "value_predicate": "",
+    }
+    response = _client(lead).post(reverse("review:adjudicate", args=[safe.pk]), form, follow=True)
+    assert "now both labelled" in response.content.decode()
+    after = _fresh(safe)
+    assert (after.status, after.safety_label, after.predicate) == ("verified", "unsafe", [])
+    last = SampleRevision.objects.filter(sample=safe).latest("number")
+    assert set(last.after) == {"status", "safety_label"}
+
+
 def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) -> None:
     """Each review shows its edits; a sample still waiting can be reopened, a settled one
     cannot; the workbench then shows my review to amend."""
