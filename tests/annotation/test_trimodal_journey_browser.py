@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from annotation.models import Dataset, Sample, SampleStatus
+from annotation.models import Dataset, MediaAsset, Sample, SampleStatus
 from review.models import Review
 from tests.annotation.factories import UserFactory, png_bytes
 from tests.annotation.journey_steps import (
@@ -32,6 +32,7 @@ from tests.annotation.journey_steps import (
 )
 from tests.annotation.test_journey_browser import log_in, page
 from tests.conftest import SHARED_DATA
+from tests.support.processes import wait_until
 
 pytestmark = [
     pytest.mark.browser,
@@ -162,6 +163,14 @@ def _reviewer(turn: int) -> Callable[[Any, str], None]:
     def act(page: Any, heading: str) -> None:
         external_id = heading.split()[0]
         action = PLAN[external_id][turn]
+        if external_id == UNSAFE:
+            # The viewer has the image's aspect ratio and loads its display image (here the
+            # original: 640 pixels wide); the clip's waveform was derived by the worker.
+            viewer = page.locator("[data-viewer]")
+            assert "aspect-ratio: 640 / 400" in (viewer.get_attribute("style") or "")
+            page.wait_for_function("document.querySelector('.zoom-image').naturalWidth === 640")
+            assert page.locator("#waveform").count() == 1
+            assert page.locator("text=The waveform is not ready yet.").count() == 0
         if external_id == SAFE_WITH_CONDITIONS:
             # A safe scenario's conditions are not titled as making it unsafe.
             title = page.locator("[data-testid=predicate-heading]").inner_text()
@@ -208,6 +217,15 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
     }
     assert media[UNSAFE] == media[SAFE] and media[MISFILED] == media[SAFE_WITH_CONDITIONS]
     assert [role for role, _ in media[REJECTED]] == ["audio", "image"]
+
+    # The worker derives the thumbnails and the real clips' waveform peaks.
+    wait_until(
+        lambda: not MediaAsset.objects.filter(derived_at__isnull=True).exists(),
+        timeout=120,
+        what="the media derivation",
+    )
+    assert not MediaAsset.objects.exclude(derive_error="").exists()
+    assert all(MediaAsset.objects.filter(kind="audio").values_list("peaks", flat=True))
 
     assert open_review(page, base, dataset, (first, second), k=2) == len(PLAN)
     assert not samples.filter(status=SampleStatus.IMPORTED).exists()
