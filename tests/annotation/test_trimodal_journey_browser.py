@@ -148,9 +148,11 @@ def trimodal_zip(target: Path) -> Path:
     with zipfile.ZipFile(target, "w") as archive:
         lines = "".join(json.dumps(record) + "\n" for record in _scenarios())
         archive.writestr("scenarios.jsonl", lines)
-        for n, name in enumerate(("boat", "window", "road")):
+        # The boat is larger than the viewer needs: the workbench shows its display copy.
+        sizes = {"boat": (3200, 2000), "window": (640, 400), "road": (640, 400)}
+        for n, (name, (width, height)) in enumerate(sizes.items()):
             colour = (40 + 60 * n, 90, 160 - 40 * n)
-            picture = png_bytes(width=640, height=400, colour=colour)
+            picture = png_bytes(width=width, height=height, colour=colour)
             archive.writestr(f"media/{name}.png", picture)
         for clip in (WHALE, ROBIN, SPEECH):
             archive.write(AUDIO / clip, f"media/{clip}")
@@ -164,11 +166,17 @@ def _reviewer(turn: int) -> Callable[[Any, str], None]:
         external_id = heading.split()[0]
         action = PLAN[external_id][turn]
         if external_id == UNSAFE:
-            # The viewer has the image's aspect ratio and loads its display image (here the
-            # original: 640 pixels wide); the clip's waveform was derived by the worker.
+            # The viewer has the image's aspect ratio and loads the 2048-pixel display copy of
+            # the 3200-pixel original, at least as large as the viewer on this screen; the
+            # clip's waveform was derived by the worker.
             viewer = page.locator("[data-viewer]")
-            assert "aspect-ratio: 640 / 400" in (viewer.get_attribute("style") or "")
-            page.wait_for_function("document.querySelector('.zoom-image').naturalWidth === 640")
+            assert "aspect-ratio: 3200 / 2000" in (viewer.get_attribute("style") or "")
+            page.wait_for_function("document.querySelector('.zoom-image').naturalWidth === 2048")
+            assert page.evaluate(
+                "(() => { const img = document.querySelector('.zoom-image');"
+                " return img.naturalWidth >= img.clientWidth * devicePixelRatio"
+                " && img.naturalHeight >= img.clientHeight * devicePixelRatio; })()"
+            )
             assert page.locator("#waveform").count() == 1
             assert page.locator("text=The waveform is not ready yet.").count() == 0
         if external_id == SAFE_WITH_CONDITIONS:
