@@ -161,6 +161,8 @@ def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
     assert '<select id="f-category" name="values.safety_category">' in page
     assert '<select id="f-subcategory" name="values.safety_subcategory">' in page
     assert 'data-testid="safety-category">physical_harm' in page
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert unsafe.external_id in title and "physical_harm" in title
     assert "THEN unsafe" in page
     page = _page(annotator, "review:workbench", safe.pk)
     heading = page.split('data-testid="predicate-heading">')[1].split("</dt>")[0]
