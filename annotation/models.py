@@ -172,6 +172,8 @@ class MediaAsset(models.Model):
     source_url = models.URLField(_("source URL"), max_length=1000, blank=True, default="")
     licence = models.CharField(_("licence"), max_length=200, blank=True, default="")
     thumbnail = models.FileField(_("thumbnail"), max_length=300, blank=True, default="")
+    # Only for images larger than the workbench's viewer needs; others are shown as they are.
+    display = models.FileField(_("display image"), max_length=300, blank=True, default="")
     peaks = models.JSONField(_("waveform peaks"), null=True, blank=True)
     derived_at = models.DateTimeField(_("derived at"), null=True, blank=True)
     derive_error = models.TextField(_("derivation error"), blank=True, default="")

@@ -43,6 +43,12 @@ urlpatterns = [
         {"variant": "thumbnail"},
         name="media_thumbnail",
     ),
+    path(
+        "media/<int:asset_id>/display/",
+        views.media_file,
+        {"variant": "display"},
+        name="media_display",
+    ),
     path("", include("annotation.imports.urls")),
     path("", include("annotation.snapshots.urls")),
 ]

@@ -22,6 +22,12 @@ from annotation.media_checks import (
 from annotation.models import MediaAsset, MediaKind
 from core.tasks import enqueue
 
+# The workbench shows an image from a display copy at most this many pixels on its longer side
+# (larger than the viewer, which is at most about 1000 CSS pixels, on a screen of two device
+# pixels per CSS pixel); an image no larger is shown as it is. "Full resolution" loads the original.
+DISPLAY_SIZE = 2048
+DISPLAY_QUALITY = 90
+
 
 def _storage_name(kind: str, sha: str, mime: str) -> str:
     ext = mimetypes.guess_extension(mime) or ".bin"
@@ -92,7 +98,8 @@ def _queue_derive(asset_id: int) -> None:
 
 
 def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
-    """Make an image's thumbnail or an audio clip's waveform peaks; safe to run twice."""
+    """Make an image's thumbnail (and display copy, when it is larger than DISPLAY_SIZE) or an
+    audio clip's waveform peaks; safe to run twice."""
     asset = MediaAsset.objects.filter(pk=asset_id).first()
     if asset is None or asset.derived_at is not None:
         return asset
@@ -101,12 +108,10 @@ def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
     update: dict[str, object] = {"derived_at": timezone.now(), "derive_error": ""}
     try:
         if asset.kind == MediaKind.IMAGE:
-            thumb, mime = make_thumbnail(data)
-            ext = mimetypes.guess_extension(mime) or ".bin"
-            thumb_name = f"thumbs/{asset.sha256[:2]}/{asset.sha256}{ext}"
-            if not default_storage.exists(thumb_name):
-                default_storage.save(thumb_name, ContentFile(thumb))
-            update["thumbnail"] = thumb_name
+            update["thumbnail"] = _store_derivative(asset, "thumbs", *make_thumbnail(data))
+            if max(asset.width or 0, asset.height or 0) > DISPLAY_SIZE:
+                display = make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
+                update["display"] = _store_derivative(asset, "display", *display)
         else:
             update["peaks"] = waveform_peaks(data)
     except MediaError as exc:
@@ -114,6 +119,14 @@ def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
     MediaAsset.objects.filter(pk=asset.pk).update(**update)
     asset.refresh_from_db()
     return asset
+
+
+def _store_derivative(asset: MediaAsset, folder: str, data: bytes, mime: str) -> str:
+    ext = mimetypes.guess_extension(mime) or ".bin"
+    name = f"{folder}/{asset.sha256[:2]}/{asset.sha256}{ext}"
+    if not default_storage.exists(name):
+        default_storage.save(name, ContentFile(data))
+    return name
 
 
 def media_storage_name(*, kind: str, sha: str, mime: str) -> str:

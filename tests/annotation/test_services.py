@@ -302,6 +302,27 @@ def test_derivation_makes_thumbnails_and_peaks() -> None:
     assert again is not None and again.derived_at == derived_at
 
 
+def test_only_an_image_larger_than_the_viewer_needs_gets_a_display_copy() -> None:
+    """An image over DISPLAY_SIZE pixels on its longer side gets a display copy of exactly
+    DISPLAY_SIZE (at least as large as the viewer, aspect ratio kept); a smaller one none, as
+    the viewer shows it as it is."""
+    from PIL import Image
+
+    from annotation.services.media import DISPLAY_SIZE
+
+    stored_large = services.media_asset_store(
+        data=png_bytes(DISPLAY_SIZE * 2, DISPLAY_SIZE), kind="image"
+    )
+    stored_small = services.media_asset_store(data=png_bytes(DISPLAY_SIZE, 600), kind="image")
+    large = services.media_asset_derive(asset_id=stored_large.pk)
+    small = services.media_asset_derive(asset_id=stored_small.pk)
+    assert large is not None and small is not None
+    assert large.display and not small.display and small.thumbnail
+    with default_storage.open(large.display.name, "rb") as handle:
+        shown = Image.open(handle)
+        assert shown.size == (DISPLAY_SIZE, DISPLAY_SIZE // 2)
+
+
 def test_the_content_hash_orders_media_by_role_and_position() -> None:
     """A sample made with its image before its audio hashes like the import and updates do
     (media in role, then position order), so re-importing it finds it unchanged."""

@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
+from django.core.files.storage import default_storage
 from django.test import Client
 from django.urls import reverse
 
@@ -75,6 +76,35 @@ def test_thumbnail_is_served_once_derived(lead: Any) -> None:
     services.media_asset_derive(asset_id=asset.pk)
     response = _client(lead).get(url)
     assert response.status_code == 200 and response["Content-Type"].startswith("image/")
+
+
+def test_display_image_is_the_display_copy_or_else_the_original(lead: Any) -> None:
+    """The display URL serves an image's display copy once a worker made one, and the
+    original for an image without one (small enough, or not derived yet): never a 404."""
+    from annotation.services.media import DISPLAY_SIZE
+
+    sample = mmooc_sample()
+    small = sample.media_links.get().asset
+    large = services.media_asset_store(
+        data=png_bytes(DISPLAY_SIZE + 10, 20, colour=(1, 2, 3)), kind="image"
+    )
+    client = _client(lead)
+    url = reverse("annotation:media_display", args=[small.pk])
+    with default_storage.open(small.file.name, "rb") as handle:
+        original = handle.read()
+    services.media_asset_derive(asset_id=small.pk)
+    response = client.get(url)
+    assert response.status_code == 200 and b"".join(streamed(response)) == original
+    services.media_asset_derive(asset_id=large.pk)
+    large.refresh_from_db()
+    sample.media_links.update(asset=large)
+    response = client.get(reverse("annotation:media_display", args=[large.pk]))
+    assert response.status_code == 200 and response["Content-Type"] in {
+        "image/webp",
+        "image/jpeg",
+    }
+    with default_storage.open(large.display.name, "rb") as handle:
+        assert b"".join(streamed(response)) == handle.read()
 
 
 def test_media_accepts_api_tokens(annotator: Any) -> None:

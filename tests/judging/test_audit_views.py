@@ -180,7 +180,7 @@ def test_rating_form_shows_the_image_through_the_media_view(auditor: Any) -> Non
     item = audit_set.items.get()
     html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
     asset_id = sample.media_links.get().asset_id
-    assert reverse("annotation:media_file", args=[asset_id]) in html
+    assert reverse("annotation:media_display", args=[asset_id]) in html
 
 
 def test_audit_list_queries_do_not_grow_with_sets(

@@ -141,8 +141,12 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
         assert text in title
     assert 'data-testid="category">counting_by_category' in page
     assert "Meta-task" in page
-    # The original image, in a viewer of its aspect ratio (set by static/js/site.js).
-    assert reverse("annotation:media_file", args=[sample.media_links.get().asset_id]) in page
+    # The display image (a copy at least as large as the viewer, or the original), in a viewer
+    # of its aspect ratio; "Full resolution" loads the original.
+    asset_id = sample.media_links.get().asset_id
+    viewer = page.split('class="zoom-image"')[1].split(">")[0]
+    assert f'src="{reverse("annotation:media_display", args=[asset_id])}"' in viewer
+    assert f'data-full="{reverse("annotation:media_file", args=[asset_id])}"' in viewer
     assert 'data-width="300"' in page and 'data-height="100"' in page
 
 
@@ -157,6 +161,8 @@ def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
     assert '<select id="f-category" name="values.safety_category">' in page
     assert '<select id="f-subcategory" name="values.safety_subcategory">' in page
     assert 'data-testid="safety-category">physical_harm' in page
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert unsafe.external_id in title and "physical_harm" in title
     assert "THEN unsafe" in page
     page = _page(annotator, "review:workbench", safe.pk)
     heading = page.split('data-testid="predicate-heading">')[1].split("</dt>")[0]
@@ -183,6 +189,34 @@ def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None
     response = _client(lead).post(reverse("review:adjudicate", args=[unsafe.pk]), form, follow=True)
     assert "now both labelled" in response.content.decode()
     assert _fresh(unsafe).safety_label == "safe"
+
+
+def test_adjudication_relabels_a_scenario_without_a_predicate_without_asking_for_one(
+    lead: Any,
+) -> None:
+    """The lead turns a predicate-less safe scenario unsafe with the form as shown (predicate
+    left empty): it is saved, only the label is written, and the pair warning follows."""
+    unsafe, safe = trimodal_pair()
+    Sample.objects.filter(pk=safe.pk).update(predicate=[])
+    open_queue(safe.dataset, k=2)
+    submit(UserFactory.create(), _fresh(safe), values={"safety_label": "unsafe"})
+    submit(UserFactory.create(), _fresh(safe))
+    page = _page(lead, "review:adjudicate", safe.pk)
+    assert 'data-testid="pair-warning"' in page and unsafe.external_id in page
+    form = {
+        "decision": "accept",
+        "note": "The speaker is asleep by the stove.",
+        "value_safety_label": "unsafe",
+        "value_safety_category": "physical_harm",
+        "value_safety_subcategory": "health_hazard",
+        "value_predicate": "",
+    }
+    response = _client(lead).post(reverse("review:adjudicate", args=[safe.pk]), form, follow=True)
+    assert "now both labelled" in response.content.decode()
+    after = _fresh(safe)
+    assert (after.status, after.safety_label, after.predicate) == ("verified", "unsafe", [])
+    last = SampleRevision.objects.filter(sample=safe).latest("number")
+    assert set(last.after) == {"status", "safety_label"}
 
 
 def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) -> None:
