@@ -536,6 +536,13 @@ class Snapshot(RecoverableJob):
         name = self.file.name
         return {"release": name, "manifest": name.rsplit("/", 1)[0] + "/manifest.json"}
 
+    @property
+    def left_out(self) -> int:
+        """Selected samples the format had no place for (the MMOOC layout holds only the OOC
+        and shifted in-context groups)."""
+        notes = (self.manifest or {}).get("notes") or {}
+        return int(notes.get("skipped_not_ooc_or_ic") or 0)
+
 
 class SnapshotEntry(models.Model):
     """One sample as it went into a snapshot: what the next snapshot's diff compares with."""
