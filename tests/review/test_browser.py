@@ -176,8 +176,9 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
 
 
 def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
-    """From "My reviews" the reviewer reopens a review still waiting for the others, changes
-    the category, saves with Ctrl+Enter and is back on the list; only the review changed."""
+    """Back to a submitted review shows that it was submitted, not a live form. From "My
+    reviews" the reviewer reopens a review still waiting for the others, changes the
+    category, saves with Ctrl+Enter and is back on the list; only the review changed."""
     from annotation.models import Sample
     from tests.review.factories import logicvista_dataset
 
@@ -193,9 +194,16 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
     assert Review.objects.get(sample=sample, reviewer=reviewer).values == {}
 
+    # Back to the submitted form: the page says it was submitted, with no live form.
+    page.go_back()
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_selector("[data-testid=already-submitted]")
+    assert page.locator("#review-form").count() == 0
+    assert page.locator("#next-sample").is_visible()
+
     page.click("nav >> text=My reviews")
     page.click("text=Reopen and amend")
-    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/?amend=1")
     assert page.is_checked("input[name=decision][value=accept]")
     page.keyboard.press("c")
     page.fill("#f-category", "inductive")
