@@ -15,6 +15,7 @@
     "rejected", "message", "attempts"];
   var activeForm = root.querySelector('[data-when="active"]');
   var endedForm = root.querySelector('[data-when="ended"]');
+  var results = root.querySelector('[data-when="finished"]');
   var INTERVAL_MS = 1000;
 
   function setField(name, value) {
@@ -54,6 +55,9 @@
     }
     if (endedForm) {
       endedForm.hidden = !job.can_retry;
+    }
+    if (results) {
+      results.hidden = !job.finished;
     }
     showErrors(job.row_errors || []);
   }

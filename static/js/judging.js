@@ -14,7 +14,12 @@
       node.textContent = value === null || value === undefined || value === "" ? "—" : value;
     });
     document.getElementById("job-bar").value = progress.percent;
-    return finished.indexOf(progress.status) === -1;
+    var running = finished.indexOf(progress.status) === -1;
+    var results = document.getElementById("job-results");
+    if (results) {
+      results.hidden = running;
+    }
+    return running;
   }
 
   function poll() {
