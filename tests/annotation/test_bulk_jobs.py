@@ -3,12 +3,14 @@ and the sample list's bulk view): a background job with a page that follows it."
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation import services
+from annotation import services, tasks
 from annotation.models import SampleBulkJob, SampleRevision, SampleStatus
 from annotation.sample_filters import SampleFilter
 from annotation.services import bulk_jobs
@@ -156,3 +158,32 @@ def test_the_api_answers_202_with_the_job_and_its_status_address(
         format="json",
     )
     assert small.status_code == 200 and small.json()["changed"] == 2
+
+
+def test_a_bulk_job_in_a_live_worker_is_left_alone_and_a_dead_ones_is_swept_and_run(
+    lead: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivery while another worker's heartbeat is fresh does nothing; once it is stale,
+    the sweep queues the job again and sends its task, and the next run does the work."""
+    dataset = dataset_with(3)
+    job = SampleBulkJob.objects.create(
+        dataset=dataset,
+        action="take_down",
+        params={"filter": "", "ids": None, "priority": None, "reason": "licence"},
+        selected=3,
+        created_by=lead,
+        status=JobStatus.RUNNING,
+        attempts=1,
+        heartbeat_at=timezone.now(),
+    )
+    alive = services.sample_bulk_job_run(job_id=job.pk)
+    assert alive is not None and alive.status == JobStatus.RUNNING
+    assert not dataset.samples.filter(status=SampleStatus.REMOVED).exists()  # type: ignore[attr-defined]
+    stale = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    SampleBulkJob.objects.filter(pk=job.pk).update(heartbeat_at=stale)
+    sent: list[int] = []
+    monkeypatch.setattr(tasks.run_sample_bulk_job, "delay", sent.append)
+    assert bulk_jobs.sample_bulk_jobs_sweep().requeued == [job.pk] == sent
+    done = services.sample_bulk_job_run(job_id=job.pk)
+    assert done is not None and (done.status, done.changed, done.attempts) == ("succeeded", 3, 2)
+    assert dataset.samples.filter(status=SampleStatus.REMOVED).count() == 3  # type: ignore[attr-defined]
