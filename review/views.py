@@ -269,7 +269,7 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
         form = AdjudicationForm(
             None, initial=initial, fields=bench.fields, term_fields=bench.term_fields, labels=labels
         )
-        form.add_error(None, _("The sample changed since this form was opened; check it again."))
+        messages.error(request, _("The sample changed since this form was opened; check it again."))
     elif request.method == "POST" and form.is_valid():
         try:
             services.sample_adjudicate(

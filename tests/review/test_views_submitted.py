@@ -146,3 +146,20 @@ def test_a_rated_audit_item_shows_that_it_was_rated_without_a_form(auditor: Any)
     html = client.get(url).content.decode()
     assert 'data-testid="already-rated"' in html and 'id="audit-form"' not in html
     assert reverse("judging:audit_next", args=[audit_set.pk]) in html
+
+
+def test_a_form_for_a_sample_changed_meanwhile_is_shown_again_not_applied(lead: Any) -> None:
+    """When the sample changed after the form was shown (not by an adjudication), posting it
+    writes nothing and shows the form again, as the sample is now, with the reason."""
+    sample = _disputed()
+    client = _client(lead)
+    url = reverse("review:adjudicate", args=[sample.pk])
+    form = _form(client.get(url).content.decode(), sample)
+    Sample.objects.filter(pk=sample.pk).update(revision=sample.revision + 1)
+    response = client.post(url, form)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "The sample changed since this form was opened; check it again." in html
+    assert f'name="revision" value="{sample.revision + 1}"' in html
+    assert Sample.objects.get(pk=sample.pk).status == SampleStatus.NEEDS_ADJUDICATION
+    assert not Outcome.objects.filter(sample=sample, adjudicated=True).exists()
