@@ -22,12 +22,14 @@ from annotation.models import (
     Dataset,
     DatasetKind,
     Sample,
+    SampleBulkJob,
     SampleMedia,
     SampleStatus,
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
+from annotation.services import bulk_jobs
 from core.api import IsLead
 from core.roles import acting_user, is_lead, user_roles
 
@@ -267,13 +269,53 @@ class _SelectionInput(serializers.Serializer[Any]):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
+class BulkJobOutput(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    action = serializers.CharField()
+    status = serializers.CharField()
+    selected = serializers.IntegerField(help_text="samples selected when it was asked")
+    changed = serializers.IntegerField(help_text="samples changed (once succeeded)")
+    skipped = serializers.IntegerField(help_text="selected samples the action left alone")
+    slots_opened = serializers.IntegerField(help_text="review slots opened")
+    message = serializers.CharField(help_text="why it failed, if it did")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    status_url = serializers.SerializerMethodField(help_text="this job's API address")
+    page_url = serializers.SerializerMethodField(help_text="this job's page in the site")
+
+    def get_status_url(self, job: SampleBulkJob) -> str:
+        return reverse("api_sample_bulk_job", args=[job.pk])
+
+    def get_page_url(self, job: SampleBulkJob) -> str:
+        return reverse("annotation:sample_bulk_job", args=[job.pk])
+
+
+BULK_RESPONSES = {200: BulkResultOutput, 202: BulkJobOutput}
+
+
 def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, Any]) -> Response:
+    """Run the action in the request, or, on more than ``INLINE_MAX`` samples, queue it as a
+    background job: 202 with the job, whose ``status_url`` tells when it is done."""
     dataset = _visible_dataset(request, dataset_id)
     filter = _filter(request)
+    samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids"))
+    selected = samples.count()
+    if selected > bulk_jobs.INLINE_MAX:
+        job = services.sample_bulk_job_create(
+            dataset=dataset,
+            action=action,
+            filter=filter,
+            ids=data.get("ids"),
+            selected=selected,
+            by=acting_user(request.user),
+            priority=data.get("priority"),
+            reason=data.get("reason", ""),
+        )
+        return Response(BulkJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
     result = services.samples_bulk_action(
         dataset=dataset,
         action=action,
-        samples=selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids")),
+        samples=samples,
         filter=filter,
         by=acting_user(request.user),
         priority=data.get("priority"),
@@ -297,7 +339,7 @@ class SendToReviewApi(APIView):
     @extend_schema(
         parameters=FILTER_PARAMETERS,
         request=_SelectionInput,
-        responses={200: BulkResultOutput},
+        responses=BULK_RESPONSES,
     )
     def post(self, request: Request, dataset_id: int) -> Response:
         payload = _SelectionInput(data=request.data)
@@ -317,13 +359,26 @@ class SampleBulkApi(APIView):
     @extend_schema(
         parameters=FILTER_PARAMETERS,
         request=BulkInputSerializer,
-        responses={200: BulkResultOutput},
+        responses=BULK_RESPONSES,
     )
     def post(self, request: Request, dataset_id: int) -> Response:
         payload = self.BulkInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         return _run_bulk(request, dataset_id, data["action"], data)
+
+
+class SampleBulkJobApi(APIView):
+    """A bulk action running in the background (leads only)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(responses=BulkJobOutput)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = selectors.sample_bulk_job_get(user=request.user, job_id=job_id)
+        if job is None:
+            raise NotFound()
+        return Response(BulkJobOutput(job).data)
 
 
 class SampleDetailApi(APIView):

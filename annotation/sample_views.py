@@ -8,18 +8,21 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
 from annotation.models import Dataset, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
+from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
 from annotation.views import dataset_or_404
+from core.jobs import ACTIVE
 from core.roles import acting_user, is_lead
 
 PAGE_SIZE = 50
@@ -119,6 +122,11 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "back": back,
             },
         )
+    selected = samples.count()
+    if selected > bulk_jobs.INLINE_MAX:
+        return _bulk_in_background(
+            request, dataset, action, filter, ids, selected, priority, reason, back
+        )
     try:
         result = services.samples_bulk_action(
             dataset=dataset,
@@ -135,6 +143,64 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
         return redirect(back)
     messages.success(request, bulk_summary(action, result))
     return redirect(back)
+
+
+def _bulk_in_background(
+    request: HttpRequest,
+    dataset: Dataset,
+    action: str,
+    filter: SampleFilter,
+    ids: list[int] | None,
+    selected: int,
+    priority: int | None,
+    reason: str,
+    back: str,
+) -> HttpResponse:
+    """More samples than a request should move: a worker runs the action; its page follows."""
+    try:
+        job = services.sample_bulk_job_create(
+            dataset=dataset,
+            action=action,
+            filter=filter,
+            ids=ids,
+            selected=selected,
+            by=acting_user(request.user),
+            priority=priority,
+            reason=reason,
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(back)
+    return redirect("annotation:sample_bulk_job", job_id=job.pk)
+
+
+@never_cache
+@require_GET
+def sample_bulk_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A bulk action running in the background: its progress, then what it did."""
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may change samples in bulk."))
+    job = selectors.sample_bulk_job_get(user=request.user, job_id=job_id)
+    if job is None:
+        raise Http404(_("No such bulk action."))
+    result = BulkResult(changed=job.changed, skipped=job.skipped, slots_opened=job.slots_opened)
+    query = job.params.get("filter") or ""
+    back = reverse("annotation:sample_list", args=[job.dataset_id])
+    return render(
+        request,
+        "annotation/sample_bulk_job.html",
+        {
+            "job": job,
+            "dataset": job.dataset,
+            "action": BulkAction(job.action).label
+            if job.action in BulkAction.values
+            else job.action,
+            "summary": bulk_summary(job.action, result) if job.status == "succeeded" else "",
+            "running": job.status in ACTIVE,
+            "back": f"{back}?{query}" if query else back,
+        },
+    )
 
 
 def bulk_summary(action: str, result: BulkResult) -> str:

@@ -18,6 +18,7 @@ from annotation.models import (
     MediaAsset,
     NoteKey,
     Sample,
+    SampleBulkJob,
     SampleMedia,
     SampleNote,
     SampleRevision,
@@ -188,6 +189,15 @@ def samples_selected(
     """A bulk action's selection: the filtered samples, narrowed to ``ids`` when given."""
     samples = samples_matching(dataset=dataset, filter=filter)
     return samples if ids is None else samples.filter(pk__in=list(ids))
+
+
+def sample_bulk_job_get(*, user: AnyUser, job_id: int) -> SampleBulkJob | None:
+    """A bulk job of a dataset the user may see, with its dataset."""
+    return (
+        SampleBulkJob.objects.select_related("dataset")
+        .filter(pk=job_id, dataset__in=dataset_list_visible(user=user))
+        .first()
+    )
 
 
 def samples_bulk_affected(

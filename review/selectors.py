@@ -178,6 +178,8 @@ class Workbench:
     # when they reopen their review.
     form_values: dict[str, Any] = field(default_factory=dict)
     my_review: Review | None = None
+    # The user's review of the current round, also once its sample is settled.
+    submitted: Review | None = None
     images: list[Any] = field(default_factory=list)
     audio: list[Any] = field(default_factory=list)
     pair_images: list[Any] = field(default_factory=list)
@@ -224,9 +226,8 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     others: list[Review] = []
     if not settings.blind or lead:
         others = [r for r in current_round if r.reviewer_id != user.pk]
-    my_review = next((r for r in current_round if r.reviewer_id == user.pk), None)
-    if my_review is not None and sample.status not in AMENDABLE_STATUSES:
-        my_review = None
+    submitted = next((r for r in current_round if r.reviewer_id == user.pk), None)
+    my_review = submitted if sample.status in AMENDABLE_STATUSES else None
     fields = consensus.reviewable_fields(sample.dataset.kind)
     form_values = {name: getattr(sample, name) for name in fields}
     if my_review is not None and my_review.decision == Decision.ACCEPT:
@@ -253,9 +254,22 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
         ),
         form_values=form_values,
         my_review=my_review,
+        submitted=submitted,
         images=[link for link in links if link.role == "image"],
         audio=[link for link in links if link.role == "audio"],
         pair_images=pair_images,
+    )
+
+
+def adjudication_done(*, sample: Sample) -> Outcome | None:
+    """The lead's adjudication of a sample that no longer waits for one (None while it waits,
+    or when it was never adjudicated)."""
+    if sample.status == SampleStatus.NEEDS_ADJUDICATION:
+        return None
+    return (
+        Outcome.objects.filter(sample=sample, adjudicated=True)
+        .select_related("adjudicated_by")
+        .first()
     )
 
 

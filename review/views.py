@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.lookups import dataset_or_404
@@ -115,13 +116,29 @@ def _predicate_text(values: dict[str, Any]) -> str:
     return "\n".join(str(c) for c in values.get("predicate") or [])
 
 
+@never_cache
 @require_GET
 def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
+    """The review form; once the user submitted their review of the sample (coming back to
+    it, by the browser's Back too), the page says so and links onward: the form opens again
+    only to amend (``?amend=1``) while the sample waits for the other reviews. Never cached,
+    so Back fetches it again instead of showing the form as it was."""
     user = request_user(request)
     bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
+    if bench.submitted is not None and not (request.GET.get("amend") and bench.my_review):
+        return render(
+            request,
+            "review/submitted.html",
+            {
+                "bench": bench,
+                "sample": sample,
+                "review": bench.submitted,
+                "labels": field_labels(preset=sample.dataset.preset),
+            },
+        )
     peaks = [link.asset.peaks for link in bench.audio]
     mine = bench.my_review
     urls = {
@@ -193,14 +210,32 @@ def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
 
 
+@never_cache
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
+    """The adjudication form. Once the sample is adjudicated, coming back to it (Back
+    included: the page is never cached) shows the decision instead of a live form, and the
+    form posted again is not applied twice; ``?again=1`` opens the form to change it."""
     require_lead(request)
     bench = selectors.workbench_get(user=request_user(request), sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
-    initial: dict[str, Any] = {"decision": Decision.ACCEPT}
+    done = selectors.adjudication_done(sample=sample)
+    posted_revision = request.POST.get("revision", "") if request.method == "POST" else ""
+    stale = bool(posted_revision) and posted_revision != str(sample.revision)
+    if done is not None and (stale or (request.method == "GET" and not request.GET.get("again"))):
+        if stale:
+            messages.warning(
+                request, _("This sample was already adjudicated; your form was not saved again.")
+            )
+        return render(
+            request,
+            "review/adjudicated.html",
+            {"sample": sample, "outcome": done},
+            status=409 if stale else 200,
+        )
+    initial: dict[str, Any] = {"decision": Decision.ACCEPT, "revision": sample.revision}
     for name in bench.fields:
         value = getattr(sample, name)
         initial[f"value_{name}"] = "\n".join(value) if name == "predicate" else value
@@ -212,7 +247,13 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
         term_fields=bench.term_fields,
         labels=labels,
     )
-    if request.method == "POST" and form.is_valid():
+    if stale:
+        # The sample changed under the form (not by an adjudication): show it as it is now.
+        form = AdjudicationForm(
+            None, initial=initial, fields=bench.fields, term_fields=bench.term_fields, labels=labels
+        )
+        messages.error(request, _("The sample changed since this form was opened; check it again."))
+    elif request.method == "POST" and form.is_valid():
         try:
             services.sample_adjudicate(
                 sample=sample,

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.lookups import dataset_or_404
@@ -162,6 +163,7 @@ def audit_next(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     return redirect("judging:audit_rate", item_id=lease.item_id)
 
 
+@never_cache
 @require_GET
 def audit_rate(request: HttpRequest, item_id: int) -> HttpResponse:
     """The rating form: the item as the judges saw it, never the judges' verdicts."""

@@ -16,6 +16,7 @@
      progress[data-job-bar] "percent" of 100, or "done" of "total"
      [data-when=active]     shown while the job can be cancelled ("can_cancel", else active)
      [data-when=ended]      shown when the job can be retried ("can_retry")
+     [data-when=finished]   shown once the job is no longer active (links to its results)
      tbody[data-job-rows=KEY][data-job-columns="a b c"]  one row per item of the list KEY
      [data-job-rows-empty=KEY]                           shown when that list is empty
    Each reply is also sent to the element as a "job-progress" event (detail: the reply), for
@@ -77,6 +78,9 @@
     });
     root.querySelectorAll('[data-when="ended"]').forEach(function (node) {
       node.hidden = !("can_retry" in job ? job.can_retry : false);
+    });
+    root.querySelectorAll('[data-when="finished"]').forEach(function (node) {
+      node.hidden = active;
     });
     showRows(root, job);
     root.dispatchEvent(new CustomEvent("job-progress", { detail: job }));

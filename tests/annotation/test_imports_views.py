@@ -67,7 +67,8 @@ def test_import_pages_are_for_leads_only(
 def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     lead: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """The form takes a file, starts the job and redirects to its page with counts and errors."""
+    """The form takes a file, starts the job and redirects to its page with counts, errors
+    and, once finished, links to where its result is."""
     dataset = dataset_for("mmooc", "mmooc")
     client = _client(lead)
     form_url = reverse("annotation:dataset_import", args=[dataset.pk])
@@ -91,6 +92,9 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
     assert "js/job-progress.js" in page
+    results = page.split('id="import-results"')[1].split("</p>")[0]
+    assert "hidden" not in results.split(">")[0]  # finished: the links to its result show
+    assert reverse("annotation:sample_list", args=[dataset.pk]) in results
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
 

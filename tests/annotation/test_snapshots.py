@@ -465,7 +465,7 @@ def test_the_hf_folder_loads_with_hugging_face_datasets(
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    import datasets  # type: ignore[import-untyped]
+    import datasets
 
     source = mmooc_dataset()
     mmooc_mixture(source)

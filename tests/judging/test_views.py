@@ -27,7 +27,8 @@ def login(user: Any) -> Client:
 def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     lead: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """The form starts a job and leads to its page, which polls the JSON endpoint."""
+    """The form starts a job and leads to its page, which polls the JSON endpoint and, once
+    the job finished, links to where its result is."""
     dataset = mmooc_dataset()
     bulk_samples(dataset, 4)
     client = login(lead)
@@ -42,6 +43,11 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     )
     page = client.get(redirect_url(reply)).content.decode()
     assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
+    job.refresh_from_db()
+    assert job.is_finished
+    results = page.split('id="job-results"')[1].split("</p>")[0]
+    assert "hidden" not in results.split(">")[0]
+    assert reverse("judging:leaderboard", args=[dataset.pk]) in results
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:

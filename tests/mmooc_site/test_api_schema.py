@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from annotation import services as annotation_services
 from annotation.imports import services as import_services
-from annotation.models import ImportSourceKind, Sample, SampleStatus
+from annotation.models import ImportSourceKind, Sample, SampleBulkJob, SampleStatus
 from annotation.snapshots import services as snapshot_services
 from judging import services as judging_services
 from review import services as review_services
@@ -54,6 +54,12 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
         dataset=dataset, name="v1", format="jsonl", queue=False
     )
     snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
+    bulk_job = SampleBulkJob.objects.create(
+        dataset=dataset,
+        action="set_priority",
+        params={"filter": "", "ids": [sample.pk], "priority": 1, "reason": ""},
+        selected=1,
+    )
     return {
         "dataset_id": dataset.pk,
         "sample_id": sample.pk,
@@ -63,6 +69,7 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
         "review_id": review.pk,
         "/api/imports/": import_job.pk,
         "/api/judge-jobs/": judge_job.pk,
+        "/api/bulk-actions/": bulk_job.pk,
     }
 
 

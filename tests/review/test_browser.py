@@ -1,5 +1,6 @@
 """The workbench in real headless Chromium: log in, claim, zoom, play audio, decide by
-keyboard, keep a draft across a reload, submit and move on to the next sample."""
+keyboard, keep a draft across a reload, submit and move on to the next sample; Back to a
+submitted review or adjudication shows that it was submitted."""
 
 from __future__ import annotations
 
@@ -179,8 +180,9 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
 
 
 def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
-    """From "My reviews" the reviewer reopens a review still waiting for the others, changes
-    the category, saves with Ctrl+Enter and is back on the list; only the review changed."""
+    """Back to a submitted review shows that it was submitted, not a live form. From "My
+    reviews" the reviewer reopens a review still waiting for the others, changes the
+    category, saves with Ctrl+Enter and is back on the list; only the review changed."""
     from annotation.models import Sample
     from tests.review.factories import logicvista_dataset
 
@@ -196,9 +198,16 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
     assert Review.objects.get(sample=sample, reviewer=reviewer).values == {}
 
+    # Back to the submitted form: the page says it was submitted, with no live form.
+    page.go_back()
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_selector("[data-testid=already-submitted]")
+    assert page.locator("#review-form").count() == 0
+    assert page.locator("#next-sample").is_visible()
+
     page.click("nav >> text=My reviews")
     page.click("text=Reopen and amend")
-    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/?amend=1")
     assert page.is_checked("input[name=decision][value=accept]")
     page.keyboard.press("c")
     page.fill("#f-category", "inductive")
@@ -215,3 +224,35 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     page.click("nav >> text=Datasets")
     assert page.locator("progress").count() == 1
     page.screenshot(path=str(_SCREENSHOTS / "dataset-list.png"))
+
+
+def test_back_to_an_adjudicated_sample_shows_the_decision_not_the_form(
+    live_server: Any, page: Any
+) -> None:
+    """The note is labelled required; after saving the decision the lead is on the list, and
+    Back shows the sample as adjudicated (who, what) with no live form; the sample was
+    adjudicated once."""
+    from annotation.models import Sample, SampleRevision
+    from tests.review.factories import logicvista_dataset, submit
+
+    lead = UserFactory.create(role="lead")
+    dataset = logicvista_dataset(1)
+    sample = Sample.objects.get(dataset=dataset)
+    submit(UserFactory.create(), sample)
+    submit(UserFactory.create(), Sample.objects.get(pk=sample.pk), "reject")
+    _log_in(page, live_server.url, lead)
+    page.goto(f"{live_server.url}/review/samples/{sample.pk}/adjudicate/")
+    assert "(required)" in page.inner_text("label[for=id_note]")
+    assert page.get_attribute("#id_note", "required") is not None
+    page.fill("#id_note", "The image shows it.")
+    page.click("form.card [type=submit]")
+    page.wait_for_url(f"**/review/datasets/{dataset.pk}/adjudication/")
+    revisions = SampleRevision.objects.filter(sample=sample).count()
+
+    page.go_back()
+    page.wait_for_url(f"**/review/samples/{sample.pk}/adjudicate/")
+    page.wait_for_selector("[data-testid=already-adjudicated]")
+    assert lead.username in page.inner_text("[data-testid=already-adjudicated]")
+    assert page.locator("#id_note").count() == 0
+    assert SampleRevision.objects.filter(sample=sample).count() == revisions
+    assert Sample.objects.get(pk=sample.pk).status == "verified"

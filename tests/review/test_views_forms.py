@@ -231,7 +231,11 @@ def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) 
     assert page.count("Reopen and amend") == 1
     assert reverse("review:workbench", args=[waiting.pk]) in page
     assert "spatial" in page and "Settled" in page
-    bench = _page(annotator, "review:workbench", waiting.pk)
+    submitted = _page(annotator, "review:workbench", waiting.pk)
+    assert 'data-testid="already-submitted"' in submitted and 'id="review-form"' not in submitted
+    assert "?amend=1" in submitted
+    url = reverse("review:workbench", args=[waiting.pk]) + "?amend=1"
+    bench = _client(annotator).get(url).content.decode()
     assert 'data-testid="amending"' in bench and "Save my amended review" in bench
     assert 'value="spatial"' in bench  # my edit, over the sample's value
 
