@@ -16,7 +16,7 @@ from annotation.models import Dataset
 from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead
 from judging import selectors, services
-from judging.audit import statistics as audit_statistics
+from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.models import JudgeJob
 
@@ -166,7 +166,9 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
 def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = _dataset(request, dataset_id)
     board = selectors.leaderboard(dataset=dataset)
-    audit_set, corrected = audit_statistics.leaderboard_corrections(dataset=dataset)
+    audit_set, corrected, corrected_state = audit_computations.leaderboard_corrections(
+        dataset=dataset
+    )
     return render(
         request,
         "judging/leaderboard.html",
@@ -176,5 +178,6 @@ def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "chart": _chart(board),
             "audit_set": audit_set,
             "corrected": corrected,
+            "corrected_state": corrected_state,
         },
     )
