@@ -14,9 +14,14 @@ scoring verdicts on each response (2,261,682), the responses and verdicts built 
   Django test client (session, roles, stored strata, margins of the three allocations,
   warnings, template), N times, with its SQL query count.
 
+With ``--statistics``, also draws a 2,000-item audit, rates every item (bulk insert) and times
+the worker's computation of its figures (2,000 replicates; the PPI-corrected scores read every
+verdict of the dataset). ``--reuse`` keeps a dataset seeded by an earlier run.
+
 Prints one JSON object on the last line.
 
 Run: .venv/bin/python bench/bench_audit_preview.py [--samples 41883] [--models 18] [--gets 20]
+     [--reuse] [--statistics]
 """
 
 from __future__ import annotations
@@ -139,6 +144,9 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=18)
     parser.add_argument("--gets", type=int, default=20)
     parser.add_argument("--reuse", action="store_true", help="keep the seeded dataset")
+    parser.add_argument(
+        "--statistics", action="store_true", help="also time a full-scale audit's figures"
+    )
     args = parser.parse_args()
     _setup()
     from django.contrib.auth.models import Group, User
@@ -201,7 +209,47 @@ def main() -> None:
     figures["preview_get_max_s"] = round(max(times), 4)
     figures["preview_queries"] = len(queries)
     figures["goal_met"] = figures["preview_get_max_s"] < 1.0
+    if args.statistics:
+        figures |= statistics_at_scale(dataset, lead)
     print(json.dumps(figures))
+
+
+def statistics_at_scale(dataset: Any, lead: Any) -> dict[str, Any]:
+    """What a worker spends on an audit's figures at full scale: a 2,000-item scoring audit
+    (drawn here), every item rated once (bulk insert), then the figures with 2,000 replicates,
+    whose PPI-corrected scores read every judge score of the dataset."""
+    import uuid
+
+    import numpy as np
+
+    from judging.audit import computations, services
+    from judging.models import AuditItem, AuditRating, AuditSet
+
+    AuditSet.objects.filter(dataset=dataset, name="bench").delete()
+    out: dict[str, Any] = {}
+    start = time.perf_counter()
+    audit_set = services.audit_set_draw(
+        dataset=dataset, name="bench", task="scoring", size=2000, method="sqrt", floor=5
+    )
+    out["draw_s"] = round(time.perf_counter() - start, 1)
+    rng = np.random.default_rng(0)
+    AuditRating.objects.bulk_create(
+        AuditRating(
+            audit_set=audit_set,
+            item_id=item_id,
+            auditor=lead,
+            answer_score=int(rng.random() < 0.7),
+            reasoning_score=float(rng.integers(0, 5)) / 4,
+            submission_uuid=uuid.uuid4(),
+        )
+        for item_id in AuditItem.objects.filter(audit_set=audit_set).values_list("id", flat=True)
+    )
+    start = time.perf_counter()
+    row = computations.audit_statistics_compute(audit_set=audit_set)
+    out["statistics_s"] = round(time.perf_counter() - start, 1)
+    assert row is not None and row.status == "succeeded", row and row.message
+    out["statistics_models_corrected"] = len(row.result["corrected"])
+    return out
 
 
 if __name__ == "__main__":
