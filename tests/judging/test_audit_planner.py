@@ -154,3 +154,19 @@ def test_the_strata_follow_the_verdicts_of_a_finished_job(
     after = computations.frame_strata_read(dataset=dataset, task="scoring").result
     assert after is not None and after["frame_size"] == 25, job.status
     assert any(key.endswith("|new-model") for key in after["strata"])
+
+
+def test_a_recount_is_shown_without_reloading_the_form_away(
+    lead: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a recount runs, the preview shows the last counted strata marked "computing…"
+    but does not reload by itself (that would undo edits to the form), unlike before the
+    first count."""
+    dataset, _ = af.scoring_dataset(n_samples=10)
+    computations.frame_strata_compute(dataset=dataset, task="scoring")
+    monkeypatch.setattr(computations, "_send", lambda pk: None)
+    computations._request("frame_strata", dataset_id=dataset.pk, task="scoring")
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    text = html.content.decode()
+    assert 'id="computing"' in text and 'id="allocation-table"' in text
+    assert "data-computing" not in text and "Preview again" in text
