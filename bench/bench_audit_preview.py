@@ -187,7 +187,7 @@ def main() -> None:
     client = Client()
     client.force_login(lead)
     url = reverse("judging:audit_new", args=[dataset.pk])
-    design = {
+    design: dict[str, str | int] = {
         "task": "scoring",
         "size": 2000,
         "method": "sqrt",
@@ -195,7 +195,7 @@ def main() -> None:
         "oversample_rare": 3,
         "oversample_disagree": 2,
         "seed": 0,
-        "double_rating_fraction": 0.1,
+        "double_rating_fraction": "0.1",
     }
     assert client.get(url, design).status_code == 200  # warm: imports, templates
     times = []
@@ -248,6 +248,7 @@ def statistics_at_scale(dataset: Any, lead: Any) -> dict[str, Any]:
     row = computations.audit_statistics_compute(audit_set=audit_set)
     out["statistics_s"] = round(time.perf_counter() - start, 1)
     assert row is not None and row.status == "succeeded", row and row.message
+    assert row.result is not None
     out["statistics_models_corrected"] = len(row.result["corrected"])
     return out
 

@@ -16,7 +16,7 @@ from judging.audit import computations
 from judging.audit import services as audit_services
 
 
-class _ChunkTask(Task):
+class _ChunkTask(Task):  # type: ignore[type-arg]
     def on_failure(
         self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:

@@ -40,7 +40,7 @@ def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> 
     """Keys pick the answer and reasoning scores, Enter saves and opens the next item; an
     incomplete rating is refused on the page; after the last item the audit set reappears."""
     dataset, _ = af.scoring_dataset(n_samples=3, models=("gpt-4o",))
-    auditor = UserFactory(role=roles.AUDITOR)
+    auditor = UserFactory.create(role=roles.AUDITOR)
     af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=2, double_rating_fraction=0)
     first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
@@ -87,8 +87,8 @@ def test_a_lead_plans_from_the_dataset_page_and_an_auditor_finds_it_at_home(
     in the URL) and draws; the auditor's home lists the items waiting for them, rating them
     leads to statistics computed off the request, shown with their time."""
     dataset, _ = af.scoring_dataset(n_samples=3, models=("gpt-4o",))
-    lead = UserFactory(role=roles.LEAD)
-    auditor = UserFactory(role=roles.AUDITOR)
+    lead = UserFactory.create(role=roles.LEAD)
+    auditor = UserFactory.create(role=roles.AUDITOR)
     af.add_member(dataset, auditor)
 
     _login(page, live_server.url, lead)

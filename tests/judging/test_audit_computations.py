@@ -205,7 +205,7 @@ def test_no_get_starts_a_bootstrap(
     """With the bootstrap, the figures and the frame reader all raising, every page and API
     GET of the audit and the leaderboard still answers: before the first result (the
     computation is only queued) and after it (the stored result is read)."""
-    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
     from judging.audit import selectors, statistics
     from judging.stats import bootstrap
 
@@ -260,7 +260,7 @@ def test_pages_and_the_api_show_the_stored_figures_with_their_time(
     page = browser(auditor).get(reverse("judging:audit_statistics", args=[audit_set.pk]))
     html = page.content.decode()
     assert "Computed by a worker at" in html and 'id="computing"' not in html
-    af.rate_all(audit_set, [UserFactory()], seed=3)
+    af.rate_all(audit_set, [UserFactory.create()], seed=3)
     computations._request(
         ComputationKind.AUDIT_STATISTICS,
         dataset_id=audit_set.dataset_id,
@@ -269,8 +269,8 @@ def test_pages_and_the_api_show_the_stored_figures_with_their_time(
     )
     waiting = api.get(url).json()
     assert waiting["computing"] is True and waiting["n_double_rated"] == first["n_double_rated"]
-    html = browser(auditor).get(reverse("judging:audit_statistics", args=[audit_set.pk]))
-    assert 'id="computing"' in html.content.decode()
+    marked = browser(auditor).get(reverse("judging:audit_statistics", args=[audit_set.pk]))
+    assert 'id="computing"' in marked.content.decode()
     computations.computation_run(computation_id=_statistics_row(audit_set).pk)
     fresh = api.get(url).json()
     assert fresh["computing"] is False and fresh["n_double_rated"] == 3 != first["n_double_rated"]
@@ -300,7 +300,7 @@ def test_a_rating_reaches_the_statistics_page_through_a_real_worker(live_worker:
     from tests.support.processes import wait_until
 
     dataset, _ = af.scoring_dataset(n_samples=20)
-    auditor = UserFactory(role="auditor")
+    auditor = UserFactory.create(role="auditor")
     af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=6, double_rating_fraction=0)
     api = client_for(auditor)
@@ -319,7 +319,9 @@ def test_a_rating_reaches_the_statistics_page_through_a_real_worker(live_worker:
 
     def rated_figures_stored() -> bool:
         row = AuditComputation.objects.filter(audit_set=audit_set).first()
-        return bool(row and row.status == JobStatus.SUCCEEDED and row.result["n_rated"] == 1)
+        if row is None or row.status != JobStatus.SUCCEEDED or row.result is None:
+            return False
+        return bool(row.result["n_rated"] == 1)
 
     wait_until(rated_figures_stored, timeout=90, what="the worker to compute the figures")
     row = _statistics_row(audit_set)

@@ -20,7 +20,7 @@ from tests.judging.factories import bulk_responses, rule_judge
 
 pytestmark = pytest.mark.django_db
 
-DESIGN = {
+DESIGN: dict[str, str | int] = {
     "task": "scoring",
     "size": 20,
     "method": "sqrt",
@@ -28,7 +28,7 @@ DESIGN = {
     "oversample_rare": 2,
     "oversample_disagree": 1,
     "seed": 4,
-    "double_rating_fraction": 0.1,
+    "double_rating_fraction": "0.1",
     "name": "",
 }
 

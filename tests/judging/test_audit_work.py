@@ -29,7 +29,7 @@ def test_waiting_items_count_what_the_auditor_can_still_rate(auditor: Any) -> No
     item the auditor holds still waits for them."""
     dataset, _ = af.scoring_dataset(n_samples=10)
     audit_set = af.draw(dataset, size=8, double_rating_fraction=0)
-    other = UserFactory(role="auditor")
+    other = UserFactory.create(role="auditor")
     assert auditor_work(auditor=auditor, dataset_ids=[dataset.pk])[dataset.pk].waiting == 8
     held = services.audit_claim(audit_set=audit_set, auditor=other)
     assert held is not None
