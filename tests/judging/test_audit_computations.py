@@ -4,6 +4,7 @@ and the round trip through a real worker."""
 
 from __future__ import annotations
 
+import sys
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -206,20 +207,25 @@ def test_no_get_starts_a_bootstrap(
     GET of the audit and the leaderboard still answers: before the first result (the
     computation is only queued) and after it (the stored result is read)."""
     af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
-    from judging.audit import selectors, statistics
-    from judging.stats import bootstrap
+    from judging.audit import report, selectors, statistics  # report loads every bootstrap
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("computed inside a GET")
 
-    for module, name in (
-        (bootstrap, "bootstrap_figures"),
-        (bootstrap, "resample_indices"),
-        (statistics, "audit_statistics"),
-        (selectors, "audit_frame"),
-        (selectors, "audit_gather"),
-    ):
-        monkeypatch.setattr(module, name, forbidden)
+    def forbid_all() -> None:
+        """Every binding of the bootstrap's resampling, in every module that imported it."""
+        assert report is not None
+        for name, module in list(sys.modules.items()):
+            if name.startswith("judging."):
+                for attr in ("bootstrap_figures", "resample_indices"):
+                    if hasattr(module, attr):
+                        monkeypatch.setattr(module, attr, forbidden)
+        for attr in ("audit_statistics",):
+            monkeypatch.setattr(statistics, attr, forbidden)
+        for attr in ("audit_frame", "audit_gather"):
+            monkeypatch.setattr(selectors, attr, forbidden)
+
+    forbid_all()
     before = _get_pages(audit_set, lead)
     assert before == {
         "statistics": 200,
@@ -238,9 +244,7 @@ def test_no_get_starts_a_bootstrap(
     monkeypatch.setattr(computations, "_send", sent.append)
     computations.audit_statistics_compute(audit_set=audit_set)
     computations.frame_strata_compute(dataset=audit_set.dataset, task="scoring")
-    for module, name in ((bootstrap, "bootstrap_figures"), (statistics, "audit_statistics")):
-        monkeypatch.setattr(module, name, forbidden)
-    monkeypatch.setattr(selectors, "audit_frame", forbidden)
+    forbid_all()
     after = _get_pages(audit_set, lead)
     assert set(after.values()) == {200}, after
 
