@@ -8,6 +8,7 @@ from pathlib import Path
 
 import django_stubs_ext
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -178,7 +180,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
-# when REDIS_URL is set, otherwise a database table (`manage.py createcachetable`).
+# when REDIS_URL is set, otherwise a database table (made by `migrate`, mmooc_site 0003).
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -313,6 +315,34 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", defa
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_HTTPS)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=_HTTPS):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Content-Security-Policy (django-csp): scripts and styles only from the site's own static
+# files, no inline code at all. Media are served by the site, or on S3 by a redirect to a
+# presigned URL, whose origin images and audio must be allowed to load from: CSP_MEDIA_ORIGINS
+# (comma-separated), by default the origin of S3_ENDPOINT_URL or of AWS's S3 in S3_REGION.
+if S3_BUCKET and S3_ENDPOINT_URL:
+    _scheme, _, _host = S3_ENDPOINT_URL.partition("://")
+    _s3_origins = [f"{_scheme}://{_host.split('/', 1)[0]}"]
+elif S3_BUCKET:
+    _s3_origins = [f"https://s3.{S3_REGION}.amazonaws.com", "https://s3.amazonaws.com"]
+else:
+    _s3_origins = []
+CSP_MEDIA_ORIGINS = env.list("CSP_MEDIA_ORIGINS", default=_s3_origins)
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:", "blob:", *CSP_MEDIA_ORIGINS],
+        "media-src": [SELF, "blob:", *CSP_MEDIA_ORIGINS],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username
 # from one address, that pair is locked out for AXES_COOLOFF_MINUTES.

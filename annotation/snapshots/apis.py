@@ -24,6 +24,7 @@ from core.roles import acting_user
 
 
 class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
     url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
 
@@ -36,6 +37,7 @@ class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
             "format",
             "filter",
             "status",
+            "status_label",
             "total",
             "done",
             "message",

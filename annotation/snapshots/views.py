@@ -128,7 +128,6 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
             "artifact": manifest.get("artifact") or {},
             "diff": manifest.get("diff"),
             "manifest_json": manifest,
-            "running": snapshot.status in {"queued", "running"},
             "can_retry": snapshot.status in RETRYABLE,
         },
     )

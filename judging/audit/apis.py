@@ -55,9 +55,20 @@ class AuditStatisticsApi(APIView):
 
 
 class AuditSetStatusOutput(serializers.ModelSerializer[AuditSet]):
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+
     class Meta:
         model = AuditSet
-        fields = ["id", "name", "status", "message", "attempts"]
+        fields = ["id", "name", "status", "status_label", "message", "attempts"]
+
+
+class AuditSetStatusApi(APIView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(responses=AuditSetStatusOutput)
+    def get(self, request: Request, audit_set_id: int) -> Response:
+        """Where the drawing of an audit set stands (its page follows it)."""
+        return Response(AuditSetStatusOutput(_audit_set(request, audit_set_id)).data)
 
 
 class AuditSetRetryApi(APIView):

@@ -90,7 +90,7 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert "Succeeded with errors" in page
     assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
-    assert "js/import.js" in page
+    assert "js/job-progress.js" in page
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
 

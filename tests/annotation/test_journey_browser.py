@@ -95,7 +95,7 @@ def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(
     page.wait_for_url("**/imports/*/")
     # The job page polls the job's status until the worker has finished.
     page.wait_for_function(
-        "document.querySelector('[data-status]').dataset.status === 'succeeded'",
+        "() => document.querySelector('[data-status]').dataset.status === 'succeeded'",
         timeout=60000,
     )
     assert Sample.objects.filter(dataset=dataset, status=SampleStatus.IMPORTED).count() == ITEMS

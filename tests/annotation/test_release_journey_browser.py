@@ -108,7 +108,7 @@ def test_from_an_empty_site_to_a_downloaded_release(
     page.click("main form [type=submit]")
     page.wait_for_url("**/imports/*/")
     page.wait_for_function(
-        "document.querySelector('[data-status]').dataset.status === 'succeeded'", timeout=WAIT
+        "() => document.querySelector('[data-status]').dataset.status === 'succeeded'", timeout=WAIT
     )
     imported = {s.external_id: _content(s) for s in Sample.objects.filter(dataset=dataset)}
     assert len(imported) == ITEMS

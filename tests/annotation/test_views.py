@@ -177,6 +177,21 @@ def test_sample_page_shows_fields_media_and_history(lead: Any) -> None:
     assert reverse("annotation:media_file", args=[audio.pk]) in page
 
 
+def test_sample_page_shows_the_fields_as_the_workbench_does(lead: Any) -> None:
+    """The sample page and the review workbench share one partial of the sample's fields:
+    the safety category and the predicate's heading that says what the conditions mean."""
+    sample = mmooc_sample(
+        mmooc_dataset(),
+        safety_label="unsafe",
+        safety_category="physical_harm",
+        predicate=["the stove is on (image)"],
+    )
+    page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    assert 'data-testid="safety-category">physical_harm<' in page
+    assert "Predicate: IF all of these hold THEN unsafe" in page
+    assert "<li>the stove is on (image)</li>" in page
+
+
 def test_sample_history_shows_old_and_new_values(lead: Any) -> None:
     """Each revision lists the fields it changed with their old and new values."""
     sample = mmooc_sample(mmooc_dataset())

@@ -124,6 +124,26 @@ def test_rating_permissions(audit_set: AuditSet, annotator: Any) -> None:
     assert client_for(outsider).post(url, body, format="json").status_code == 404
 
 
+def test_status_of_an_audit_set_for_its_page(
+    audit_set: AuditSet, lead: Any, auditor: Any, annotator: Any
+) -> None:
+    """The page of a set being drawn follows this status: leads and member auditors read it,
+    annotators get 403, outsiders 404."""
+    url = reverse("api_audit_set", args=[audit_set.pk])
+    assert client_for(annotator).get(url).status_code == 403
+    assert client_for(UserFactory.create(role=roles.AUDITOR)).get(url).status_code == 404
+    assert client_for(lead).get(url).status_code == 200
+    body = client_for(auditor).get(url).json()
+    assert body == {
+        "id": audit_set.pk,
+        "name": audit_set.name,
+        "status": "succeeded",
+        "status_label": "Succeeded",
+        "message": audit_set.message,
+        "attempts": audit_set.attempts,
+    }
+
+
 def test_statistics_permissions_and_shape(
     audit_set: AuditSet, lead: Any, auditor: Any, annotator: Any
 ) -> None:

@@ -55,7 +55,7 @@ def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> 
 
     page.keyboard.press("1")
     page.keyboard.press("Enter")  # no reasoning score yet: refused on the page
-    page.wait_for_function("document.getElementById('form-error').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('form-error').textContent.length > 0")
     assert AuditRating.objects.count() == 0
     page.keyboard.press("r")  # 0.75
     assert page.is_checked("input[name=answer_score][value='1']")

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.staticfiles import finders
 from django.test import Client
 from django.urls import reverse
 
@@ -101,13 +103,13 @@ def test_planner_shows_every_allocations_margin_before_drawing(
     assert drawn["Location"] == reverse("judging:audit_detail", args=[audit_set.pk])
     assert (audit_set.status, audit_set.items.count()) == ("queued", 0)
     waiting = browser(lead).get(drawn["Location"]).content.decode()
-    assert 'id="draw-status" data-reload-ms=' in waiting
+    assert reverse("api_audit_set", args=[audit_set.pk]) in waiting  # followed by its page
     for callback in queued:  # the worker's task, run here (eager mode)
         callback()
     audit_set.refresh_from_db()
     assert audit_set.status == "succeeded"
     assert audit_set.method == "sqrt" and audit_set.items.count() == 20
-    assert "data-reload-ms" not in browser(lead).get(drawn["Location"]).content.decode()
+    assert "data-job-progress-url" not in browser(lead).get(drawn["Location"]).content.decode()
 
 
 def test_bad_design_is_a_readable_400(lead: Any) -> None:
@@ -319,7 +321,9 @@ def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:
     } <= sections
     assert all(len(row) == 12 for row in rows)
     report = client.get(reverse("judging:audit_report", args=[audit_set.pk])).content.decode()
-    assert "@media print" in report and 'class="topbar"' not in report
+    assert "css/audit.css" in report and 'class="topbar"' not in report
+    stylesheet = finders.find("css/audit.css")
+    assert isinstance(stylesheet, str) and "@media print" in Path(stylesheet).read_text()
 
 
 def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead: Any) -> None:

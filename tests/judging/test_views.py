@@ -41,7 +41,7 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
         "judging:job_detail", args=[job.pk]
     )
     page = client.get(redirect_url(reply)).content.decode()
-    assert reverse("api_judge_job", args=[job.pk]) in page and "js/judging.js" in page
+    assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib import import_module
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from django.db import connection
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,3 +57,18 @@ def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_the
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
+
+
+@pytest.mark.django_db
+def test_migrate_makes_the_database_cache_table(settings: Any) -> None:
+    """Without Redis the cache is a database table, which ``migrate`` makes (mmooc_site 0003)."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "test_site_cache",
+        }
+    }
+    assert "test_site_cache" not in connection.introspection.table_names()
+    migration = import_module("mmooc_site.migrations.0003_cache_table")
+    migration.make_cache_table(None, SimpleNamespace(connection=connection))
+    assert "test_site_cache" in connection.introspection.table_names()

@@ -71,11 +71,14 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert float(page.get_attribute(".zoom-image", "data-scale") or 0) > 2
     page.keyboard.press("f")
     page.wait_for_function(
-        "document.querySelector('.zoom-image').src.endsWith(document.querySelector('.zoom-image').dataset.full)"
+        "() => { const img = document.querySelector('.zoom-image');"
+        " return img.src.endsWith(img.dataset.full); }"
     )
 
     page.keyboard.press("p")
-    page.wait_for_function("document.getElementById('audio').currentTime > 0.3", timeout=10000)
+    page.wait_for_function(
+        "() => document.getElementById('audio').currentTime > 0.3", timeout=10000
+    )
     page.keyboard.press("p")
 
     for key in ("a", "3", "Shift+Digit4", "m", "Shift+N", "u"):
@@ -87,7 +90,7 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert page.is_checked("input[name=audio_aligned][value=false]")
 
     page.fill("#f-note", "the alarm is hard to hear")
-    page.wait_for_function("document.getElementById('save-state').dataset.state === 'server'")
+    page.wait_for_function("() => document.getElementById('save-state').dataset.state === 'server'")
     assert Draft.objects.filter(sample=unsafe, reviewer=reviewer).exists()
     page.evaluate("localStorage.clear()")  # the server draft alone must bring it back
     page.reload()
@@ -136,7 +139,7 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     assert page.locator("select#f-category").count() == 0
     assert page.input_value("#f-category") == "deductive"
     assert "1 of 2" in page.inner_text("[data-testid=position]")
-    page.wait_for_function("document.querySelector('.zoom-image').complete")
+    page.wait_for_function("() => document.querySelector('.zoom-image').complete")
     shown = page.evaluate(
         "(() => { const img = document.querySelector('.zoom-image');"
         " const box = img.parentElement.getBoundingClientRect();"

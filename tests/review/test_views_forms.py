@@ -141,9 +141,9 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
         assert text in title
     assert 'data-testid="category">counting_by_category' in page
     assert "Meta-task" in page
-    # The original image, in a viewer of its aspect ratio.
+    # The original image, in a viewer of its aspect ratio (set by static/js/site.js).
     assert reverse("annotation:media_file", args=[sample.media_links.get().asset_id]) in page
-    assert "aspect-ratio: 300 / 100" in page
+    assert 'data-width="300"' in page and 'data-height="100"' in page
 
 
 def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
