@@ -15,7 +15,7 @@ from annotation.lookups import dataset_or_404
 from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead, require_lead
 from judging import selectors, services
-from judging.audit import statistics as audit_statistics
+from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.models import JudgeJob
 
@@ -153,7 +153,9 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
 def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
     board = selectors.leaderboard(dataset=dataset)
-    audit_set, corrected = audit_statistics.leaderboard_corrections(dataset=dataset)
+    audit_set, corrected, corrected_state = audit_computations.leaderboard_corrections(
+        dataset=dataset
+    )
     return render(
         request,
         "judging/leaderboard.html",
@@ -163,5 +165,6 @@ def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "chart": _chart(board),
             "audit_set": audit_set,
             "corrected": corrected,
+            "corrected_state": corrected_state,
         },
     )

@@ -17,8 +17,7 @@ from rest_framework.views import APIView
 
 from core.api import IsLead
 from core.roles import is_auditor, request_user
-from judging.audit import selectors, services
-from judging.audit.statistics import audit_statistics_cached
+from judging.audit import computations, selectors, services
 from judging.models import AuditItem, AuditRating, AuditSet
 
 
@@ -41,10 +40,18 @@ def _audit_set(request: Request, audit_set_id: int) -> AuditSet:
 class AuditStatisticsApi(APIView):
     permission_classes = [IsAuditor]
 
-    @extend_schema(responses={200: dict[str, Any]})
+    @extend_schema(responses={200: dict[str, Any], 202: dict[str, Any]})
     def get(self, request: Request, audit_set_id: int) -> Response:
-        """Every figure of the audit with its n, 95 % interval and too-small flag."""
-        return Response(audit_statistics_cached(audit_set=_audit_set(request, audit_set_id)))
+        """Every figure of the audit with its n, 95 % interval and too-small flag, as a worker
+        last computed them (``computed_at``; ``computing`` while a newer result is on its way).
+        202 with no figures before the first result."""
+        audit_set = _audit_set(request, audit_set_id)
+        stored = computations.audit_statistics_read(audit_set=audit_set)
+        if stored.result is None:
+            return Response(
+                {"audit_set": audit_set.pk, **stored.as_api()}, status=status.HTTP_202_ACCEPTED
+            )
+        return Response({**stored.result, **stored.as_api()})
 
 
 class AuditSetStatusOutput(serializers.ModelSerializer[AuditSet]):

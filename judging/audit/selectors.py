@@ -13,7 +13,6 @@ from django.db.models import (
     Count,
     F,
     FloatField,
-    Max,
     Q,
     QuerySet,
     Value,
@@ -325,14 +324,6 @@ def audit_progress(*, audit_set: AuditSet) -> AuditProgress:
             for name, values in sorted(seconds.items())
         ],
     )
-
-
-def audit_ratings_version(*, audit_set: AuditSet) -> tuple[int, str]:
-    """(number of ratings, time of the last one): changes whenever a rating is added."""
-    row = AuditRating.objects.filter(audit_set=audit_set).aggregate(
-        n=Count("id"), last=Max("created_at")
-    )
-    return row["n"] or 0, row["last"].isoformat() if row["last"] else ""
 
 
 def audit_gather(audit_set: AuditSet) -> Gathered:

@@ -19,15 +19,12 @@ from annotation.models import Dataset
 from core import charts
 from core import csv as safe_csv
 from core.roles import acting_user, is_auditor, is_lead, require_lead
-from judging.audit import rubric, selectors, services
+from judging.audit import computations, planner, rubric, selectors, services
 from judging.audit.forms import AuditSetForm
-from judging.audit.statistics import audit_statistics_cached, statistics_rows
+from judging.audit.statistics import statistics_rows
 from judging.models import AuditSet
-from judging.stats.sampling import compare_allocations
 
 MAX_SETS_SHOWN = 50
-# Above this many strata the planner lists only the worst ones.
-PLANNER_STRATA_SHOWN = 30
 
 
 def _require_auditor(request: HttpRequest) -> None:
@@ -62,46 +59,24 @@ def audit_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
 
 
-def _plan(dataset: Dataset, form: AuditSetForm) -> dict[str, Any] | None:
-    """What each allocation does to the expected margin of error, for the current frame."""
-    data = form.cleaned_data
-    rows = selectors.audit_frame(dataset=dataset, task=data["task"])
-    if not rows:
-        return None
-    sizes = selectors.frame_strata_sizes(rows)
-    choices = compare_allocations(sizes, data["size"], floor=data["floor"])
-    return {
-        "frame_size": len(rows),
-        "strata": len(sizes),
-        "rare": sum(1 for row in rows if row.item.rare),
-        "disagree": sum(1 for row in rows if row.item.disagree),
-        "choices": [
-            {
-                "method": choice.method,
-                "label": dict(AuditSetForm.base_fields["method"].choices)[choice.method],  # type: ignore[attr-defined]
-                "overall_margin": choice.overall_margin,
-                "worst_stratum": choice.worst_stratum,
-                "worst_stratum_margin": choice.worst_stratum_margin,
-                "smallest_stratum_n": choice.smallest_stratum_n,
-                "chosen": choice.method == data["method"],
-            }
-            for choice in choices
-        ],
-        "strata_rows": sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:PLANNER_STRATA_SHOWN],
-        "allocations": {choice.method: choice.allocation for choice in choices},
-    }
-
-
 @require_http_methods(["GET", "POST"])
 def audit_new(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    """Plan an audit set: the margins of every allocation first, then draw."""
+    """Plan an audit set: the margins of every allocation first (a GET, from the frame's stored
+    strata), then draw (a POST of the previewed design)."""
     dataset = _dataset(request, dataset_id)
     require_lead(request)
     bound = request.POST if request.method == "POST" else (request.GET or None)
     form = AuditSetForm(bound)
     plan = None
     if form.is_valid():
-        plan = _plan(dataset, form)
+        data = form.cleaned_data
+        plan = planner.audit_plan(
+            dataset=dataset,
+            task=data["task"],
+            size=data["size"],
+            method=data["method"],
+            floor=data["floor"],
+        )
         if request.method == "POST":
             data = dict(form.cleaned_data)
             name = data.pop("name") or _("Audit %(task)s, seed %(seed)d") % {
@@ -260,13 +235,16 @@ def _figures_view(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 def _statistics_context(request: HttpRequest, audit_set_id: int) -> dict[str, Any]:
+    """The stored figures (computed by a worker, never here) and the state of their update."""
     audit_set = _audit_set(request, audit_set_id)
-    stats = audit_statistics_cached(audit_set=audit_set)
+    stored = computations.audit_statistics_read(audit_set=audit_set)
+    stats = stored.result
     return {
         "audit_set": audit_set,
         "dataset": audit_set.dataset,
+        "stored": stored,
         "stats": stats,
-        "figures": _figures_view(stats),
+        "figures": _figures_view(stats) if stats is not None else None,
     }
 
 
@@ -286,9 +264,18 @@ def audit_report(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 @require_GET
 def audit_statistics_csv(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     audit_set = _audit_set(request, audit_set_id)
+    stats = computations.audit_statistics_read(audit_set=audit_set).result
+    if stats is None:
+        waiting = HttpResponse(
+            _("The figures are being computed; try again in a moment."),
+            content_type="text/plain; charset=utf-8",
+            status=503,
+        )
+        waiting["Retry-After"] = "10"
+        return waiting
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit_set.pk}-statistics.csv"'
     writer = safe_csv.writer(response)
-    for row in statistics_rows(audit_statistics_cached(audit_set=audit_set)):
+    for row in statistics_rows(stats):
         writer.writerow(["" if value is None else value for value in row])
     return response

@@ -32,6 +32,7 @@ from annotation.models import (
 from annotation.models import Sample as SampleRow
 from core.jobs import gave_up_message, job_enqueue, job_send
 from core.tasks import enqueue
+from judging.audit import computations
 from judging.consensus import Vote, consensus_all, sample_answerability
 from judging.extraction import is_refusal_reference
 from judging.models import (
@@ -303,6 +304,8 @@ def judge_job_end(*, job: JudgeJob) -> None:
         job.status = JobStatus.SUCCEEDED
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "message", "finished_at"])
+    # Whatever the ending, the verdicts it made count: the frames and audit figures follow.
+    computations.dataset_figures_request(dataset_id=job.dataset_id, judge_tasks=[job.task])
     if job.task == JudgeTask.ANSWERABILITY and job.status == JobStatus.SUCCEEDED:
         judge_job_apply_consensus(job=job)
 

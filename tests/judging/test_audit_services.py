@@ -13,7 +13,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from judging.audit import services
-from judging.models import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
+from judging.models import AuditComputation, AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
 from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.judging import audit_factories as af
 from tests.support.threads import run_threads
@@ -352,14 +352,17 @@ def test_concurrent_duplicate_submissions_make_one_rating() -> None:
 def test_drawing_in_the_background_is_queued_then_done_once(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    """Creating a set queues its draw; the worker's run stores the items; a second run (a
-    redelivered task) changes nothing."""
+    """Creating a set queues its draw; the worker's run stores the items and queues the set's
+    figures; a second run (a redelivered task) changes nothing."""
     dataset, _ = af.scoring_dataset(n_samples=20)
     with django_capture_on_commit_callbacks(execute=True) as queued:
         audit_set = services.audit_set_create(dataset=dataset, name="bg", task="scoring", size=12)
-    assert len(queued) == 1
+    assert len(queued) == 2  # the draw, then (from the draw) the figures
     audit_set.refresh_from_db()
     assert audit_set.status == "succeeded" and audit_set.items.count() == 12
+    stored = AuditComputation.objects.get(audit_set=audit_set)
+    assert stored.status == "succeeded" and stored.result is not None
+    assert stored.result["n_items"] == 12
     first = list(audit_set.items.values_list("id", "response_id"))
     again = services.audit_set_draw_run(audit_set_id=audit_set.pk)
     assert again is not None and list(again.items.values_list("id", "response_id")) == first

@@ -8,20 +8,19 @@ import io
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
 from django.urls import reverse
 
 from core import roles
+from judging.audit import computations
 from judging.audit.selectors import audit_frame, frame_strata_sizes
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, Verdict
 from judging.stats.bootstrap import stratum_weights
 from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory
-from tests.conftest import client_for
 from tests.judging import audit_factories as af
 
 pytestmark = pytest.mark.django_db
@@ -327,23 +326,6 @@ def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:
     assert isinstance(stylesheet, str) and "@media print" in Path(stylesheet).read_text()
 
 
-def test_statistics_are_computed_once_per_ratings_state(
-    audit_set: AuditSet, auditor: Any, django_assert_max_num_queries: Any
-) -> None:
-    """A second view of unchanged ratings reuses the cached figures; a new rating refreshes."""
-    af.rate_all(audit_set, [auditor])
-    client = browser(auditor)
-    url = reverse("api_audit_statistics", args=[audit_set.pk])
-    api = client_for(auditor)
-    first = api.get(url).json()
-    with django_assert_max_num_queries(8):
-        assert api.get(url).json() == first
-    assert client.get(reverse("judging:audit_statistics", args=[audit_set.pk])).status_code == 200
-    rng = np.random.default_rng(0)
-    af.rate_all(audit_set, [UserFactory.create()], seed=int(rng.integers(100)))
-    assert api.get(url).json()["n_double_rated"] == 3 != first["n_double_rated"]
-
-
 def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead: Any) -> None:
     """Once an audit is rated, each model's PPI-corrected score and interval sit beside the
     judges' score on the leaderboard, equal to the statistics page's."""
@@ -358,9 +340,9 @@ def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead
     assert "Corrected by the audit (PPI)" in page
     stats = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
     assert stats.status_code == 200
-    from judging.audit.statistics import audit_statistics_cached
-
-    for score in audit_statistics_cached(audit_set=audit_set)["corrected"]:
+    stored = computations.audit_statistics_read(audit_set=audit_set).result
+    assert stored is not None
+    for score in stored["corrected"]:
         if score["corrected"]:
             assert f"{score['corrected']['estimate']:.3f}" in page
 
