@@ -7,15 +7,15 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample
-from core.api import IsLead
-from core.roles import acting_user, is_lead
+from core.api import IsLead, IsReviewer
+from core.roles import ANNOTATOR, acting_user, is_lead
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
 
@@ -100,6 +100,17 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
     }
 
 
+def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
+    """The dataset, if this user may review in it: 403 for a member who is no annotator."""
+    dataset = annotation_selectors.dataset_get_visible(
+        user=request.user, dataset_id=dataset_id, role=ANNOTATOR
+    )
+    if dataset is None:
+        _dataset(request, dataset_id)  # 404 when not visible at all
+        raise PermissionDenied(IsReviewer.message)
+    return dataset
+
+
 class ClaimApi(APIView):
     class ClaimInputSerializer(serializers.Serializer[Any]):
         skipped = serializers.BooleanField(required=False, default=False)
@@ -108,7 +119,7 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
-        dataset = _dataset(request, dataset_id)
+        dataset = _reviewable_dataset(request, dataset_id)
         payload = self.ClaimInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         lease = services.slot_claim(
@@ -160,6 +171,8 @@ class ReviewFieldsInput(serializers.Serializer[Any]):
 
 
 class ReviewCreateApi(APIView):
+    permission_classes = [IsReviewer]
+
     class ReviewInputSerializer(ReviewFieldsInput):
         client_uuid = serializers.UUIDField()
         sample = serializers.IntegerField()
@@ -188,6 +201,8 @@ class ReviewCreateApi(APIView):
 
 
 class ReviewAmendApi(APIView):
+    permission_classes = [IsReviewer]
+
     @extend_schema(request=ReviewFieldsInput, responses={200: ReviewOutput, 409: None})
     def put(self, request: Request, review_id: int) -> Response:
         """Amend one's own review while its sample still waits for the other reviews;
@@ -206,6 +221,8 @@ class ReviewAmendApi(APIView):
 
 
 class DraftApi(APIView):
+    permission_classes = [IsReviewer]
+
     class DraftSerializer(serializers.Serializer[Any]):
         payload = serializers.DictField()
 
@@ -230,6 +247,8 @@ class DraftApi(APIView):
 
 
 class SkipApi(APIView):
+    permission_classes = [IsReviewer]
+
     class SkipInputSerializer(serializers.Serializer[Any]):
         reason = serializers.CharField(max_length=500)
 

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from core.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead, is_reviewer
 from review import selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
@@ -32,6 +32,11 @@ def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
 def _require_lead(request: HttpRequest) -> None:
     if not is_lead(request.user):
         raise PermissionDenied(_("Only project leads may do this."))
+
+
+def _require_reviewer(request: HttpRequest) -> None:
+    if not is_reviewer(request.user):
+        raise PermissionDenied(_("Only annotators may claim or submit review work."))
 
 
 def _user(request: HttpRequest) -> Any:
@@ -102,6 +107,7 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @require_POST
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
+    _require_reviewer(request)
     dataset = _dataset(request, dataset_id)
     sample_id: int | None = None
     if request.POST.get("sample"):
@@ -134,6 +140,7 @@ def _predicate_text(values: dict[str, Any]) -> str:
 
 @require_GET
 def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
+    _require_reviewer(request)
     user = _user(request)
     bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:
