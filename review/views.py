@@ -64,6 +64,7 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "overview": overview,
             "settings_form": form,
             "is_lead": is_lead(request.user),
+            "can_review": is_reviewer(request.user),
         },
     )
 

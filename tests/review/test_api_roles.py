@@ -159,6 +159,9 @@ def test_only_annotators_and_leads_claim_and_submit_review_work() -> None:
     )
     workbench = reverse("review:workbench", args=[sample.pk])
     assert _browser(users["auditor"]).get(workbench).status_code == 403
+    queue = _browser(users["auditor"]).get(reverse("review:queue", args=[dataset.pk]))
+    assert 'id="start-review"' not in queue.content.decode()
+    assert 'id="not-a-reviewer"' in queue.content.decode()
     for name in ("both", "annotator"):
         claimed = client_for(users[name]).post(
             reverse("api_review_claim", args=[dataset.pk]), {}, format="json"
