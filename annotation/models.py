@@ -13,7 +13,8 @@ from django.db.models import Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from core.jobs import JobStatus, RecoverableJob
+from core.jobs import JobStatus as JobStatus  # re-exported: the apps name job states from here
+from core.jobs import RecoverableJob
 
 
 class DatasetKind(models.TextChoices):

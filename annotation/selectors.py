@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.models import Group
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
+from annotation.extensions import samples_reviewed_by
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
@@ -26,7 +27,6 @@ from annotation.models import (
     TaxonomyTerm,
     TermKind,
 )
-from annotation.review_port import samples_reviewed_by
 from annotation.sample_filters import BulkAction, SampleFilter
 from core.roles import ROLES, is_lead, lead_link, role_link, roles_known, user_roles
 
@@ -251,7 +251,8 @@ def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
 
 def sample_fields(*, sample_id: int, fields: Iterable[str]) -> dict[str, Any] | None:
     """Some fields of one sample as plain values, for an answer that needs no model."""
-    return Sample.objects.filter(pk=sample_id).values(*fields).first()
+    row: dict[str, Any] | None = Sample.objects.filter(pk=sample_id).values(*fields).first()
+    return row
 
 
 def sample_media_rows(*, sample_id: int) -> list[dict[str, Any]]:
@@ -279,6 +280,16 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
     )
 
 
+def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:
+    """Some samples of a dataset, by id, with their dataset."""
+    return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related("dataset")
+
+
+def sample_table() -> str:
+    """The samples' table, for apps whose SQL joins it (the review queue's claim)."""
+    return Sample._meta.db_table
+
+
 def sample_ids_by_external_id(*, dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
     """The ids of a dataset's samples, by external id (unknown ids are absent)."""
     return dict(
@@ -296,7 +307,7 @@ def sample_label_rows(
     return rows.iterator(chunk_size=chunk_size)
 
 
-def sample_media_prefetch(path: str = "media_links") -> Prefetch:
+def sample_media_prefetch(path: str = "media_links") -> Prefetch[Any]:
     """A prefetch of samples' media links with their assets, in display order, for a query of
     another app that reaches samples through ``path``."""
     return Prefetch(

@@ -9,7 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -80,3 +84,17 @@ def sees_judge_votes(user: AbstractBaseUser | AnonymousUser) -> bool:
     flag). Only leads: reviewers see hints on the review page when the dataset allows them,
     and auditors must rate before they learn what the judges said."""
     return is_lead(user)
+
+
+def request_user(request: HttpRequest) -> User:
+    """The signed-in user of a request (views and APIs behind a login); 403 for anyone else."""
+    user = acting_user(request.user)
+    if user is None:
+        raise PermissionDenied(_("Sign in first."))
+    return user
+
+
+def require_lead(request: HttpRequest, message: str | Promise | None = None) -> None:
+    """Refuse (403, with the reason) a request that is not a project lead's."""
+    if not is_lead(request.user):
+        raise PermissionDenied(message or _("Only project leads may do this."))

@@ -15,7 +15,8 @@ def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:
     """Send the task registered under ``name`` with ``args`` (run inline when eager), after
     ``countdown`` seconds when given."""
     app = current_app
-    app.loader.import_default_modules()
+    if name not in app.tasks:  # the tasks modules load on the first use, not on every call
+        app.loader.import_default_modules()
     task = app.tasks[name]
     if countdown is None:
         task.delay(*args)

@@ -15,7 +15,7 @@ from judging import services
 from judging.audit import services as audit_services
 
 
-class _ChunkTask(Task):
+class _ChunkTask(Task):  # type: ignore[type-arg]
     def on_failure(
         self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:

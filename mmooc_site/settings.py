@@ -43,7 +43,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
-    "mmooc_site",
+    "mmooc_site.apps.SiteConfig",
     "accounts",
     "annotation",
     "review",
@@ -96,7 +96,6 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
@@ -135,6 +134,9 @@ S3_BUCKET = env.str("S3_BUCKET", default="")
 S3_ENDPOINT_URL = env.str("S3_ENDPOINT_URL", default="") or None
 S3_REGION = env.str("S3_REGION", default="us-east-1")
 S3_PRESIGN_SECONDS = env.int("S3_PRESIGN_SECONDS", default=300)
+# Credentials for the S3 media storage and for s3:// import sources alike.
+S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
+S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 if S3_BUCKET:
     _media_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
@@ -142,8 +144,8 @@ if S3_BUCKET:
             "bucket_name": S3_BUCKET,
             "endpoint_url": S3_ENDPOINT_URL,
             "region_name": S3_REGION,
-            "access_key": env.str("S3_ACCESS_KEY_ID", default="") or None,
-            "secret_key": env.str("S3_SECRET_ACCESS_KEY", default="") or None,
+            "access_key": S3_ACCESS_KEY_ID or None,
+            "secret_key": S3_SECRET_ACCESS_KEY or None,
             "default_acl": None,
             "querystring_auth": True,
             "querystring_expire": S3_PRESIGN_SECONDS,
@@ -210,11 +212,16 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # How soon the Redis broker hands a message whose worker died to another worker (kombu's
+    # default is an hour); judging's worker-kill test shortens it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    }
 elif CELERY_BROKER_URL.startswith("filesystem"):
-    # Absolute folders: kombu's defaults are relative to the working directory.
-    for _sub in ("queue", "processed", "control"):
-        (CELERY_BROKER_FOLDER / _sub).mkdir(parents=True, exist_ok=True)
+    # Absolute folders (kombu's defaults are relative to the working directory); the
+    # transport (mmooc_site.fsbroker) makes them when it first opens a channel.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER / "queue"),
         "data_folder_out": str(CELERY_BROKER_FOLDER / "queue"),
@@ -329,11 +336,9 @@ LOGGING = {
 
 # Imports (annotation.imports.services): folders the site may import server paths from (the
 # import_samples command, run by an operator, may import any path), and the credentials of
-# s3:// import sources (the S3_ENDPOINT_URL and S3_REGION above apply to them too).
+# s3:// import sources (the S3_* settings above apply to them too).
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
-S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
-S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 
 # Judges (judging.egress): a judge's key is read only from a variable whose name starts with
 # this prefix, so no other secret of the workers can be sent to a judge; judges are called only
@@ -343,16 +348,4 @@ if not JUDGE_KEY_ENV_PREFIX:
     raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
 JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
 
-# How soon the Redis broker hands a message whose worker died to another worker (kombu's
-# default is an hour); judging's worker-kill test shortens it.
-if CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env.int(
-        "CELERY_VISIBILITY_TIMEOUT", default=3600
-    )
-    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_interval"] = env.int(
-        "CELERY_UNACKED_RESTORE_INTERVAL", default=10
-    )
-    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_throttle"] = env.int(
-        "CELERY_UNACKED_RESTORE_THROTTLE", default=10
-    )
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["JudgeKindEnum"] = "judging.models.JudgeKind"  # type: ignore[index]

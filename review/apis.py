@@ -13,18 +13,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample
 from core.api import IsLead, IsReviewer
-from core.roles import ANNOTATOR, acting_user, is_lead
+from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
-
-
-def _dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound()
-    return dataset
 
 
 def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
@@ -34,13 +28,6 @@ def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sam
     if sample is None:
         raise NotFound()
     return sample
-
-
-def _user(request: Request) -> Any:
-    user = acting_user(request.user)
-    if user is None:  # pragma: no cover - IsAuthenticated runs first
-        raise NotFound()
-    return user
 
 
 class LeasedSampleOutput(serializers.Serializer[Any]):
@@ -106,7 +93,7 @@ def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
         user=request.user, dataset_id=dataset_id, role=ANNOTATOR
     )
     if dataset is None:
-        _dataset(request, dataset_id)  # 404 when not visible at all
+        dataset_or_404(request, dataset_id)  # 404 when not visible at all
         raise PermissionDenied(IsReviewer.message)
     return dataset
 
@@ -124,7 +111,7 @@ class ClaimApi(APIView):
         payload.is_valid(raise_exception=True)
         lease = services.slot_claim(
             dataset=dataset,
-            reviewer=_user(request),
+            reviewer=request_user(request),
             skipped=payload.validated_data["skipped"],
             sample_id=payload.validated_data["sample"],
         )
@@ -192,7 +179,7 @@ class ReviewCreateApi(APIView):
         data = dict(payload.validated_data)
         sample = _sample(request, data.pop("sample"), with_media=False)
         try:
-            result = services.review_submit(reviewer=_user(request), sample=sample, **data)
+            result = services.review_submit(reviewer=request_user(request), sample=sample, **data)
         except services.ReviewConflict as exc:
             return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
         body = ReviewOutput(result.review, context={"settled_status": result.settled_status})
@@ -207,7 +194,7 @@ class ReviewAmendApi(APIView):
     def put(self, request: Request, review_id: int) -> Response:
         """Amend one's own review while its sample still waits for the other reviews;
         409 once the sample is settled."""
-        user = _user(request)
+        user = request_user(request)
         review = selectors.review_get_own(reviewer=user, review_id=review_id)
         if review is None:
             raise NotFound()
@@ -229,7 +216,7 @@ class DraftApi(APIView):
     @extend_schema(responses=DraftSerializer)
     def get(self, request: Request, sample_id: int) -> Response:
         sample = _sample(request, sample_id)
-        workbench_draft = selectors.draft_get(reviewer=_user(request), sample=sample)
+        workbench_draft = selectors.draft_get(reviewer=request_user(request), sample=sample)
         if workbench_draft is None:
             raise NotFound()
         return Response({"payload": workbench_draft})
@@ -241,7 +228,7 @@ class DraftApi(APIView):
         payload = self.DraftSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.draft_save(
-            sample=sample, reviewer=_user(request), payload=payload.validated_data["payload"]
+            sample=sample, reviewer=request_user(request), payload=payload.validated_data["payload"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -259,7 +246,7 @@ class SkipApi(APIView):
         payload = self.SkipInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.slot_skip(
-            sample=sample, reviewer=_user(request), reason=payload.validated_data["reason"]
+            sample=sample, reviewer=request_user(request), reason=payload.validated_data["reason"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -279,7 +266,7 @@ class CommentApi(APIView):
     @extend_schema(responses=CommentOutput(many=True))
     def get(self, request: Request, sample_id: int) -> Response:
         sample = _sample(request, sample_id)
-        comments = selectors.comments_visible(user=_user(request), sample=sample)
+        comments = selectors.comments_visible(user=request_user(request), sample=sample)
         return Response(CommentOutput(comments, many=True).data)
 
     @extend_schema(request=CommentInputSerializer, responses={201: CommentOutput})
@@ -288,7 +275,7 @@ class CommentApi(APIView):
         payload = self.CommentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         comment = services.comment_create(
-            sample=sample, author=_user(request), text=payload.validated_data["text"]
+            sample=sample, author=request_user(request), text=payload.validated_data["text"]
         )
         return Response(CommentOutput(comment).data, status=status.HTTP_201_CREATED)
 
@@ -304,7 +291,7 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
 class ReviewSettingsApi(APIView):
     @extend_schema(responses=ReviewSettingsSerializer)
     def get(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         return Response(
             ReviewSettingsSerializer(selectors.review_settings_get(dataset=dataset)).data
         )
@@ -314,7 +301,7 @@ class ReviewSettingsApi(APIView):
         """A lead sets overlap k, blind review, judge hints and the lease duration."""
         if not is_lead(request.user):
             self.permission_denied(request, message=IsLead.message)
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = ReviewSettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         saved = services.review_settings_update(dataset=dataset, **payload.validated_data)
@@ -330,7 +317,7 @@ class QueueSyncApi(APIView):
     @extend_schema(request=None, responses=QueueSyncOutputSerializer)
     def post(self, request: Request, dataset_id: int) -> Response:
         """Open (or refresh) the dataset's queue: k slots for every sample awaiting review."""
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         return Response({"created": services.queue_sync(dataset=dataset)})
 
 
@@ -358,6 +345,6 @@ class AdjudicationApi(APIView):
         payload = self.AdjudicationInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         outcome = services.sample_adjudicate(
-            sample=sample, by=_user(request), **payload.validated_data
+            sample=sample, by=request_user(request), **payload.validated_data
         )
         return Response(self.AdjudicationOutputSerializer(outcome).data)

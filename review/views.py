@@ -13,25 +13,12 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors as annotation_selectors
-from annotation.models import Dataset
-from core.roles import acting_user, is_lead, is_reviewer
+from annotation.lookups import dataset_or_404
+from core.roles import is_lead, is_reviewer, request_user, require_lead
 from review import selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
 from review.models import Decision, RejectReason
-
-
-def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
-
-
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may do this."))
 
 
 def _require_reviewer(request: HttpRequest) -> None:
@@ -39,14 +26,10 @@ def _require_reviewer(request: HttpRequest) -> None:
         raise PermissionDenied(_("Only annotators may claim or submit review work."))
 
 
-def _user(request: HttpRequest) -> Any:
-    return acting_user(request.user)
-
-
 @require_GET
 def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
-    overview = selectors.queue_overview(dataset=dataset, reviewer=_user(request))
+    dataset = dataset_or_404(request, dataset_id)
+    overview = selectors.queue_overview(dataset=dataset, reviewer=request_user(request))
     settings = overview.settings
     form = ReviewSettingsForm(
         initial={
@@ -71,8 +54,8 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @require_POST
 def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     form = ReviewSettingsForm(request.POST)
     if not form.is_valid():
         for errors in form.errors.values():
@@ -98,8 +81,8 @@ def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @require_POST
 def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     created = services.queue_sync(dataset=dataset)
     messages.success(request, _("Queue refreshed: %(n)d new review slots.") % {"n": created})
     return redirect("review:queue", dataset_id=dataset.pk)
@@ -109,7 +92,7 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
     _require_reviewer(request)
-    dataset = _dataset(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id)
     sample_id: int | None = None
     if request.POST.get("sample"):
         try:
@@ -118,7 +101,7 @@ def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
             raise Http404(_("No such sample.")) from exc
     lease = services.slot_claim(
         dataset=dataset,
-        reviewer=_user(request),
+        reviewer=request_user(request),
         skipped=request.POST.get("skipped") == "1",
         sample_id=sample_id,
     )
@@ -142,7 +125,7 @@ def _predicate_text(values: dict[str, Any]) -> str:
 @require_GET
 def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
     _require_reviewer(request)
-    user = _user(request)
+    user = request_user(request)
     bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
@@ -204,8 +187,8 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
 
 @require_GET
 def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     page = Paginator(selectors.adjudication_queue(dataset=dataset), 25).get_page(
         request.GET.get("page")
     )
@@ -220,8 +203,8 @@ def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
-    _require_lead(request)
-    bench = selectors.workbench_get(user=_user(request), sample_id=sample_id)
+    require_lead(request)
+    bench = selectors.workbench_get(user=request_user(request), sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
@@ -241,7 +224,7 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
         try:
             services.sample_adjudicate(
                 sample=sample,
-                by=_user(request),
+                by=request_user(request),
                 decision=form.cleaned_data["decision"],
                 values=form.values(),
                 reject_reason=form.cleaned_data["reject_reason"],
@@ -309,7 +292,7 @@ def _warn_same_pair_label(request: HttpRequest, sample: Any) -> None:
 
 @require_GET
 def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id)
     return render(
         request,
         "review/progress.html",
@@ -321,6 +304,6 @@ def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def my_reviews(request: HttpRequest) -> HttpResponse:
     """The reviews the signed-in user submitted, newest first; each can be reopened and
     amended while its sample waits for the other reviews."""
-    reviews = review_work.my_reviews(reviewer=_user(request))
+    reviews = review_work.my_reviews(reviewer=request_user(request))
     page = Paginator(reviews, 50).get_page(request.GET.get("page"))
     return render(request, "review/my_reviews.html", {"page": page})

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import IsLead
-from core.roles import acting_user, is_auditor
+from core.roles import is_auditor, request_user
 from judging.audit import selectors, services
 from judging.audit.statistics import audit_statistics_cached
 from judging.models import AuditItem, AuditRating, AuditSet
@@ -36,13 +36,6 @@ def _audit_set(request: Request, audit_set_id: int) -> AuditSet:
     if audit_set is None:
         raise NotFound()
     return audit_set
-
-
-def _user(request: Request) -> Any:
-    user = acting_user(request.user)
-    if user is None:  # pragma: no cover - the permission runs first
-        raise NotFound()
-    return user
 
 
 class AuditStatisticsApi(APIView):
@@ -98,7 +91,7 @@ class AuditClaimApi(APIView):
     def post(self, request: Request, audit_set_id: int) -> Response:
         """Lease the next item this auditor should rate; 204 when nothing is left."""
         audit_set = _audit_set(request, audit_set_id)
-        user = _user(request)
+        user = request_user(request)
         lease = services.audit_claim(audit_set=audit_set, auditor=user)
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -170,7 +163,7 @@ class AuditRatingCreateApi(APIView):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
-        user = _user(request)
+        user = request_user(request)
         item = AuditItem.objects.select_related("audit_set").filter(pk=data.pop("item")).first()
         if (
             item is None

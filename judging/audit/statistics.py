@@ -113,7 +113,8 @@ def audit_statistics_cached(*, audit_set: AuditSet) -> dict[str, Any]:
     if cached is None:
         cached = audit_statistics(audit_set=audit_set)
         cache.set(key, cached, CACHE_SECONDS)
-    return cached
+    result: dict[str, Any] = cached
+    return result
 
 
 def leaderboard_corrections(*, dataset: Dataset) -> tuple[AuditSet | None, dict[str, Any]]:

@@ -13,11 +13,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors as annotation_selectors
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset
 from core import charts
 from core import csv as safe_csv
-from core.roles import acting_user, is_auditor, is_lead
+from core.roles import acting_user, is_auditor, is_lead, require_lead
 from judging.audit import rubric, selectors, services
 from judging.audit.forms import AuditSetForm
 from judging.audit.statistics import audit_statistics_cached, statistics_rows
@@ -34,17 +34,9 @@ def _require_auditor(request: HttpRequest) -> None:
         raise PermissionDenied(_("Only auditors and project leads may see the audit."))
 
 
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may do this."))
-
-
 def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
     _require_auditor(request)
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
+    return dataset_or_404(request, dataset_id)
 
 
 def _audit_set(request: HttpRequest, audit_set_id: int) -> AuditSet:
@@ -103,7 +95,7 @@ def _plan(dataset: Dataset, form: AuditSetForm) -> dict[str, Any] | None:
 def audit_new(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Plan an audit set: the margins of every allocation first, then draw."""
     dataset = _dataset(request, dataset_id)
-    _require_lead(request)
+    require_lead(request)
     bound = request.POST if request.method == "POST" else (request.GET or None)
     form = AuditSetForm(bound)
     plan = None
@@ -150,7 +142,7 @@ def audit_detail(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 
 @require_POST
 def audit_retry(request: HttpRequest, audit_set_id: int) -> HttpResponse:
-    _require_lead(request)
+    require_lead(request)
     audit_set = _audit_set(request, audit_set_id)
     try:
         services.audit_set_retry(audit_set=audit_set)

@@ -378,7 +378,7 @@ def test_all_161_real_logicvista_items_import_and_the_empty_one_is_explained(
     assert error.external_id == "v1_382"
     assert "the question is empty" in error.message
     sample = Sample.objects.get(dataset=dataset, external_id="v1_287")
-    assert sample.media_links.get().asset.width > 0
+    assert (sample.media_links.get().asset.width or 0) > 0
     again = run_import(dataset, "logicvista", LOGICVISTA)
     assert (again.imported, again.unchanged, again.updated, again.rejected) == (0, 160, 0, 1)
     assert_nothing_half_done()

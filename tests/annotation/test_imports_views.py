@@ -28,6 +28,7 @@ from tests.annotation.test_imports_services import (
     run_import,
     write_lines,
 )
+from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -114,7 +115,7 @@ def test_error_report_downloads_as_csv(lead: Any, tmp_path: Path) -> None:
     job = _bad_job(tmp_path)
     response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
     assert response["Content-Type"].startswith("text/csv")
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.reader(io.StringIO(b"".join(streamed(response)).decode())))
     assert rows[0] == ["row", "external_id", "message"]
     assert [r[:2] for r in rows[1:]] == [["2", "mm-2"], ["3", ""]]
     assert "not an option letter" in rows[1][2] and "not valid JSON" in rows[2][2]
@@ -128,7 +129,7 @@ def test_error_report_neutralises_formula_cells(lead: Any, tmp_path: Path, start
     job = _bad_job(tmp_path)
     ImportRowError.objects.create(job=job, row=9, external_id=f"{start}id", message=f"{start}m")
     response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
-    text = b"".join(response.streaming_content).decode()
+    text = b"".join(streamed(response)).decode()
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[-1] == ["9", f"'{start}id", f"'{start}m"]
 

@@ -72,8 +72,8 @@ def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(
     live_server: Any, live_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     """Only users exist at the start; the import runs in a real Celery worker process."""
-    lead = UserFactory(role="lead")
-    annotator = UserFactory(role="annotator")
+    lead = UserFactory.create(role="lead")
+    annotator = UserFactory.create(role="annotator")
     assert not Dataset.objects.exists() and not Sample.objects.exists()
     upload, external_ids = logicvista_zip(tmp_path / "logicvista.zip")
     base = live_server.url

@@ -86,8 +86,8 @@ def test_from_an_empty_site_to_a_downloaded_release(
     live_server: Any, live_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     """Only users exist at the start; the import and the export run in a real Celery worker."""
-    lead = UserFactory(role="lead")
-    first, second = UserFactory(role="annotator"), UserFactory(role="annotator")
+    lead = UserFactory.create(role="lead")
+    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
     assert not Dataset.objects.exists() and not Sample.objects.exists()
     upload, external_ids = logicvista_zip(tmp_path / "logicvista.zip")
     assert sorted(external_ids) == sorted(PLAN)

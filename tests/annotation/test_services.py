@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
@@ -47,7 +49,7 @@ def test_dataset_create_copies_the_preset_taxonomy() -> None:
         ({"name": "  ", "kind": DatasetKind.TRIMODAL}, "name_required"),
     ],
 )
-def test_dataset_create_refuses_bad_input_with_a_reason(kwargs: dict, code: str) -> None:
+def test_dataset_create_refuses_bad_input_with_a_reason(kwargs: dict[str, Any], code: str) -> None:
     """A bad kind, preset or name is refused with a readable error and creates nothing."""
     with pytest.raises(ValidationError) as caught:
         services.dataset_create(**kwargs)
@@ -289,9 +291,11 @@ def test_derivation_makes_thumbnails_and_peaks() -> None:
     audio = services.media_asset_store(data=wav_bytes(), kind="audio")
     image.refresh_from_db()
     audio.refresh_from_db()  # eager mode in tests: the task already ran on commit... or not
-    image = services.media_asset_derive(asset_id=image.pk)
-    audio = services.media_asset_derive(asset_id=audio.pk)
-    assert image is not None and image.thumbnail and default_storage.exists(image.thumbnail.name)
+    derived_image = services.media_asset_derive(asset_id=image.pk)
+    derived_audio = services.media_asset_derive(asset_id=audio.pk)
+    assert derived_image is not None and derived_audio is not None
+    image, audio = derived_image, derived_audio
+    assert image.thumbnail and default_storage.exists(image.thumbnail.name)
     assert audio is not None and audio.peaks and max(audio.peaks) == pytest.approx(0.5, abs=0.05)
     derived_at = image.derived_at
     again = services.media_asset_derive(asset_id=image.pk)
@@ -304,7 +308,7 @@ def test_the_content_hash_orders_media_by_role_and_position() -> None:
     dataset = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
     image = image_asset(colour=(4, 5, 6))
     audio = services.media_asset_store(data=wav_bytes(freq=300), kind="audio")
-    values = {
+    values: dict[str, Any] = {
         "image_description": "A stove.",
         "audio_description": "A beep.",
         "speech_utterance": "Nap time.",

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotation import services
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes, wav_bytes
+from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +44,7 @@ def test_media_needs_login_and_membership(annotator: Any, lead: Any) -> None:
     services.dataset_add_member(dataset=dataset, user=annotator)
     response = _client(annotator).get(url)
     assert response.status_code == 200
-    assert b"".join(response.streaming_content) == asset.file.open("rb").read()
+    assert b"".join(streamed(response)) == asset.file.open("rb").read()
     assert _client(lead).get(url).status_code == 200
 
 
@@ -56,11 +57,11 @@ def test_media_streams_byte_ranges_for_seeking(lead: Any) -> None:
     part = client.get(url, HTTP_RANGE="bytes=100-199")
     assert part.status_code == 206
     assert part["Content-Range"] == f"bytes 100-199/{len(whole)}"
-    assert b"".join(part.streaming_content) == whole[100:200]
+    assert b"".join(streamed(part)) == whole[100:200]
     tail = client.get(url, HTTP_RANGE="bytes=-50")
-    assert b"".join(tail.streaming_content) == whole[-50:]
+    assert b"".join(streamed(tail)) == whole[-50:]
     open_ended = client.get(url, HTTP_RANGE=f"bytes={len(whole) - 10}-")
-    assert b"".join(open_ended.streaming_content) == whole[-10:]
+    assert b"".join(streamed(open_ended)) == whole[-10:]
     bad = client.get(url, HTTP_RANGE=f"bytes={len(whole) + 5}-")
     assert bad.status_code == 416 and bad["Content-Range"] == f"bytes */{len(whole)}"
 

@@ -40,7 +40,7 @@ def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> 
     """Keys pick the answer and reasoning scores, Enter saves and opens the next item; an
     incomplete rating is refused on the page; after the last item the audit set reappears."""
     dataset, _ = af.scoring_dataset(n_samples=3, models=("gpt-4o",))
-    auditor = UserFactory(role=roles.AUDITOR)
+    auditor = UserFactory.create(role=roles.AUDITOR)
     af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=2, double_rating_fraction=0)
     first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")

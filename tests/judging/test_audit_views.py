@@ -55,7 +55,7 @@ def test_every_page_by_role(audit_set: AuditSet, lead: Any, auditor: Any, annota
     """Leads and member auditors see every audit page; annotators get 403 even as members;
     auditors of other datasets 404; anonymous visitors go to the login page."""
     af.add_member(audit_set.dataset, annotator)
-    outsider = UserFactory(role=roles.AUDITOR)
+    outsider = UserFactory.create(role=roles.AUDITOR)
     for url in _pages(audit_set):
         assert browser(lead).get(url).status_code == 200, url
         assert browser(auditor).get(url).status_code == 200, url
@@ -78,7 +78,7 @@ def test_planner_shows_every_allocations_margin_before_drawing(
     queues a worker task, redirects to the set, which shows its state until it is drawn."""
     dataset, _ = af.scoring_dataset(n_samples=30)
     url = reverse("judging:audit_new", args=[dataset.pk])
-    params = {
+    params: dict[str, Any] = {
         "task": "scoring",
         "size": 20,
         "method": "sqrt",
@@ -244,7 +244,7 @@ def test_statistics_page_shows_judging_stats_figures(auditor: Any) -> None:
     audit_set = af.draw(
         dataset, size=45, floor=2, oversample_rare=2, seed=8, double_rating_fraction=0.2
     )
-    af.rate_all(audit_set, [auditor, UserFactory()], seed=4)
+    af.rate_all(audit_set, [auditor, UserFactory.create()], seed=4)
     html = (
         browser(auditor)
         .get(reverse("judging:audit_statistics", args=[audit_set.pk]))
@@ -280,7 +280,7 @@ def test_statistics_csv_neutralises_formula_cells(auditor: Any) -> None:
     Judge.objects.filter(pk=judges[0].pk).update(name='=HYPERLINK("http://x")')
     af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=12, double_rating_fraction=0.25)
-    af.rate_all(audit_set, [auditor, UserFactory()])
+    af.rate_all(audit_set, [auditor, UserFactory.create()])
     response = browser(auditor).get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
     rows = list(csv.reader(io.StringIO(response.content.decode(), newline="")))
     cells = [cell for row in rows[1:] for cell in row]
@@ -291,7 +291,7 @@ def test_statistics_csv_neutralises_formula_cells(auditor: Any) -> None:
 
 def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:
     """The CSV has one row per figure with its interval and n; the report is a print page."""
-    af.rate_all(audit_set, [auditor, UserFactory()])
+    af.rate_all(audit_set, [auditor, UserFactory.create()])
     client = browser(auditor)
     response = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
     assert response["Content-Type"].startswith("text/csv")
@@ -336,7 +336,7 @@ def test_statistics_are_computed_once_per_ratings_state(
         assert api.get(url).json() == first
     assert client.get(reverse("judging:audit_statistics", args=[audit_set.pk])).status_code == 200
     rng = np.random.default_rng(0)
-    af.rate_all(audit_set, [UserFactory()], seed=int(rng.integers(100)))
+    af.rate_all(audit_set, [UserFactory.create()], seed=int(rng.integers(100)))
     assert api.get(url).json()["n_double_rated"] == 3 != first["n_double_rated"]
 
 
@@ -349,7 +349,7 @@ def test_the_leaderboard_shows_the_audit_corrected_scores_beside_the_judges(lead
     url = reverse("judging:leaderboard", args=[dataset.pk])
     assert "Corrected by the audit" not in client.get(url).content.decode()
     audit_set = af.draw(dataset, size=30)
-    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
     page = client.get(url).content.decode()
     assert "Corrected by the audit (PPI)" in page
     stats = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
@@ -365,7 +365,7 @@ def test_an_empty_model_answer_is_shown_as_such(audit_set: AuditSet, auditor: An
     """A response with no text reads "(empty answer)", not a blank box."""
     item = AuditItem.objects.filter(audit_set=audit_set, response__isnull=False).first()
     assert item is not None and item.response is not None
-    type(item.response).objects.filter(pk=item.response_id).update(response="  ")
+    type(item.response).objects.filter(pk=item.response.pk).update(response="  ")
     html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
     quoted = html.split('id="item-response">')[1].split("</blockquote>")[0]
     assert "(empty answer)" in quoted

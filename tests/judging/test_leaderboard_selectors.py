@@ -29,7 +29,7 @@ def _scored(*, versions: tuple[str, ...] = ("v1",), ungrouped: int = 0) -> Any:
     dataset = mmooc_dataset()
     samples = bulk_samples(dataset, 6)
     Sample.objects.filter(pk__in=[s.pk for s in samples[:ungrouped]]).update(answerability_group="")
-    judge = Judge.objects.filter(name="j").first() or JudgeFactory(name="j")
+    judge = Judge.objects.filter(name="j").first() or JudgeFactory.create(name="j")
     rows = []
     for response in bulk_responses(samples, ["m"]):
         for version in versions:
@@ -83,7 +83,7 @@ def test_an_empty_cell_reads_a_dash_in_chart_and_table(lead: Any) -> None:
     dataset = mmooc_dataset()
     samples = bulk_samples(dataset, 3)
     Sample.objects.filter(pk__in=[s.pk for s in samples]).update(answerability_group="shifted_ic")
-    judge = JudgeFactory(name="j")
+    judge = JudgeFactory.create(name="j")
     Verdict.objects.bulk_create(
         Verdict(
             judge=judge,

@@ -115,7 +115,7 @@ def test_statistics_report_and_leaderboard_fit_a_1440_px_window(
 ) -> None:
     """Eight judges with long names, six models, a rated audit with double ratings."""
     dataset, _judges = af.scoring_dataset(n_samples=40, models=MODELS, judge_names=JUDGES)
-    auditors = [UserFactory(role=roles.AUDITOR) for _ in range(2)]
+    auditors = [UserFactory.create(role=roles.AUDITOR) for _ in range(2)]
     for auditor in auditors:
         af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=60, double_rating_fraction=0.25)

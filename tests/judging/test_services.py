@@ -243,7 +243,7 @@ def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
             task="answerability",
             judges=[vision, text],
         )
-        bodies = {r.body["model"] + str(i): r.body for i, r in enumerate(server.chat_records())}  # type: ignore[index]
+        bodies = {r.body["model"] + str(i): r.body for i, r in enumerate(server.chat_records())}
     parts = [b["messages"][1]["content"] for b in bodies.values()]
     images = [p for p in parts if isinstance(p, list)]
     assert len(images) == 1 and len(parts) == 2
@@ -332,7 +332,7 @@ def test_verdicts_made_elsewhere_are_imported_idempotently(tmp_path: Path) -> No
     dataset = mmooc_dataset()
     samples = bulk_samples(dataset, 2)
     bulk_responses(samples, ["m"])
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "sample_id": "bulk-0",
             "judge": "gpt-4o",

@@ -69,7 +69,7 @@ def _english_leftovers(page: Any, data: set[str]) -> list[str]:
 def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     """After switching to Chinese, every label, button and key hint of the workbench is
     Chinese, the sample's text is unchanged, and a keyboard review is saved."""
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     dataset = review_dataset(1, k=1, members=[reviewer])
     sample = dataset.samples.get()
 

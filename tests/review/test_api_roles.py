@@ -43,12 +43,12 @@ def _voted_dataset(*, blind: bool, hints: bool, members: Any = ()) -> tuple[Any,
 
 
 def _users() -> dict[str, Any]:
-    both = UserFactory(role=roles.AUDITOR)
-    both.groups.add(*UserFactory(role=roles.ANNOTATOR).groups.all())
+    both = UserFactory.create(role=roles.AUDITOR)
+    both.groups.add(*UserFactory.create(role=roles.ANNOTATOR).groups.all())
     return {
-        "lead": UserFactory(role=roles.LEAD),
-        "annotator": UserFactory(role=roles.ANNOTATOR),
-        "auditor": UserFactory(role=roles.AUDITOR),
+        "lead": UserFactory.create(role=roles.LEAD),
+        "annotator": UserFactory.create(role=roles.ANNOTATOR),
+        "auditor": UserFactory.create(role=roles.AUDITOR),
         "both": both,
     }
 

@@ -53,7 +53,7 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     """A reviewer claims, zooms, plays the audio, decides by keys, reloads without losing
     the draft, submits with Ctrl+Enter and lands on the next sample."""
     unsafe, safe = trimodal_pair()
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     open_queue(unsafe.dataset, k=2, members=[reviewer])
 
     page.goto(f"{live_server.url}/login/")
@@ -123,7 +123,7 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     from tests.conftest import SHARED_DATA
     from tests.review.factories import logicvista_dataset
 
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     image = (SHARED_DATA / "logicvista" / "images" / "v1_287.png").read_bytes()
     dataset = logicvista_dataset(2, k=1, members=[reviewer], image=image)
     first, second = Sample.objects.filter(dataset=dataset).order_by("external_id")
@@ -181,7 +181,7 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     from annotation.models import Sample
     from tests.review.factories import logicvista_dataset
 
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     dataset = logicvista_dataset(1, k=2, members=[reviewer])
     sample = Sample.objects.get(dataset=dataset)
     _log_in(page, live_server.url, reviewer)

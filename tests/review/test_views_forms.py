@@ -72,8 +72,8 @@ def test_the_adjudication_form_writes_only_what_the_lead_changed(lead: Any) -> N
     the sample and writes nothing else; the form offers the values in use as suggestions."""
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    submit(UserFactory(), sample)
-    submit(UserFactory(), _fresh(sample), "reject")
+    submit(UserFactory.create(), sample)
+    submit(UserFactory.create(), _fresh(sample), "reject")
     page = _page(lead, "review:adjudicate", sample.pk)
     assert 'list="terms-category_code"' in page and '<datalist id="terms-category_code">' in page
     form = {
@@ -98,7 +98,7 @@ def test_the_adjudication_form_keeps_a_value_outside_the_taxonomy() -> None:
     dataset = mmooc_dataset()
     sample = mmooc_sample(dataset)
     Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
-    lead = UserFactory(role="lead")
+    lead = UserFactory.create(role="lead")
     bench = workbench_get(user=lead, sample_id=sample.pk)
     assert bench is not None
     initial = {f"value_{name}": getattr(bench.sample, name) for name in bench.fields}
@@ -167,8 +167,8 @@ def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None
     """A reviewer proposing the pair's label shows a warning; saving it warns again."""
     unsafe, safe = trimodal_pair()
     open_queue(unsafe.dataset, k=2)
-    submit(UserFactory(), _fresh(unsafe), values={"safety_label": "safe"})
-    submit(UserFactory(), _fresh(unsafe))
+    submit(UserFactory.create(), _fresh(unsafe), values={"safety_label": "safe"})
+    submit(UserFactory.create(), _fresh(unsafe))
     assert _fresh(unsafe).status == SampleStatus.NEEDS_ADJUDICATION
     page = _page(lead, "review:adjudicate", unsafe.pk)
     assert 'data-testid="pair-warning"' in page and safe.external_id in page
@@ -192,7 +192,7 @@ def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) 
     waiting, settled = Sample.objects.filter(dataset=dataset).order_by("external_id")
     submit(annotator, _fresh(waiting), values={"category_code": "spatial"})
     submit(annotator, _fresh(settled))
-    submit(UserFactory(), _fresh(settled))
+    submit(UserFactory.create(), _fresh(settled))
     page = _page(annotator, "review:mine")
     assert page.count("Reopen and amend") == 1
     assert reverse("review:workbench", args=[waiting.pk]) in page
@@ -214,7 +214,7 @@ def test_my_reviews_runs_a_fixed_number_of_queries(
     """The page costs the same queries for 2 reviews as for 6."""
     counts = []
     for n in (2, 6):
-        reviewer = UserFactory(role="annotator")
+        reviewer = UserFactory.create(role="annotator")
         dataset = logicvista_dataset(n, members=[reviewer])
         for sample in Sample.objects.filter(dataset=dataset):
             submit(reviewer, _fresh(sample))
@@ -228,7 +228,7 @@ def test_my_reviews_runs_a_fixed_number_of_queries(
 def test_dataset_list_shows_my_work_left_in_fixed_queries() -> None:
     """Each dataset shows my reviews done of those open to me, with a progress bar, in the
     same number of queries for 1 dataset as for 4."""
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     counts = []
     for datasets in (1, 3):
         for _ in range(datasets):
