@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -31,7 +32,7 @@ from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
 from annotation.services import bulk_jobs
 from core.api import IsLead
-from core.roles import acting_user, is_lead, user_roles
+from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 
 
 class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
@@ -181,8 +182,27 @@ class MediaLinkOutput(serializers.ModelSerializer[SampleMedia]):
         return reverse("annotation:media_file", kwargs={"asset_id": link.asset_id})
 
 
+def _is_judge_key(key: str) -> bool:
+    """Keys of ``extra`` that carry what judges said (``judge_votes`` kept by an older export,
+    ``judges``, ``judgements`` of a source file): hidden like the votes themselves."""
+    return key.lower().startswith("judge")
+
+
 class SampleOutput(serializers.ModelSerializer[Sample]):
+    """A sample; judge-derived data (``judges_disagree``, judge keys of ``extra``) only for
+    readers who may see judge votes (``context["judge_votes"]``), else null and left out."""
+
     media = MediaLinkOutput(source="media_links", many=True, read_only=True)
+    judges_disagree = serializers.BooleanField(allow_null=True, read_only=True)
+
+    def to_representation(self, instance: Sample) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        if not self.context.get("judge_votes", False):
+            data["judges_disagree"] = None
+            extra = data.get("extra")
+            if isinstance(extra, dict):
+                data["extra"] = {k: v for k, v in extra.items() if not _is_judge_key(str(k))}
+        return data
 
     class Meta:
         model = Sample
@@ -248,9 +268,23 @@ class DatasetSampleListApi(ListAPIView[Sample]):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {
+            **super().get_serializer_context(),
+            "judge_votes": sees_judge_votes(self.request.user),
+        }
+
     def get_queryset(self):  # type: ignore[no-untyped-def]
+        # The roles first: loaded once, they also spare the visibility test its role subquery.
+        hints = sees_judge_votes(self.request.user)
         dataset = _visible_dataset(self.request, self.kwargs["dataset_id"])
-        return selectors.sample_list_filtered(dataset=dataset, filter=_filter(self.request))
+        filter = _filter(self.request)
+        if filter.judges_disagree is not None and not hints:
+            # Filtering on the flag would reveal it sample by sample.
+            raise serializers.ValidationError(
+                {"judges_disagree": [_("Only project leads may filter on the judges' votes.")]}
+            )
+        return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 
 class BulkResultOutput(serializers.Serializer[Any]):
@@ -394,7 +428,9 @@ class SampleDetailApi(APIView):
 
     @extend_schema(responses=SampleOutput)
     def get(self, request: Request, sample_id: int) -> Response:
-        return Response(SampleOutput(self._sample(request, sample_id)).data)
+        context = {"judge_votes": sees_judge_votes(request.user)}
+        sample = self._sample(request, sample_id)
+        return Response(SampleOutput(sample, context=context).data)
 
     @extend_schema(request=SampleUpdateInputSerializer, responses=SampleOutput)
     def patch(self, request: Request, sample_id: int) -> Response:
@@ -417,7 +453,8 @@ class SampleDetailApi(APIView):
             source=ChangeSource.EDIT,
             reason=payload.validated_data["reason"],
         )
-        return Response(SampleOutput(self._sample(request, sample_id)).data)
+        sample = self._sample(request, sample_id)
+        return Response(SampleOutput(sample, context={"judge_votes": True}).data)
 
 
 class MeApi(APIView):

@@ -3,6 +3,7 @@ and bulk actions on a selection or the whole filtered set, confirmed with their 
 
 from __future__ import annotations
 
+import dataclasses
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -23,7 +24,7 @@ from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
 from annotation.views import dataset_or_404
 from core.jobs import ACTIVE
-from core.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead, sees_judge_votes
 
 PAGE_SIZE = 50
 
@@ -38,6 +39,8 @@ def _list_url(dataset: Dataset, filter: SampleFilter) -> str:
 def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
     filter = SampleFilter.from_params(request.GET)
+    if not sees_judge_votes(request.user):
+        filter = dataclasses.replace(filter, judges_disagree=None)
     page = Paginator(
         selectors.sample_list_filtered(dataset=dataset, filter=filter), PAGE_SIZE
     ).get_page(request.GET.get("page"))
@@ -59,6 +62,7 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
             ],
             "actions": BulkAction.choices,
             "is_lead": is_lead(request.user),
+            "judge_hints": sees_judge_votes(request.user),
         },
     )
 

@@ -29,7 +29,7 @@ from annotation.models import (
     TermKind,
 )
 from annotation.sample_filters import BulkAction, SampleFilter
-from core.roles import ROLES, is_lead, lead_link, roles_known
+from core.roles import ROLES, is_lead, lead_link, role_link, roles_known, user_roles
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -37,22 +37,31 @@ if TYPE_CHECKING:
     AnyUser = User | AnonymousUser
 
 
-def dataset_list_visible(*, user: AnyUser) -> QuerySet[Dataset]:
-    """Leads see every dataset; everybody else only the datasets they are members of."""
+def dataset_list_visible(*, user: AnyUser, role: str | None = None) -> QuerySet[Dataset]:
+    """Leads see every dataset; everybody else only the datasets they are members of (and,
+    with ``role``, only while they hold that role)."""
     if not user.is_authenticated:
         return Dataset.objects.none()
     if not roles_known(user):
         # One query instead of two (the user's roles, then their datasets): an API call that
-        # only needs this answer tests the lead role inside it.
-        member = DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk)
-        return Dataset.objects.filter(Exists(lead_link(user)) | Exists(member))
+        # only needs this answer tests the roles inside it.
+        member = Q(
+            Exists(DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk))
+        )
+        if role is not None:
+            member &= Q(Exists(role_link(user, role)))
+        return Dataset.objects.filter(Exists(lead_link(user)) | member)
     if is_lead(user):
         return Dataset.objects.all()
+    if role is not None and role not in user_roles(user):
+        return Dataset.objects.none()
     return Dataset.objects.filter(memberships__user=user)
 
 
-def dataset_get_visible(*, user: AnyUser, dataset_id: int) -> Dataset | None:
-    return dataset_list_visible(user=user).filter(pk=dataset_id).first()
+def dataset_get_visible(
+    *, user: AnyUser, dataset_id: int, role: str | None = None
+) -> Dataset | None:
+    return dataset_list_visible(user=user, role=role).filter(pk=dataset_id).first()
 
 
 def taxonomy_view(dataset: Dataset) -> TaxonomyView:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -210,11 +211,36 @@ class JobRetryApi(APIView):
 
 
 class LeaderboardApi(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "prompt_version",
+                str,
+                description="Only the verdicts made with this prompt version (default: all)",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request, dataset_id: int) -> Response:
         """Per model: the ensemble's and each judge's scores by group, category, format and
-        scenario, each cell with its mean and n."""
-        board = selectors.leaderboard(dataset=dataset_or_404(request, dataset_id))
+        scenario, each cell with its mean and n; ``prompt_versions`` lists the versions to
+        filter by."""
+        version = request.query_params.get("prompt_version") or None
+        board = selectors.leaderboard(
+            dataset=dataset_or_404(request, dataset_id), prompt_version=version
+        )
+        if board.unknown_prompt_version:
+            raise serializers.ValidationError(
+                {
+                    "prompt_version": [
+                        _(
+                            "No verdicts were made with prompt version “%(version)s” "
+                            "(known: %(known)s)."
+                        )
+                        % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
+                    ]
+                }
+            )
         return Response(asdict(board))
 
 

@@ -127,8 +127,10 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @dataclass(frozen=True)
 class Bar:
+    """One bar of the leaderboard chart; ``mean`` None (n = 0) draws no bar and reads "—"."""
+
     label: str
-    mean: float
+    mean: float | None
     n: int
     y: int
     width: int
@@ -142,8 +144,9 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
     for row in board.models:
         labels.append({"text": row.model, "y": y + 18})
         for index, (group, cell) in enumerate(row.ensemble.groups.items()):
-            mean = cell.mean or 0.0
-            bars.append(Bar(group, mean, cell.n, y, round(mean * CHART_WIDTH), colours[index % 4]))
+            mean = cell.mean if cell.n else None
+            width = round((mean or 0.0) * CHART_WIDTH)
+            bars.append(Bar(group, mean, cell.n, y, width, colours[index % 4]))
             y += 24
         y += 12
     return {"bars": bars, "labels": labels, "height": y, "width": CHART_WIDTH + 420}
@@ -152,9 +155,18 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
 @require_GET
 def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
-    board = selectors.leaderboard(dataset=dataset)
-    audit_set, corrected, corrected_state = audit_computations.leaderboard_corrections(
-        dataset=dataset
+    version = request.GET.get("prompt_version") or None
+    board = selectors.leaderboard(dataset=dataset, prompt_version=version)
+    if board.unknown_prompt_version:
+        messages.error(
+            request,
+            _("No verdicts were made with prompt version “%(version)s”.") % {"version": version},
+        )
+    # The audit's correction rests on the verdicts of every prompt version.
+    audit_set, corrected, corrected_state = (
+        audit_computations.leaderboard_corrections(dataset=dataset)
+        if version is None
+        else (None, {}, None)
     )
     return render(
         request,

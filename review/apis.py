@@ -7,7 +7,7 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample
-from core.api import IsLead
-from core.roles import is_lead, request_user
+from core.api import IsLead, IsReviewer
+from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
 
@@ -87,6 +87,17 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
     }
 
 
+def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
+    """The dataset, if this user may review in it: 403 for a member who is no annotator."""
+    dataset = annotation_selectors.dataset_get_visible(
+        user=request.user, dataset_id=dataset_id, role=ANNOTATOR
+    )
+    if dataset is None:
+        dataset_or_404(request, dataset_id)  # 404 when not visible at all
+        raise PermissionDenied(IsReviewer.message)
+    return dataset
+
+
 class ClaimApi(APIView):
     class ClaimInputSerializer(serializers.Serializer[Any]):
         skipped = serializers.BooleanField(required=False, default=False)
@@ -95,7 +106,7 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
-        dataset = dataset_or_404(request, dataset_id)
+        dataset = _reviewable_dataset(request, dataset_id)
         payload = self.ClaimInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         lease = services.slot_claim(
@@ -147,6 +158,8 @@ class ReviewFieldsInput(serializers.Serializer[Any]):
 
 
 class ReviewCreateApi(APIView):
+    permission_classes = [IsReviewer]
+
     class ReviewInputSerializer(ReviewFieldsInput):
         client_uuid = serializers.UUIDField()
         sample = serializers.IntegerField()
@@ -175,6 +188,8 @@ class ReviewCreateApi(APIView):
 
 
 class ReviewAmendApi(APIView):
+    permission_classes = [IsReviewer]
+
     @extend_schema(request=ReviewFieldsInput, responses={200: ReviewOutput, 409: None})
     def put(self, request: Request, review_id: int) -> Response:
         """Amend one's own review while its sample still waits for the other reviews;
@@ -193,6 +208,8 @@ class ReviewAmendApi(APIView):
 
 
 class DraftApi(APIView):
+    permission_classes = [IsReviewer]
+
     class DraftSerializer(serializers.Serializer[Any]):
         payload = serializers.DictField()
 
@@ -217,6 +234,8 @@ class DraftApi(APIView):
 
 
 class SkipApi(APIView):
+    permission_classes = [IsReviewer]
+
     class SkipInputSerializer(serializers.Serializer[Any]):
         reason = serializers.CharField(max_length=500)
 

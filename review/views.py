@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -15,11 +15,16 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.lookups import dataset_or_404
-from core.roles import is_lead, request_user, require_lead
+from core.roles import is_lead, is_reviewer, request_user, require_lead
 from review import selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
 from review.models import Decision, RejectReason
+
+
+def _require_reviewer(request: HttpRequest) -> None:
+    if not is_reviewer(request.user):
+        raise PermissionDenied(_("Only annotators may claim or submit review work."))
 
 
 @require_GET
@@ -43,6 +48,7 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "overview": overview,
             "settings_form": form,
             "is_lead": is_lead(request.user),
+            "can_review": is_reviewer(request.user),
         },
     )
 
@@ -86,6 +92,7 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @require_POST
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
+    _require_reviewer(request)
     dataset = dataset_or_404(request, dataset_id)
     sample_id: int | None = None
     if request.POST.get("sample"):
@@ -123,6 +130,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
     it, by the browser's Back too), the page says so and links onward: the form opens again
     only to amend (``?amend=1``) while the sample waits for the other reviews. Never cached,
     so Back fetches it again instead of showing the form as it was."""
+    _require_reviewer(request)
     user = request_user(request)
     bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:

@@ -25,6 +25,7 @@ from annotation.models import Dataset, Sample
 from annotation.selectors import dataset_list_visible
 from core.roles import is_auditor
 from judging.audit import rubric
+from judging.consensus import ANSWERABLE, UNANSWERABLE
 from judging.extraction import is_refusal
 from judging.models import (
     AuditItem,
@@ -376,8 +377,11 @@ def audit_gather(audit_set: AuditSet) -> Gathered:
     verdicts = Verdict.objects.filter(task=VERDICT_TASK[task], error_kind="").order_by()
     audit_items = AuditItem.objects.filter(audit_set=audit_set)
     if task == AuditTask.ANSWERABILITY:
+        # An abstention is no vote: it counts neither as a label nor as agreement.
         verdicts = verdicts.filter(
-            response__isnull=True, sample_id__in=audit_items.values("sample_id")
+            response__isnull=True,
+            sample_id__in=audit_items.values("sample_id"),
+            label__in=[ANSWERABLE, UNANSWERABLE],
         )
         key_field, lookup = "sample_id", by_sample
     else:

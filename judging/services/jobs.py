@@ -311,7 +311,10 @@ def judge_job_end(*, job: JudgeJob) -> None:
 
 
 def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
-    """Flag samples on which any judge disagrees with the sample's label; note every vote."""
+    """Flag samples on which any judge disagrees with the sample's label; note every vote.
+
+    Abstentions are no votes: a sample on which every judge abstained is left unflagged and
+    counted as undecided, not as agreed."""
     job_judges = list(job.job_judges.select_related("judge").order_by("judge__name"))
     names = [jj.judge.name for jj in job_judges]
     samples = SampleRow.objects.filter(dataset_id=job.dataset_id).exclude(
@@ -332,13 +335,17 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
     ):
         votes[sample_id].append(Vote(judge_name, label or None, category or None))
     results = consensus_all(labels, votes, names)
-    agree = [pk for pk, result in results.items() if result.agree]
-    disagree = [pk for pk, result in results.items() if not result.agree]
+    disagree = [pk for pk, result in results.items() if result.disagree]
+    settled = [pk for pk, result in results.items() if not result.disagree]
     annotation_services.sample_flag_judges(sample_ids=disagree, disagree=True)
-    annotation_services.sample_flag_judges(sample_ids=agree, disagree=False)
+    annotation_services.sample_flag_judges(sample_ids=settled, disagree=False)
     annotation_services.sample_set_note(
         sample_ids=list(results),
         key=NoteKey.JUDGE_VOTES,
         values={pk: result.votes for pk, result in results.items()},
     )
-    return {"agree": len(agree), "disagree": len(disagree)}
+    return {
+        "agree": sum(1 for result in results.values() if result.agree),
+        "disagree": len(disagree),
+        "undecided": sum(1 for result in results.values() if result.undecided),
+    }

@@ -192,3 +192,22 @@ def test_statistics_equal_judging_stats_for_a_seeded_scenario(auditor: Any) -> N
         assert difference is not None
         assert shown[rater]["mean_signed_difference"]["value"] == pytest.approx(difference.value)
         assert shown[rater]["n"] == comparison.n
+
+
+def test_only_auditors_rate_and_one_user_may_hold_both_roles(
+    audit_set: AuditSet, annotator: Any
+) -> None:
+    """A member annotator cannot rate (403); a member who is annotator and auditor can."""
+    af.add_member(audit_set.dataset, annotator)
+    item = AuditItem.objects.filter(audit_set=audit_set).order_by("position").first()
+    assert item is not None
+    body = {"item": item.pk, "submission_uuid": str(uuid.uuid4()), **af.rubric_for("scoring")}
+    url = reverse("api_audit_ratings")
+    assert client_for(annotator).post(url, body, format="json").status_code == 403
+    both = UserFactory.create(role=roles.AUDITOR)
+    both.groups.add(*annotator.groups.all())
+    af.add_member(audit_set.dataset, both)
+    claimed = _claim(both, audit_set)
+    assert claimed.status_code == 200
+    body["item"] = claimed.json()["item"]
+    assert client_for(both).post(url, body, format="json").status_code == 201

@@ -199,8 +199,33 @@ def test_answerability_flags_disagreements_and_notes_every_vote(
     )
     assert votes == [
         {"judge": "llm", "label": "unanswerable", "category": None},
-        {"judge": "rule", "label": "answerable", "category": "MP"},
+        {"judge": "rule", "label": "abstain", "category": None},
     ]
+
+
+def test_the_rule_judge_alone_leaves_answerability_undecided(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The rule judge abstains on every sample: no sample is flagged (an earlier flag is
+    lifted), none counts as agreed, and every abstention is stored as such, not as an error."""
+    dataset = mmooc_dataset()
+    samples = bulk_samples(dataset, 6)
+    Sample.objects.filter(pk=samples[0].pk).update(judges_disagree=True)
+    job = run_job(
+        django_capture_on_commit_callbacks,
+        dataset=dataset,
+        task="answerability",
+        judges=[rule_judge()],
+    )
+    assert job.status == JobStatus.SUCCEEDED
+    verdicts = Verdict.objects.filter(job=job)
+    assert {(v.label, v.error_kind) for v in verdicts} == {("abstain", "")}
+    assert not Sample.objects.filter(dataset=dataset, judges_disagree=True).exists()
+    assert services.judge_job_apply_consensus(job=job) == {
+        "agree": 0,
+        "disagree": 0,
+        "undecided": 6,
+    }
 
 
 def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(

@@ -194,7 +194,7 @@ def test_a_reviewer_amends_their_review_by_api_until_settled() -> None:
 
     dataset = logicvista_dataset(1)
     sample = Sample.objects.select_related("dataset").get(dataset=dataset)
-    author, other = UserFactory.create(), UserFactory.create()
+    author, other = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
     for user in (author, other):
         annotation_services.dataset_add_member(dataset=dataset, user=user)
     review = submit(author, sample).review

@@ -89,7 +89,7 @@ def test_start_reviewing_opens_the_next_sample(annotator: Any) -> None:
 
 def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> None:
     """The tri-modal form shows the pair side by side and streams audio by URL, and judge
-    votes only when hints are on."""
+    votes only when hints are on and review is not blind."""
     unsafe, safe = trimodal_pair()
     annotation_services.sample_set_note(
         sample_ids=[unsafe.pk],
@@ -104,6 +104,11 @@ def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> N
     assert "gpt-4o" not in page
     services.review_settings_update(
         dataset=unsafe.dataset, overlap=2, blind=True, show_judge_hints=True, lease_seconds=900
+    )
+    page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
+    assert "gpt-4o" not in page  # blind review hides the votes even with hints on
+    services.review_settings_update(
+        dataset=unsafe.dataset, overlap=2, blind=False, show_judge_hints=True, lease_seconds=900
     )
     page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
     assert "gpt-4o" in page
