@@ -13,6 +13,7 @@ from django.db import DatabaseError
 
 from judging import services
 from judging.audit import services as audit_services
+from judging.imports import services as import_services
 
 
 class _ChunkTask(Task):
@@ -66,6 +67,12 @@ def run_judge_chunk(chunk_id: int) -> None:
 def draw_audit_set(audit_set_id: int) -> None:
     """Read the frame of a queued audit set and store its drawn items (idempotent)."""
     audit_services.audit_set_draw_run(audit_set_id=audit_set_id)
+
+
+@shared_task(name="judging.run_import_job", acks_late=True, soft_time_limit=50 * 60)
+def run_import_job(job_id: int) -> None:
+    """Run (or resume) one import of responses or verdicts (annotation's sweep resumes it)."""
+    import_services.judging_import_job_run(job_id=job_id)
 
 
 @shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)

@@ -48,7 +48,7 @@ def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
         reverse("judging:dataset_judging", args=[dataset.pk]),
         {"task": "scoring", "judges": [rule_judge().pk], "repeats": 1},
     )
-    assert reply.status_code == 200 and "no model responses" in reply.content.decode()
+    assert reply.status_code == 400 and "no model responses" in reply.content.decode()
 
 
 def test_annotators_may_not_start_jobs_or_configure_judges(annotator: Any) -> None:
@@ -94,8 +94,8 @@ def test_the_jobs_page_takes_constant_queries(
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_job_start(dataset=dataset, task="answerability", judges=[rule_judge()])
     client.get(url)
-    # session, user, roles, dataset, models, jobs, job judges, form's judges
-    with django_assert_num_queries(8):
+    # session, user, roles, dataset, models, jobs, job judges, uploads, form's judges
+    with django_assert_num_queries(9):
         client.get(url)
 
 
