@@ -90,6 +90,12 @@ class JudgeDetailApi(APIView):
         judge = services.judge_update(judge=self._judge(judge_id), changes=payload.validated_data)
         return Response(JudgeOutput(judge).data)
 
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, judge_id: int) -> Response:
+        """Delete a judge without verdicts (400 with the reason otherwise: disable it)."""
+        services.judge_delete(judge=self._judge(judge_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class JobOutput(serializers.ModelSerializer[JudgeJob]):
     judges = serializers.SerializerMethodField()

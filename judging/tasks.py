@@ -14,6 +14,7 @@ from django.db import DatabaseError
 from judging import services
 from judging.audit import services as audit_services
 from judging.imports import services as import_services
+from judging.services import checks as check_services
 
 
 class _ChunkTask(Task):
@@ -75,8 +76,15 @@ def run_import_job(job_id: int) -> None:
     import_services.judging_import_job_run(job_id=job_id)
 
 
+@shared_task(name="judging.check_judge", acks_late=True, soft_time_limit=120)
+def check_judge(check_id: int) -> None:
+    """Make a judge's test call and record its latency and reply, or its error."""
+    check_services.judge_check_run(check_id=check_id)
+
+
 @shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
     """Run by Celery beat: recover judge jobs and audit draws whose worker or message was lost."""
     services.judge_jobs_sweep()
     audit_services.audit_sets_sweep()
+    check_services.judge_checks_sweep()

@@ -22,6 +22,7 @@ from judging.forms import JobStartForm, JudgeForm
 from judging.imports import services as import_services
 from judging.imports.forms import UploadForm
 from judging.models import JudgeJob
+from judging.services import checks as check_services
 
 MAX_JOBS_SHOWN = 50
 UPLOAD_KINDS = (ImportKind.RESPONSES, ImportKind.VERDICTS)
@@ -60,9 +61,12 @@ def judge_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Judge saved."))
             return redirect("judging:judge_list")
-    judges = list(selectors.judge_list())
-    rows = [(judge, services.judge_problems(judge)) for judge in judges]
-    return render(request, "judging/judge_list.html", {"rows": rows, "form": form})
+    rows = [
+        (row, services.judge_problems(row.judge), check_services.error_label(row.last_check))
+        for row in selectors.judge_rows()
+    ]
+    status = 400 if request.method == "POST" else 200
+    return render(request, "judging/judge_list.html", {"rows": rows, "form": form}, status=status)
 
 
 @require_http_methods(["GET", "POST"])

@@ -10,6 +10,7 @@ from judging.models.audit import (
     AuditTask,
     SafetyVerdict,
 )
+from judging.models.checks import JudgeCheck
 from judging.models.judges import (
     CHUNK_FINISHED,
     SCORING_TASKS,
@@ -37,6 +38,7 @@ __all__ = [
     "AuditTask",
     "ChunkStatus",
     "Judge",
+    "JudgeCheck",
     "JudgeJob",
     "JudgeJobChunk",
     "JudgeJobJudge",
