@@ -240,6 +240,10 @@ def judge_delete(*, judge: Judge) -> None:
     that uses it is queued or running, it cannot be deleted.
     """
     locked = Judge.objects.select_for_update().get(pk=judge.pk)
+    if locked.kind == JudgeKind.RULE:
+        raise ValidationError(
+            _("The built-in rule judge cannot be deleted; disable it instead."), code="built_in"
+        )
     if Verdict.objects.filter(judge=locked, error_kind="").exists():
         raise ValidationError(
             _("Judge %(name)s has verdicts: disable it instead, so that they keep their judge.")

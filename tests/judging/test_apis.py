@@ -186,3 +186,9 @@ def test_imports_through_the_api_answer_202_with_the_job_and_record_rejections(
     assert job["row_errors"][0]["message"].startswith("line 1")
     missing = client_for(lead).post(url, {"format": "jsonl"}, format="multipart")
     assert missing.status_code == 400
+    listed = client_for(lead).get(
+        reverse("api_dataset_imports", args=[dataset.pk]), {"kind": "responses"}
+    )
+    assert [job["kind"] for job in listed.json()["results"]] == ["responses"]
+    samples = client_for(lead).get(reverse("api_dataset_imports", args=[dataset.pk]))
+    assert samples.json()["results"] == []

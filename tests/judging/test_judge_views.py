@@ -79,6 +79,8 @@ def test_a_judge_with_verdicts_cannot_be_deleted_only_disabled(lead: Any) -> Non
     assert Judge.objects.filter(pk=judge.pk).exists()
     api = client_for(lead).delete(reverse("api_judge", args=[judge.pk]))
     assert api.status_code == 400 and "disable it instead" in api.content.decode()
+    built_in = client_for(lead).delete(reverse("api_judge", args=[rule_judge().pk]))
+    assert built_in.status_code == 400 and Judge.objects.filter(kind="rule").exists()
 
 
 def test_the_test_button_queues_a_check_whose_outcome_the_page_shows(
