@@ -104,11 +104,18 @@ def test_a_job_does_not_start_when_a_judge_cannot_answer_and_says_which_and_why(
             job = services.judge_job_start(dataset=dataset, task="scoring", judges=[good, bad])
         job.refresh_from_db()
         assert server.chat_records() == [] and len(server.probe_records()) == 2
-    assert job.status == JobStatus.FAILED
-    assert "did not start" in job.message and "bad" in job.message
-    assert "Unknown model" in job.message and "gpt-nope" in job.message
-    assert "good cannot" not in job.message
-    assert not Verdict.objects.exists()
+        assert job.status == JobStatus.FAILED
+        assert "did not start" in job.message and "bad" in job.message
+        assert "Unknown model" in job.message and "gpt-nope" in job.message
+        assert "good cannot" not in job.message
+        assert not Verdict.objects.exists()
+
+        services.judge_update(judge=bad, changes={"model": "fake-judge"})
+        with django_capture_on_commit_callbacks(execute=True):
+            services.judge_job_retry(job=job)
+        job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED, job.message
+    assert Verdict.objects.filter(job=job, error_kind="").count() == 2 * 3
 
 
 def test_a_job_whose_judges_answer_starts_after_a_transient_failure_of_the_check(
