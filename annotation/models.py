@@ -405,6 +405,16 @@ class ImportJobStatus(models.TextChoices):
     CANCELLED = JobStatus.CANCELLED.value, JobStatus.CANCELLED.label
 
 
+class ImportKind(models.TextChoices):
+    """What an import brings in: candidate samples, or (for the judging app) evaluated models'
+    responses and verdicts made elsewhere. Each kind is run by its own task (see
+    ``annotation.imports.kinds``) and shares the job's page, progress, errors and recovery."""
+
+    SAMPLES = "samples", _("Samples")
+    RESPONSES = "responses", _("Model responses")
+    VERDICTS = "verdicts", _("Verdicts")
+
+
 class ImportSourceKind(models.TextChoices):
     UPLOAD = "upload", _("Uploaded file")
     SERVER_PATH = "server_path", _("Path on the server")
@@ -417,6 +427,9 @@ class ImportJob(RecoverableJob):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_jobs")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    kind = models.CharField(
+        _("kind"), max_length=20, choices=ImportKind.choices, default=ImportKind.SAMPLES
     )
     source_kind = models.CharField(
         _("source kind"), max_length=20, choices=ImportSourceKind.choices
@@ -445,6 +458,9 @@ class ImportJob(RecoverableJob):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["dataset", "kind", "-created_at"], name="import_job_kind_idx")
+        ]
         verbose_name = _("import job")
         verbose_name_plural = _("import jobs")
 

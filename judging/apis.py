@@ -14,11 +14,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.imports.apis import ImportJobOutput
 from annotation.lookups import dataset_or_404
 from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
+from judging.imports import services as import_services
 from judging.models import Judge, JudgeJob, JudgeKind
 
 MAX_JOBS_LISTED = 50
@@ -87,6 +89,12 @@ class JudgeDetailApi(APIView):
         payload.is_valid(raise_exception=True)
         judge = services.judge_update(judge=self._judge(judge_id), changes=payload.validated_data)
         return Response(JudgeOutput(judge).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, judge_id: int) -> Response:
+        """Delete a judge without verdicts (400 with the reason otherwise: disable it)."""
+        services.judge_delete(judge=self._judge(judge_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class JobOutput(serializers.ModelSerializer[JudgeJob]):
@@ -244,29 +252,25 @@ class LeaderboardApi(APIView):
         return Response(asdict(board))
 
 
-class ImportOutput(serializers.Serializer[Any]):
-    imported = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    rejected = serializers.IntegerField()
-    rejections = serializers.ListField(child=serializers.DictField())
-    notes = serializers.ListField(child=serializers.CharField())
-
-
 class VerdictImportApi(APIView):
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser]
 
     class VerdictImportInput(serializers.Serializer[Any]):
-        file = serializers.FileField()
+        file = serializers.FileField(help_text="JSON lines, or a zip of such files")
 
-    @extend_schema(request=VerdictImportInput, responses=ImportOutput)
+    @extend_schema(request=VerdictImportInput, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
+        """Queue the import of verdicts made elsewhere; watch the job at its ``page_url``."""
         dataset = dataset_or_404(request, dataset_id)
         payload = self.VerdictImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        summary = services.verdict_import(dataset=dataset, source=payload.validated_data["file"])
-        return Response(ImportOutput(summary.as_dict()).data)
+        job = import_services.verdict_upload_create(
+            dataset=dataset,
+            upload=payload.validated_data["file"],
+            created_by=acting_user(request.user),
+        )
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ResponseImportApi(APIView):
@@ -274,17 +278,22 @@ class ResponseImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     class ResponseImportInput(serializers.Serializer[Any]):
-        file = serializers.FileField()
+        file = serializers.FileField(help_text="one file, or a zip of files of the format")
         format = serializers.ChoiceField(choices=list(services.RESPONSE_FORMATS))
-        model = serializers.CharField(required=False, allow_blank=True, default="")
+        model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
-    @extend_schema(request=ResponseImportInput, responses=ImportOutput)
+    @extend_schema(request=ResponseImportInput, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
+        """Queue the import of model responses; watch the job at its ``page_url``."""
         dataset = dataset_or_404(request, dataset_id)
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        summary = services.response_import(
-            dataset=dataset, source=data["file"], format=data["format"], model=data["model"]
+        job = import_services.response_upload_create(
+            dataset=dataset,
+            format=data["format"],
+            upload=data["file"],
+            model=data["model"],
+            created_by=acting_user(request.user),
         )
-        return Response(ImportOutput(summary.as_dict()).data)
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)

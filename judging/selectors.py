@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from annotation.models import Dataset, DatasetKind
@@ -14,6 +14,7 @@ from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
     ChunkStatus,
     Judge,
+    JudgeCheck,
     JudgeJob,
     JudgeJobJudge,
     JudgeTask,
@@ -29,6 +30,44 @@ if TYPE_CHECKING:
 
 def judge_list() -> QuerySet[Judge]:
     return Judge.objects.order_by("name")
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    """A judge on the judges page: whether it has verdicts (then it cannot be deleted) and
+    its latest test."""
+
+    judge: Judge
+    has_verdicts: bool
+    last_check: JudgeCheck | None
+
+
+def judge_rows() -> list[JudgeRow]:
+    """Every judge with its latest test, in two queries."""
+    judges = list(
+        Judge.objects.annotate(
+            has_verdicts=Exists(Verdict.objects.filter(judge=OuterRef("pk"), error_kind="")),
+            last_check_id=Subquery(
+                JudgeCheck.objects.filter(judge=OuterRef("pk"))
+                .order_by("-created_at", "-id")
+                .values("id")[:1]
+            ),
+        ).order_by("name")
+    )
+    wanted = [j.last_check_id for j in judges if j.last_check_id]
+    checks = JudgeCheck.objects.in_bulk(wanted) if wanted else {}
+    return [
+        JudgeRow(
+            judge=j,
+            has_verdicts=j.has_verdicts,
+            last_check=checks.get(j.last_check_id),
+        )
+        for j in judges
+    ]
+
+
+def judge_check_get(*, check_id: int) -> JudgeCheck | None:
+    return JudgeCheck.objects.select_related("judge").filter(pk=check_id).first()
 
 
 def judges_by_names(names: list[str]) -> tuple[list[Judge], list[str]]:

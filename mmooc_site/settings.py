@@ -297,6 +297,7 @@ SPECTACULAR_SETTINGS = {
         "SampleStatusEnum": "annotation.models.SampleStatus",
         "JobStatusEnum": "annotation.models.JobStatus",
         "ImportJobStatusEnum": "annotation.models.ImportJobStatus",
+        "ImportKindEnum": "annotation.models.ImportKind",
     },
 }
 

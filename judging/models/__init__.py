@@ -10,6 +10,7 @@ from judging.models.audit import (
     AuditTask,
     SafetyVerdict,
 )
+from judging.models.checks import JudgeCheck
 from judging.models.computations import AuditComputation, ComputationKind
 from judging.models.judges import (
     CHUNK_FINISHED,
@@ -40,6 +41,7 @@ __all__ = [
     "ChunkStatus",
     "ComputationKind",
     "Judge",
+    "JudgeCheck",
     "JudgeJob",
     "JudgeJobChunk",
     "JudgeJobJudge",

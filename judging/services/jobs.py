@@ -49,6 +49,8 @@ from judging.models import (
     Verdict,
 )
 from judging.prompts import PROMPTS
+from judging.services.checks import judges_preflight
+from judging.services.judges import judge_problems
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -100,6 +102,11 @@ def _check_start(
             errors["judges"].append(
                 _("Judge %(name)s only holds imported verdicts and cannot be run.")
                 % {"name": judge.name}
+            )
+        for problem in judge_problems(judge) if judge.kind == JudgeKind.OPENAI else []:
+            errors["judges"].append(
+                _("Judge %(name)s cannot be called: %(problem)s")
+                % {"name": judge.name, "problem": problem}
             )
         if judge.kind == JudgeKind.OPENAI and (task, judge.prompt_version) not in PROMPTS:
             errors["judges"].append(
@@ -215,9 +222,29 @@ def _scope(job: JudgeJob, job_judge: JudgeJobJudge) -> Q:
     return scope
 
 
+def _preflight_refused(job_id: int) -> bool:
+    """Before a job's first plan, test each of its endpoint judges once; when one cannot
+    answer, the job does not start: it fails with every judge's reason (True)."""
+    job = JudgeJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).first()
+    if job is None or job.chunks.exists():
+        return False
+    problems = judges_preflight([jj.judge for jj in job.job_judges.select_related("judge")])
+    if not problems:
+        return False
+    message = _(
+        "The job did not start: %(problems)s Change the judge or its worker's settings, test "
+        "it on the judges page, then press Retry."
+    ) % {"problems": " ".join(f"{p.rstrip('.')}." for p in problems)}
+    JudgeJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+        status=JobStatus.FAILED, message=message, finished_at=timezone.now()
+    )
+    return True
+
+
 def judge_job_plan(*, job_id: int) -> None:
-    """Split the job into chunks (once) and queue every chunk not yet finished."""
-    if not _plan_attempt(job_id):
+    """Check the judges (before the first plan), split the job into chunks (once) and queue
+    every chunk not yet finished."""
+    if not _plan_attempt(job_id) or _preflight_refused(job_id):
         return
     with transaction.atomic():
         job = JudgeJob.objects.select_for_update().filter(pk=job_id).first()

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
 from annotation import services as annotation_services
+from annotation.models import ImportJob
 from judging import services
 from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
@@ -57,7 +59,7 @@ def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
         reverse("judging:dataset_judging", args=[dataset.pk]),
         {"task": "scoring", "judges": [rule_judge().pk], "repeats": 1},
     )
-    assert reply.status_code == 200 and "no model responses" in reply.content.decode()
+    assert reply.status_code == 400 and "no model responses" in reply.content.decode()
 
 
 def test_annotators_may_not_start_jobs_or_configure_judges(annotator: Any) -> None:
@@ -103,8 +105,8 @@ def test_the_jobs_page_takes_constant_queries(
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_job_start(dataset=dataset, task="answerability", judges=[rule_judge()])
     client.get(url)
-    # session, user, roles, dataset, models, jobs, job judges, form's judges
-    with django_assert_num_queries(8):
+    # session, user, roles, dataset, models, jobs, job judges, uploads, form's judges
+    with django_assert_num_queries(9):
         client.get(url)
 
 
@@ -164,3 +166,36 @@ def test_the_admin_refuses_what_the_services_refuse(admin_client: Client) -> Non
     good = {**form, "base_url": "https://api.invalid/v1", "api_key_env": "JUDGE_KEY_X"}
     assert admin_client.post(url, good).status_code == 302
     assert Judge.objects.filter(name="adm").exists()
+
+
+def test_leads_upload_responses_or_verdicts_on_the_judging_page(
+    lead: Any, annotator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The upload queues an import job and shows its page; a form without a file comes back
+    with the reason; annotators see no form and may not post one."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 2)
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    url = reverse("judging:dataset_upload", args=[dataset.pk])
+    line = b'{"sample_id": "bulk-0", "judge": "o3", "label": "answerable"}\n'
+    client = login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = client.post(
+            url,
+            {"kind": "verdicts", "format": "jsonl", "file": SimpleUploadedFile("v.jsonl", line)},
+        )
+    job = ImportJob.objects.get(dataset=dataset)
+    assert reply.status_code == 302 and reply["Location"] == f"/imports/{job.pk}/"
+    job.refresh_from_db()
+    assert (job.kind, job.status, job.imported) == ("verdicts", "succeeded", 1)
+    page = client.get(reverse("judging:dataset_judging", args=[dataset.pk])).content.decode()
+    assert f'href="/imports/{job.pk}/"' in page and "v.jsonl" in page
+    missing = client.post(url, {"kind": "responses", "format": "jsonl"})
+    assert missing.status_code == 400 and 'id="upload-form"' in missing.content.decode()
+    member = login(annotator)
+    assert (
+        'id="upload-form"'
+        not in member.get(reverse("judging:dataset_judging", args=[dataset.pk])).content.decode()
+    )
+    assert member.post(url, {"kind": "responses"}).status_code == 403
+    assert ImportJob.objects.count() == 1

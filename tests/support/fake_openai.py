@@ -27,7 +27,7 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -61,6 +61,8 @@ class RequestRecord:
     body: dict[str, Any] | None
     status: int | None = None
     responded_at: float | None = None
+    # A judge's test call (header X-Judge-Probe), which scripted faults leave alone.
+    probe: bool = False
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
@@ -114,6 +116,8 @@ class FakeOpenAI:
         retry_after: float = 1.0,
         hang_s: float = 30.0,
         model: str = "fake-judge",
+        known_models: Collection[str] | None = None,
+        probe_fault: str | None = None,
     ) -> None:
         unknown = set(fault_rates or {}) - set(FAULT_KINDS)
         if unknown:
@@ -126,6 +130,10 @@ class FakeOpenAI:
         self.retry_after = retry_after
         self.hang_s = hang_s
         self.model = model
+        # None serves any model; else others get OpenAI's 404 "model_not_found".
+        self.known_models = None if known_models is None else set(known_models)
+        # Judges' test calls (probes) get this fault, never the queued or random ones.
+        self.probe_fault = probe_fault
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._in_flight: Counter[str] = Counter()
@@ -222,8 +230,12 @@ class FakeOpenAI:
             return list(self._records)
 
     def chat_records(self) -> list[RequestRecord]:
-        """Snapshot of the chat-completions requests only."""
-        return [r for r in self.records if r.path.endswith("/chat/completions")]
+        """Snapshot of the chat-completions requests only (judges' test calls left out)."""
+        return [r for r in self.records if r.path.endswith("/chat/completions") and not r.probe]
+
+    def probe_records(self) -> list[RequestRecord]:
+        """Snapshot of the judges' test calls."""
+        return [r for r in self.records if r.probe]
 
     def success_counts(self) -> Counter[str]:
         """Successful (200, valid JSON body) replies per prompt hash."""
@@ -345,10 +357,16 @@ class FakeOpenAI:
             return True
         record.body = request
         record.prompt_hash = hash_prompt(request)
-        record.fault = self._next_fault(headers)
+        record.probe = headers.get("x-judge-probe") == "1"
+        record.fault = self.probe_fault if record.probe else self._next_fault(headers)
         self._record(record)
         # Concurrent requests per model: lets a benchmark prove a judge's cap held.
         model = str(request.get("model", ""))
+        if self.known_models is not None and model not in self.known_models:
+            error = _error(f"The model `{model}` does not exist", "invalid_request_error")
+            error["error"]["code"] = "model_not_found"
+            await self._reply(record, writer, 404, error)
+            return True
         self._in_flight[model] += 1
         self.max_in_flight[model] = max(self.max_in_flight[model], self._in_flight[model])
         try:
