@@ -13,12 +13,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
-from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead
 from judging import selectors, services
 from judging.audit import statistics as audit_statistics
 from judging.forms import JobStartForm, JudgeForm
-from judging.models import JudgeJob
+from judging.models import JUDGE_JOB_RETRYABLE, SCORING_TASKS, JudgeJob
 
 MAX_JOBS_SHOWN = 50
 CHART_WIDTH = 300
@@ -83,12 +82,14 @@ def dataset_judging(request: HttpRequest, dataset_id: int) -> HttpResponse:
             else:
                 messages.success(request, _("Job started."))
                 return redirect("judging:job_detail", job_id=job.pk)
+    jobs = list(selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN])
+    error_counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
     return render(
         request,
         "judging/dataset_judging.html",
         {
             "dataset": dataset,
-            "jobs": selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN],
+            "jobs": [(job, error_counts.get(job.pk, {})) for job in jobs],
             "models": models,
             "form": form,
             "can_run": is_lead(request.user),
@@ -105,9 +106,11 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.job_progress(job=job),
-            "errors": selectors.job_recent_errors(job=job),
             "can_cancel": is_lead(request.user) and not job.is_finished,
-            "can_retry": is_lead(request.user) and job.status in RETRYABLE,
+            "scoring": job.task in SCORING_TASKS,
+            "is_lead": is_lead(request.user),
+            "can_retry": is_lead(request.user) and job.status in JUDGE_JOB_RETRYABLE,
+            "retryable": [str(status) for status in JUDGE_JOB_RETRYABLE],
         },
     )
 

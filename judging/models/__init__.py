@@ -12,12 +12,15 @@ from judging.models.audit import (
 )
 from judging.models.judges import (
     CHUNK_FINISHED,
+    JUDGE_JOB_ENDED,
+    JUDGE_JOB_RETRYABLE,
     SCORING_TASKS,
     ChunkStatus,
     Judge,
     JudgeJob,
     JudgeJobChunk,
     JudgeJobJudge,
+    JudgeJobStatus,
     JudgeKind,
     JudgeTask,
     ModelResponse,
@@ -27,6 +30,8 @@ from judging.models.judges import (
 
 __all__ = [
     "CHUNK_FINISHED",
+    "JUDGE_JOB_ENDED",
+    "JUDGE_JOB_RETRYABLE",
     "REASONING_QUARTERS",
     "SCORING_TASKS",
     "AllocationMethod",
@@ -40,6 +45,7 @@ __all__ = [
     "JudgeJob",
     "JudgeJobChunk",
     "JudgeJobJudge",
+    "JudgeJobStatus",
     "JudgeKind",
     "JudgeTask",
     "ModelResponse",

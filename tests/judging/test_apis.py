@@ -124,12 +124,13 @@ def test_the_job_list_and_progress_take_a_fixed_number_of_queries(
             )
     client = client_for(lead)
     client.get(reverse("api_judge_jobs", args=[dataset.pk]))
-    # dataset, jobs, their judges (roles cached on the user)
-    with django_assert_num_queries(3):
+    # dataset, jobs, their judges, their failed calls (roles cached on the user)
+    with django_assert_num_queries(4):
         reply = client.get(reverse("api_judge_jobs", args=[dataset.pk]))
     assert len(reply.json()) == 3 and reply.json()[0]["judges"][0]["name"] == "rule"
-    # job with its judges (2), verdict totals, error kinds, chunks (roles cached on the user)
-    with django_assert_num_queries(5):
+    # job with its judges (2), verdict totals, failed calls by judge and kind, chunks, the
+    # latest errors (roles cached on the user)
+    with django_assert_num_queries(6):
         client.get(reverse("api_judge_job", args=[job.pk]))
 
 

@@ -233,6 +233,11 @@ class FakeOpenAI:
             if r.status == 200 and r.fault not in {"truncated", "invalid_body"} and r.prompt_hash
         )
 
+    def fault_counts(self) -> dict[str, int]:
+        """Chat requests per fault kind ("ok" for none): a benchmark's count of what it faced."""
+        counts = Counter((r.fault or "ok").partition(":")[0] for r in self.chat_records())
+        return dict(counts)
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestRecord]:
         """Block until `count` chat requests have arrived (a condition, not a sleep)."""
         deadline = time.monotonic() + timeout
@@ -325,7 +330,11 @@ class FakeOpenAI:
         record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
         if method == "GET" and path.rstrip("/").endswith("/fake/stats"):
             self._record(record)
-            stats = {"max_in_flight": dict(self.max_in_flight), "requests": len(self._records)}
+            stats = {
+                "max_in_flight": dict(self.max_in_flight),
+                "requests": len(self._records),
+                "faults": self.fault_counts(),
+            }
             await self._reply(record, writer, 200, stats)
             return True
         if method == "GET" and path.rstrip("/").endswith("/models"):
@@ -460,6 +469,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=1.0)
+    parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument(
         "--fault-rate", action="append", default=[], metavar="KIND=RATE", help="e.g. error_500=0.1"
     )
@@ -474,6 +484,7 @@ def main(argv: list[str] | None = None) -> None:
         fault_rates=rates,
         seed=args.seed,
         retry_after=args.retry_after,
+        hang_s=args.hang_s,
     )
     with server:
         print(f"fake OpenAI server at {server.base_url}", flush=True)
