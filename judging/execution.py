@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import random
+import threading
 from collections.abc import Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -157,28 +159,48 @@ class JudgeRunner:
     ) -> Generator[list[Ended], None, None]:
         """Run every window's calls; yield the outcomes that ended, every `step_s` seconds.
 
-        The event loop is paused while the caller handles a batch (writes run outside it), and
+        The calls run on this runner's event loop in a thread of their own, so they go on
+        while the caller handles a batch (its database writes stay in the caller's thread);
         closing the generator early cancels the calls still under way.
         """
-        ended: list[Ended] = []
+        ended: queue.SimpleQueue[Ended] = queue.SimpleQueue()
         main = self.loop.create_task(self._windows(windows, ended))
-        try:
-            while not main.done():
-                self.loop.run_until_complete(asyncio.wait([main], timeout=step_s))
-                if ended:
-                    batch = ended[:]
-                    ended.clear()
-                    yield batch
-            main.result()
-        finally:
-            if not main.done():
-                main.cancel()
-                self.loop.run_until_complete(asyncio.gather(main, return_exceptions=True))
+        failure: list[BaseException] = []
 
-    async def _windows(self, windows: Sequence[Window], ended: list[Ended]) -> None:
+        def drive() -> None:
+            try:
+                self.loop.run_until_complete(main)
+            except BaseException as exc:  # raised again in the caller's thread
+                failure.append(exc)
+
+        def drain() -> list[Ended]:
+            batch = []
+            while True:
+                try:
+                    batch.append(ended.get_nowait())
+                except queue.Empty:
+                    return batch
+
+        thread = threading.Thread(target=drive, name="judge-calls", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(step_s)
+                if batch := drain():
+                    yield batch
+            if batch := drain():
+                yield batch
+            if failure:
+                raise failure[0]
+        finally:
+            if thread.is_alive():
+                self.loop.call_soon_threadsafe(main.cancel)
+                thread.join()
+
+    async def _windows(self, windows: Sequence[Window], ended: queue.SimpleQueue[Ended]) -> None:
         await asyncio.gather(*(self._window(i, w, ended) for i, w in enumerate(windows)))
 
-    async def _window(self, index: int, window: Window, ended: list[Ended]) -> None:
+    async def _window(self, index: int, window: Window, ended: queue.SimpleQueue[Ended]) -> None:
         spec = window.spec
         client = self._client(spec)
         shared = self._shared_cap(spec)
@@ -216,7 +238,7 @@ class JudgeRunner:
                     rng=rng,
                     call=attempt,
                 )
-                ended.append((index, call.key, outcome))
+                ended.put((index, call.key, outcome))
             finally:
                 under_way.release()
 
@@ -232,6 +254,7 @@ class JudgeRunner:
         finally:
             for task in tasks:
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def run(self, spec: EndpointSpec, calls: Sequence[Call], task: str) -> list[JudgeOutcome]:
         """Make every call (retrying as the policy says); outcomes in the order of `calls`."""

@@ -10,7 +10,6 @@ version, repeat) and inserted with ON CONFLICT DO NOTHING.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from contextlib import closing
 from typing import Any
@@ -39,9 +38,13 @@ from judging.services.chunks import (
 SAVE_EVERY_S = 0.25
 
 
-def lane_slots(max_concurrency: int) -> int:
-    """A lane's share of a judge's concurrency (the cap across lanes is held in Redis)."""
-    return max(1, math.ceil(max_concurrency / max(1, settings.JUDGE_JOB_LANES)))
+def lane_slots(max_concurrency: int, index: int) -> int:
+    """Lane `index`'s share of a judge's concurrency: the shares of JUDGE_JOB_LANES lanes add
+    up to the cap, so lanes never wait on each other for a slot (the cap across every process
+    is still held in Redis, for lanes of other jobs and larger jobs' extra lanes)."""
+    lanes = max(1, settings.JUDGE_JOB_LANES)
+    share, rest = divmod(max_concurrency, lanes)
+    return max(1, share + (1 if index % lanes < rest else 0))
 
 
 def lane_run(chunk: JudgeJobChunk, job: JudgeJob, heartbeat: Heartbeat) -> int:
@@ -70,7 +73,9 @@ def lane_run(chunk: JudgeJobChunk, job: JudgeJob, heartbeat: Heartbeat) -> int:
             judged += len(todo)
             continue
         calls = _calls(job, jj.judge, todo, items, categories)
-        windows.append(Window(spec, calls, job.task, lane_slots(jj.judge.max_concurrency)))
+        windows.append(
+            Window(spec, calls, job.task, lane_slots(jj.judge.max_concurrency, chunk.index))
+        )
         lanes.append((jj, {(t.item_id, t.repeat): t for t in todo}))
     store_failures = 0
     runner = JudgeRunner.for_process(settings.REDIS_URL)

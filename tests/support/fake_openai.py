@@ -266,7 +266,7 @@ class FakeOpenAI:
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
                 keep_alive = await self._dispatch(
-                    method, target.split("?")[0], headers, body, writer
+                    method, target.split("?")[0], headers, body, writer, reader
                 )
                 if not keep_alive or headers.get("connection", "").lower() == "close":
                     break
@@ -326,6 +326,7 @@ class FakeOpenAI:
         headers: Mapping[str, str],
         body: bytes,
         writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
         if method == "GET" and path.rstrip("/").endswith("/fake/stats"):
@@ -364,12 +365,16 @@ class FakeOpenAI:
             latency = float(headers.get("x-fake-latency", self.latency))
             if latency > 0:
                 await asyncio.sleep(latency)
-            return await self._answer(record, request, writer)
+            return await self._answer(record, request, writer, reader)
         finally:
             self._in_flight[model] -= 1
 
     async def _answer(
-        self, record: RequestRecord, request: dict[str, Any], writer: asyncio.StreamWriter
+        self,
+        record: RequestRecord,
+        request: dict[str, Any],
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         kind, _, argument = (record.fault or "").partition(":")
         if kind == "error_500":
@@ -386,7 +391,11 @@ class FakeOpenAI:
         elif kind == "bad_request":
             await self._reply(record, writer, 400, _error("fake bad request", "invalid_request"))
         elif kind == "hang":
-            await asyncio.sleep(float(argument) if argument else self.hang_s)
+            # Until hang_s passes or the client gives up (closes): a request abandoned by its
+            # client no longer counts as in flight.
+            deadline = time.monotonic() + (float(argument) if argument else self.hang_s)
+            while time.monotonic() < deadline and not (reader and reader.at_eof()):
+                await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
             return False
         elif kind == "truncated":
             payload = json.dumps(self._completion(request, record)).encode()
