@@ -14,6 +14,7 @@ from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import client_for
 from tests.judging.factories import bulk_responses, bulk_samples, jsonl, rule_judge
+from tests.judging.test_views import _running_job_with_an_error
 
 pytestmark = pytest.mark.django_db
 
@@ -172,3 +173,13 @@ def test_imports_through_the_api_report_rejections(lead: Any, tmp_path: Path) ->
             reverse("api_verdict_import", args=[dataset.pk]), {"file": handle}, format="multipart"
         )
     assert reply.json()["rejections"][0]["reason"].startswith("line 1")
+
+
+def test_the_job_list_counts_failed_calls_per_judge_and_kind(lead: Any) -> None:
+    """Each job of the API's list carries its failed calls by judge and kind."""
+    job = _running_job_with_an_error()
+    reply = client_for(lead).get(reverse("api_judge_jobs", args=[job.dataset_id]))
+    assert reply.json()[0]["error_counts"] == {"flaky": {"timeout": 1}}
+    progress = client_for(lead).get(reverse("api_judge_job", args=[job.pk])).json()
+    assert progress["error_counts"] == [{"judge": "flaky", "kind": "timeout", "n": 1}]
+    assert progress["recent_errors"][0]["kind"] == "timeout" and not progress["finished"]
