@@ -400,7 +400,7 @@ class ImportJobStatus(models.TextChoices):
     QUEUED = JobStatus.QUEUED.value, JobStatus.QUEUED.label
     RUNNING = JobStatus.RUNNING.value, JobStatus.RUNNING.label
     SUCCEEDED = JobStatus.SUCCEEDED.value, JobStatus.SUCCEEDED.label
-    SUCCEEDED_WITH_ERRORS = "succeeded_with_errors", _("Succeeded with errors")
+    SUCCEEDED_WITH_ERRORS = "succeeded_with_errors", _("Finished with errors")
     FAILED = JobStatus.FAILED.value, JobStatus.FAILED.label
     CANCELLED = JobStatus.CANCELLED.value, JobStatus.CANCELLED.label
 

@@ -99,6 +99,8 @@ class JudgeDetailApi(APIView):
 
 class JobOutput(serializers.ModelSerializer[JudgeJob]):
     judges = serializers.SerializerMethodField()
+    # Failed calls per judge and kind ({judge: {kind: n}}), when the list gave them.
+    error_counts = serializers.SerializerMethodField()
     dataset_name = serializers.CharField(source="dataset.name")
 
     class Meta:
@@ -118,6 +120,7 @@ class JobOutput(serializers.ModelSerializer[JudgeJob]):
             "finished_at",
             "cancel_requested",
             "message",
+            "error_counts",
         ]
 
     def get_judges(self, job: JudgeJob) -> list[dict[str, str]]:
@@ -125,6 +128,22 @@ class JobOutput(serializers.ModelSerializer[JudgeJob]):
             {"name": jj.judge.name, "prompt_version": jj.prompt_version}
             for jj in job.job_judges.all()
         ]
+
+    def get_error_counts(self, job: JudgeJob) -> dict[str, dict[str, int]]:
+        return dict(self.context.get("error_counts", {}).get(job.pk, {}))
+
+
+class ErrorCountOutput(serializers.Serializer[Any]):
+    judge = serializers.CharField()
+    kind = serializers.CharField()
+    n = serializers.IntegerField()
+
+
+class RecentErrorOutput(serializers.Serializer[Any]):
+    judge = serializers.CharField()
+    item = serializers.CharField()
+    kind = serializers.CharField()
+    error = serializers.CharField()
 
 
 class ProgressOutput(serializers.Serializer[Any]):
@@ -149,6 +168,10 @@ class ProgressOutput(serializers.Serializer[Any]):
     rate_limit_scope = serializers.CharField()
     message = serializers.CharField()
     error_kinds = serializers.DictField(child=serializers.IntegerField())
+    finished = serializers.BooleanField()
+    can_retry = serializers.BooleanField()
+    error_counts = ErrorCountOutput(many=True)
+    recent_errors = RecentErrorOutput(many=True)
 
 
 def _job(request: Request, job_id: int) -> JudgeJob:
@@ -167,8 +190,11 @@ class DatasetJobListCreateApi(APIView):
 
     @extend_schema(responses=JobOutput(many=True))
     def get(self, request: Request, dataset_id: int) -> Response:
-        jobs = selectors.job_list(dataset=dataset_or_404(request, dataset_id))[:MAX_JOBS_LISTED]
-        return Response(JobOutput(jobs, many=True).data)
+        jobs = list(
+            selectors.job_list(dataset=dataset_or_404(request, dataset_id))[:MAX_JOBS_LISTED]
+        )
+        counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
+        return Response(JobOutput(jobs, many=True, context={"error_counts": counts}).data)
 
     @extend_schema(request=JobCreateInput, responses={201: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:

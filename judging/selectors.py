@@ -12,6 +12,7 @@ from annotation.models import Dataset, DatasetKind
 from annotation.selectors import dataset_list_visible
 from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
+    JUDGE_JOB_RETRYABLE,
     ChunkStatus,
     Judge,
     JudgeCheck,
@@ -131,9 +132,35 @@ class JobProgress:
     rate_limit_scope: str
     message: str
     error_kinds: dict[str, int]
+    finished: bool
+    # Whether the job may be retried (the page shows its Retry form to leads).
+    can_retry: bool
+    # Failed calls per judge and kind: [{"judge", "kind", "n"}], by judge then kind.
+    error_counts: list[dict[str, Any]]
+    # The latest failed calls: [{"judge", "item", "kind", "error"}], newest first.
+    recent_errors: list[dict[str, Any]]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _error_counts(verdicts: QuerySet[Verdict]) -> list[tuple[int, str, str, int]]:
+    """(job id, judge name, error kind, n) of the failed calls among the verdicts."""
+    return list(
+        verdicts.exclude(error_kind="")
+        .values_list("job_id", "judge__name", "error_kind")
+        .annotate(n=Count("id"))
+        .order_by("job_id", "judge__name", "error_kind")
+        .values_list("job_id", "judge__name", "error_kind", "n")
+    )
+
+
+def job_error_counts(*, job_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """Per job, its failed calls per judge and per error kind (one query for any list)."""
+    counts: dict[int, dict[str, dict[str, int]]] = {}
+    for job_id, judge, kind, n in _error_counts(Verdict.objects.filter(job_id__in=job_ids)):
+        counts.setdefault(job_id, {}).setdefault(judge, {})[kind] = n
+    return counts
 
 
 def job_progress(*, job: JudgeJob) -> JobProgress:
@@ -146,12 +173,10 @@ def job_progress(*, job: JudgeJob) -> JobProgress:
         completion=Sum("completion_tokens"),
         last=Max("created_at"),
     )
-    kinds = dict(
-        verdicts.exclude(error_kind="")
-        .values_list("error_kind")
-        .annotate(n=Count("id"))
-        .values_list("error_kind", "n")
-    )
+    counts = _error_counts(verdicts)
+    kinds: dict[str, int] = {}
+    for _job, _judge, kind, n in counts:
+        kinds[kind] = kinds.get(kind, 0) + n
     chunks = job.chunks.aggregate(
         total=Count("id"),
         done=Count("id", filter=Q(status=ChunkStatus.DONE)),
@@ -188,6 +213,18 @@ def job_progress(*, job: JudgeJob) -> JobProgress:
         rate_limit_scope=job.rate_limit_scope,
         message=job.message,
         error_kinds=kinds,
+        finished=job.is_finished,
+        can_retry=job.status in JUDGE_JOB_RETRYABLE,
+        error_counts=[{"judge": j, "kind": k, "n": n} for _job, j, k, n in counts],
+        recent_errors=[
+            {
+                "judge": v.judge.name,
+                "item": v.sample.external_id,
+                "kind": v.error_kind,
+                "error": v.error[:200],
+            }
+            for v in job_recent_errors(job=job)
+        ],
     )
 
 
@@ -196,6 +233,7 @@ def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
         Verdict.objects.filter(job=job)
         .exclude(error_kind="")
         .select_related("judge", "sample")
+        .only("judge__name", "sample__external_id", "error_kind", "error")
         .order_by("-id")[:limit]
     )
 

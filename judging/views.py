@@ -14,14 +14,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.imports import selectors as import_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, ImportKind
-from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead, require_lead
 from judging import selectors, services
 from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.imports import services as import_services
 from judging.imports.forms import UploadForm
-from judging.models import JudgeJob
+from judging.models import JUDGE_JOB_RETRYABLE, SCORING_TASKS, JudgeJob
 from judging.services import checks as check_services
 
 MAX_JOBS_SHOWN = 50
@@ -93,12 +92,14 @@ def _judging_page(
     status: int = 200,
 ) -> HttpResponse:
     lead = is_lead(request.user)
+    jobs = list(selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN])
+    error_counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
     return render(
         request,
         "judging/dataset_judging.html",
         {
             "dataset": dataset,
-            "jobs": selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN],
+            "jobs": [(job, error_counts.get(job.pk, {})) for job in jobs],
             "models": models,
             "form": form or JobStartForm(model_names=[name for name, _n in models]),
             "upload_form": upload_form or UploadForm(),
@@ -154,9 +155,11 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.job_progress(job=job),
-            "errors": selectors.job_recent_errors(job=job),
             "can_cancel": is_lead(request.user) and not job.is_finished,
-            "can_retry": is_lead(request.user) and job.status in RETRYABLE,
+            "scoring": job.task in SCORING_TASKS,
+            "is_lead": is_lead(request.user),
+            "can_retry": is_lead(request.user) and job.status in JUDGE_JOB_RETRYABLE,
+            "retryable": [str(status) for status in JUDGE_JOB_RETRYABLE],
         },
     )
 

@@ -14,12 +14,15 @@ from judging.models.checks import JudgeCheck
 from judging.models.computations import AuditComputation, ComputationKind
 from judging.models.judges import (
     CHUNK_FINISHED,
+    JUDGE_JOB_ENDED,
+    JUDGE_JOB_RETRYABLE,
     SCORING_TASKS,
     ChunkStatus,
     Judge,
     JudgeJob,
     JudgeJobChunk,
     JudgeJobJudge,
+    JudgeJobStatus,
     JudgeKind,
     JudgeTask,
     ModelResponse,
@@ -29,6 +32,8 @@ from judging.models.judges import (
 
 __all__ = [
     "CHUNK_FINISHED",
+    "JUDGE_JOB_ENDED",
+    "JUDGE_JOB_RETRYABLE",
     "REASONING_QUARTERS",
     "SCORING_TASKS",
     "AllocationMethod",
@@ -45,6 +50,7 @@ __all__ = [
     "JudgeJob",
     "JudgeJobChunk",
     "JudgeJobJudge",
+    "JudgeJobStatus",
     "JudgeKind",
     "JudgeTask",
     "ModelResponse",

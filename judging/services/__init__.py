@@ -1,9 +1,9 @@
 """Writes and business rules of the judging app: ``from judging import services``."""
 
-from judging.services.chunks import judge_chunk_fail, judge_chunk_run
 from judging.services.jobs import (
     job_task_for,
     judge_job_apply_consensus,
+    judge_job_end,
     judge_job_finish_if_done,
     judge_job_plan,
     judge_job_start,
@@ -25,6 +25,7 @@ from judging.services.judges import (
 )
 from judging.services.recovery import judge_job_cancel, judge_job_retry, judge_jobs_sweep
 from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response_import
+from judging.services.runs import judge_chunk_fail, judge_chunk_run
 from judging.services.verdicts import verdict_import
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "judge_get_or_create_external",
     "judge_job_apply_consensus",
     "judge_job_cancel",
+    "judge_job_end",
     "judge_job_finish_if_done",
     "judge_job_plan",
     "judge_job_retry",

@@ -297,7 +297,9 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
         fake_openai(latency=1.0, seed=5) as fake,
     ):
         judge = fake_judge(fake.base_url, max_concurrency=8, timeout_s=5)
-        env = {**SWEEP_EVERY_SECOND, "REDIS_URL": redis_server.url}
+        # Three lanes of 120 items on two worker processes: the second job's planning runs
+        # when the first two lanes end, while the third is still at work.
+        env = {**SWEEP_EVERY_SECOND, "REDIS_URL": redis_server.url, "JUDGE_LANE_ITEMS": "120"}
         with worker_on(redis_server.url, env, beat=True):
             job = judging_services.judge_job_start(
                 dataset=running_set, task="scoring", judges=[judge]

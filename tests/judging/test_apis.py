@@ -14,6 +14,7 @@ from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import client_for
 from tests.judging.factories import bulk_responses, bulk_samples, jsonl, rule_judge
+from tests.judging.test_views import _running_job_with_an_error
 
 pytestmark = pytest.mark.django_db
 
@@ -124,12 +125,13 @@ def test_the_job_list_and_progress_take_a_fixed_number_of_queries(
             )
     client = client_for(lead)
     client.get(reverse("api_judge_jobs", args=[dataset.pk]))
-    # dataset, jobs, their judges (roles cached on the user)
-    with django_assert_num_queries(3):
+    # dataset, jobs, their judges, their failed calls (roles cached on the user)
+    with django_assert_num_queries(4):
         reply = client.get(reverse("api_judge_jobs", args=[dataset.pk]))
     assert len(reply.json()) == 3 and reply.json()[0]["judges"][0]["name"] == "rule"
-    # job with its judges (2), verdict totals, error kinds, chunks (roles cached on the user)
-    with django_assert_num_queries(5):
+    # job with its judges (2), verdict totals, failed calls by judge and kind, chunks, the
+    # latest errors (roles cached on the user)
+    with django_assert_num_queries(6):
         client.get(reverse("api_judge_job", args=[job.pk]))
 
 
@@ -192,3 +194,13 @@ def test_imports_through_the_api_answer_202_with_the_job_and_record_rejections(
     assert [job["kind"] for job in listed.json()["results"]] == ["responses"]
     samples = client_for(lead).get(reverse("api_dataset_imports", args=[dataset.pk]))
     assert samples.json()["results"] == []
+
+
+def test_the_job_list_counts_failed_calls_per_judge_and_kind(lead: Any) -> None:
+    """Each job of the API's list carries its failed calls by judge and kind."""
+    job = _running_job_with_an_error()
+    reply = client_for(lead).get(reverse("api_judge_jobs", args=[job.dataset_id]))
+    assert reply.json()[0]["error_counts"] == {"flaky": {"timeout": 1}}
+    progress = client_for(lead).get(reverse("api_judge_job", args=[job.pk])).json()
+    assert progress["error_counts"] == [{"judge": "flaky", "kind": "timeout", "n": 1}]
+    assert progress["recent_errors"][0]["kind"] == "timeout" and not progress["finished"]

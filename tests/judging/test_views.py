@@ -8,11 +8,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import services as annotation_services
 from annotation.models import ImportJob
 from judging import services
-from judging.models import Judge, JudgeJob
+from judging.models import Judge, JudgeJob, JudgeJobJudge, Verdict
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
 from tests.support.http import redirect_url
@@ -105,8 +106,8 @@ def test_the_jobs_page_takes_constant_queries(
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_job_start(dataset=dataset, task="answerability", judges=[rule_judge()])
     client.get(url)
-    # session, user, roles, dataset, models, jobs, job judges, uploads, form's judges
-    with django_assert_num_queries(9):
+    # session, user, roles, dataset, models, jobs, job judges, failed calls, uploads, form's judges
+    with django_assert_num_queries(10):
         client.get(url)
 
 
@@ -199,3 +200,64 @@ def test_leads_upload_responses_or_verdicts_on_the_judging_page(
     )
     assert member.post(url, {"kind": "responses"}).status_code == 403
     assert ImportJob.objects.count() == 1
+
+
+def _running_job_with_an_error(task: str = "mmooc_scoring") -> JudgeJob:
+    """A running job of one judge with one verdict and one failed call so far."""
+    dataset = mmooc_dataset()
+    (first, second) = bulk_responses(bulk_samples(dataset, 2), ["m"])
+    judge = JudgeFactory.create(name="flaky")
+    job = JudgeJob.objects.create(
+        dataset=dataset, task=task, status="running", total=2, started_at=timezone.now()
+    )
+    JudgeJobJudge.objects.create(job=job, judge=judge, prompt_version="v1")
+    common = {"judge": judge, "task": task, "prompt_version": "v1", "job": job}
+    Verdict.objects.create(sample=first.sample, response=first, answer_score=1, **common)
+    Verdict.objects.create(
+        sample=second.sample,
+        response=second,
+        error_kind="timeout",
+        error="The judge did not answer in time.",
+        **common,
+    )
+    return job
+
+
+def test_a_job_page_shows_failed_calls_and_swaps_cancel_for_links_once_ended(lead: Any) -> None:
+    """While running: Cancel, the failed calls by judge and kind, no result links. Once
+    ended with errors: "Finished with errors", Retry and the leaderboard link, no Cancel."""
+    job = _running_job_with_an_error()
+    client = login(lead)
+    url = reverse("judging:job_detail", args=[job.pk])
+    page = client.get(url).content.decode()
+    assert 'id="job-cancel"' in page and "The judge did not answer in time." in page
+    assert "hidden" in page[page.index('id="job-links"') :].split(">", 1)[0]
+    assert "hidden" in page[page.index('id="job-retry"') :].split(">", 1)[0]
+    assert "<td>flaky</td>" in page and "<td>timeout</td>" in page
+    services.judge_job_end(job=job)
+    job.refresh_from_db()
+    assert job.status == "with_errors" and job.message.startswith("1 of 2 calls failed")
+    page = client.get(url).content.decode()
+    assert 'id="job-cancel"' not in page and "Finished with errors" in page
+    assert "hidden" not in page[page.index('id="job-links"') :].split(">", 1)[0]
+    assert reverse("judging:leaderboard", args=[job.dataset_id]) in page
+    retry_form = page[page.index('id="job-retry"') :].split(">", 1)[0]
+    assert 'data-when="ended"' in retry_form
+    assert "hidden" not in retry_form
+
+
+def test_an_answerability_job_links_to_the_samples_judges_disagree_on(lead: Any) -> None:
+    """A finished answerability job leads to the dataset's samples flagged by the judges."""
+    job = _running_job_with_an_error(task="answerability")
+    JudgeJob.objects.filter(pk=job.pk).update(status="succeeded")
+    page = login(lead).get(reverse("judging:job_detail", args=[job.pk])).content.decode()
+    link = reverse("annotation:sample_list", args=[job.dataset_id]) + "?judges_disagree=true"
+    assert link in page
+
+
+def test_the_jobs_page_lists_failed_calls_per_judge_and_kind(lead: Any) -> None:
+    """The dataset's job list shows each job's failed calls by judge and kind."""
+    job = _running_job_with_an_error()
+    page = login(lead).get(reverse("judging:dataset_judging", args=[job.dataset_id]))
+    text = " ".join(page.content.decode().split())
+    assert "flaky: timeout 1" in text

@@ -245,6 +245,11 @@ class FakeOpenAI:
             if r.status == 200 and r.fault not in {"truncated", "invalid_body"} and r.prompt_hash
         )
 
+    def fault_counts(self) -> dict[str, int]:
+        """Chat requests per fault kind ("ok" for none): a benchmark's count of what it faced."""
+        counts = Counter((r.fault or "ok").partition(":")[0] for r in self.chat_records())
+        return dict(counts)
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestRecord]:
         """Block until `count` chat requests have arrived (a condition, not a sleep)."""
         deadline = time.monotonic() + timeout
@@ -273,7 +278,7 @@ class FakeOpenAI:
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
                 keep_alive = await self._dispatch(
-                    method, target.split("?")[0], headers, body, writer
+                    method, target.split("?")[0], headers, body, writer, reader
                 )
                 if not keep_alive or headers.get("connection", "").lower() == "close":
                     break
@@ -333,11 +338,16 @@ class FakeOpenAI:
         headers: Mapping[str, str],
         body: bytes,
         writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
         if method == "GET" and path.rstrip("/").endswith("/fake/stats"):
             self._record(record)
-            stats = {"max_in_flight": dict(self.max_in_flight), "requests": len(self._records)}
+            stats = {
+                "max_in_flight": dict(self.max_in_flight),
+                "requests": len(self._records),
+                "faults": self.fault_counts(),
+            }
             await self._reply(record, writer, 200, stats)
             return True
         if method == "GET" and path.rstrip("/").endswith("/models"):
@@ -373,12 +383,16 @@ class FakeOpenAI:
             latency = float(headers.get("x-fake-latency", self.latency))
             if latency > 0:
                 await asyncio.sleep(latency)
-            return await self._answer(record, request, writer)
+            return await self._answer(record, request, writer, reader)
         finally:
             self._in_flight[model] -= 1
 
     async def _answer(
-        self, record: RequestRecord, request: dict[str, Any], writer: asyncio.StreamWriter
+        self,
+        record: RequestRecord,
+        request: dict[str, Any],
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         kind, _, argument = (record.fault or "").partition(":")
         if kind == "error_500":
@@ -395,7 +409,11 @@ class FakeOpenAI:
         elif kind == "bad_request":
             await self._reply(record, writer, 400, _error("fake bad request", "invalid_request"))
         elif kind == "hang":
-            await asyncio.sleep(float(argument) if argument else self.hang_s)
+            # Until hang_s passes or the client gives up (closes): a request abandoned by its
+            # client no longer counts as in flight.
+            deadline = time.monotonic() + (float(argument) if argument else self.hang_s)
+            while time.monotonic() < deadline and not (reader and reader.at_eof()):
+                await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
             return False
         elif kind == "truncated":
             payload = json.dumps(self._completion(request, record)).encode()
@@ -478,6 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=1.0)
+    parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument(
         "--fault-rate", action="append", default=[], metavar="KIND=RATE", help="e.g. error_500=0.1"
     )
@@ -492,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
         fault_rates=rates,
         seed=args.seed,
         retry_after=args.retry_after,
+        hang_s=args.hang_s,
     )
     with server:
         print(f"fake OpenAI server at {server.base_url}", flush=True)
