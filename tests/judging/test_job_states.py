@@ -42,17 +42,22 @@ def test_a_job_whose_every_call_failed_reads_failed_with_the_counts(
 
 
 def test_a_judge_without_its_key_variable_fails_the_job(
-    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, fake_openai: Any
 ) -> None:
-    """A missing key variable is a config error on every item: the job reads failed."""
+    """A key variable the workers do not have: the check before the first call finds it, and
+    the job reads failed, naming the variable, with no call made and no verdict stored."""
     monkeypatch.delenv("JUDGE_KEY_NOT_SET", raising=False)
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 3), ["m"])
-    judge = fake_judge("http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY_NOT_SET")
-    job = run_job(
-        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
-    )
-    assert job.status == JudgeJobStatus.FAILED and "config 3" in job.message
+    with fake_openai() as server:
+        judge = fake_judge(server.base_url, api_key_env="JUDGE_KEY_NOT_SET")
+        job = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+        assert server.chat_records() == []
+    assert job.status == JudgeJobStatus.FAILED
+    assert "JUDGE_KEY_NOT_SET" in job.message
+    assert not Verdict.objects.filter(job=job).exists()
 
 
 def test_some_failed_calls_finish_with_errors_counted_per_judge_and_kind(
