@@ -26,7 +26,7 @@ def test_the_lanes_shares_of_a_judge_add_up_to_its_cap(settings: Any) -> None:
 
 
 def test_endpoint_judges_run_in_lanes_and_the_rule_judge_in_batches(
-    settings: Any, django_capture_on_commit_callbacks: Any
+    settings: Any, django_capture_on_commit_callbacks: Any, fake_openai: Any
 ) -> None:
     """Ten items, two lanes of at most three items: four lanes (no judge) cover every item
     once; the rule judge keeps a chunk of its own."""
@@ -34,14 +34,15 @@ def test_endpoint_judges_run_in_lanes_and_the_rule_judge_in_batches(
     settings.JUDGE_LANE_ITEMS = 3
     dataset = mmooc_dataset()
     responses = bulk_responses(bulk_samples(dataset, 10), ["m"])
-    with django_capture_on_commit_callbacks(execute=False):
-        job = services.judge_job_start(
-            dataset=dataset,
-            task="scoring",
-            judges=[fake_judge("http://127.0.0.1:9/v1"), rule_judge()],
-        )
-    with django_capture_on_commit_callbacks(execute=False):
-        services.judge_job_plan(job_id=job.pk)
+    with fake_openai() as server:  # the plan checks the endpoint judge first
+        with django_capture_on_commit_callbacks(execute=False):
+            job = services.judge_job_start(
+                dataset=dataset,
+                task="scoring",
+                judges=[fake_judge(server.base_url), rule_judge()],
+            )
+        with django_capture_on_commit_callbacks(execute=False):
+            services.judge_job_plan(job_id=job.pk)
     lanes = JudgeJobChunk.objects.filter(job=job, judge__isnull=True).order_by("index")
     assert [len(lane.item_ids) for lane in lanes] == [3, 3, 3, 1]
     assert sorted(i for lane in lanes for i in lane.item_ids) == sorted(r.pk for r in responses)
