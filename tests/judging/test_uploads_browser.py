@@ -62,7 +62,8 @@ def test_a_lead_uploads_an_answer_file_and_adds_and_tests_a_judge(
         page.wait_for_url("**/imports/*/")
         # The job page polls the job until the worker has finished it.
         page.wait_for_function(
-            "() => document.querySelector('#import-job').dataset.status === 'succeeded_with_errors'",
+            "() => document.querySelector('#import-job').dataset.status"
+            " === 'succeeded_with_errors'",
             timeout=60000,
         )
         assert page.locator("#import-progress").get_attribute("value") == "100"
