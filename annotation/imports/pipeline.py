@@ -8,7 +8,7 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,16 +18,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
-from annotation.formats.validate import is_trimodal, validate_sample
-from annotation.imports.checks import shape_problems
 from annotation.imports.media import inspect, max_bytes, store_file, sweep_files
+from annotation.imports.reader import Chunk, Inspected, RowChecker
 from annotation.imports.reimport import apply_row
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
     ChangeSource,
     Dataset,
-    DatasetKind,
     ImportedVersion,
     ImportJob,
     ImportRowError,
@@ -48,6 +46,7 @@ from annotation.services.samples import (
     sample_content_hash,
     sample_link_pair,
 )
+from core.bulk import rows_insert, rows_insert_new
 from core.jobs import JobStopped
 from core.tasks import enqueue
 
@@ -125,7 +124,7 @@ class ImportRun:
         resume: Counts | None = None,
     ) -> None:
         self.job, self.dataset, self.source, self.by = job, dataset, source, by
-        self.taxonomy = taxonomy_view(dataset)
+        self.checker = RowChecker.for_dataset(dataset.kind, taxonomy_view(dataset))
         # The counts an earlier attempt committed: its rows are read again, to rebuild what
         # later rows refer to, but neither stored nor counted twice.
         self.counts = resume or Counts()
@@ -141,22 +140,6 @@ class ImportRun:
         self.reason = _("Import job #%(job)s") % {"job": job.pk}
 
     # -- checking ------------------------------------------------------------------------
-
-    def _row_problems(self, parsed: ParsedSample) -> list[str]:
-        problems = shape_problems(parsed)
-        if problems:
-            return problems
-        trimodal = is_trimodal(parsed)
-        if trimodal != (self.dataset.kind == DatasetKind.TRIMODAL):
-            problems.append(
-                _("this row is a tri-modal scenario, but the dataset holds image-question samples")
-                if trimodal
-                else _(
-                    "this row is an image-question sample, "
-                    "but the dataset holds tri-modal scenarios"
-                )
-            )
-        return problems + validate_sample(parsed, self.taxonomy)
 
     def _read_media(self, parsed: ParsedSample) -> list[_Media]:
         """The row's media with their bytes and hashes; MediaMissing explains a failure."""
@@ -186,8 +169,13 @@ class ImportRun:
             item.position = positions[item.role] = positions.get(item.role, -1) + 1
         return media
 
-    def _prepare(self, parsed: ParsedSample, errors: list[RowError]) -> _Row | None:
-        """The row with its media read and every problem found; None for a repeated id."""
+    def _prepare(
+        self, parsed: ParsedSample, checked: list[str] | None, errors: list[RowError]
+    ) -> _Row | None:
+        """The row with its media read and every problem found; None for a repeated id.
+
+        ``checked`` holds the row's problems when the reader checked it already.
+        """
         external_id = parsed.external_id
         first = self.first_row.get(external_id)
         if first is not None:
@@ -201,7 +189,9 @@ class ImportRun:
             )
             return None
         self.first_row[external_id] = parsed.row
-        problems = [*parsed.problems, *self._row_problems(parsed)]
+        if checked is None:
+            checked = self.checker.problems(parsed)
+        problems = [*parsed.problems, *checked]
         media: list[_Media] = []
         try:
             media = self._read_media(parsed)
@@ -217,16 +207,16 @@ class ImportRun:
 
     # -- a chunk ---------------------------------------------------------------------------
 
-    def process(self, items: Iterable[ParsedSample | RowError]) -> None:
+    def process(self, chunk: Chunk) -> None:
         """Check, store and count one chunk of rows, in one transaction."""
         errors: list[RowError] = []
         rows: list[_Row] = []
         seen = 0
-        for item in items:
+        for item, checked in zip(chunk.items, chunk.problems, strict=True):
             seen += 1
             if isinstance(item, RowError):
                 errors.append(item)
-            elif (row := self._prepare(item, errors)) is not None:
+            elif (row := self._prepare(item, checked, errors)) is not None:
                 rows.append(row)
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
@@ -236,7 +226,7 @@ class ImportRun:
                 sha256__in={m.sha for row in rows for m in row.media}
             ).values_list("sha256", "kind")
         )
-        new_assets = self._inspect_new_media(rows, known)
+        new_assets = self._inspect_new_media(rows, known, chunk.media)
         for row in rows:
             if row.problems:
                 external_id = row.parsed.external_id
@@ -284,15 +274,14 @@ class ImportRun:
         written: list[tuple[str, str]] = []
         try:
             with transaction.atomic():
-                asset_ids = self._store_assets(new_assets, written)
-                asset_ids |= dict(
-                    MediaAsset.objects.filter(sha256__in=needed - set(asset_ids)).values_list(
-                        "sha256", "id"
-                    )
+                self._store_assets(new_assets, written)
+                asset_ids = dict(
+                    MediaAsset.objects.filter(sha256__in=needed).values_list("sha256", "id")
                 )
                 created = self._create_samples(fresh, asset_ids)
+                self._record_new_versions(fresh, created)
                 recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]] = [
-                    (r, s, []) for r, s in (*zip(fresh, created, strict=True), *unrecorded)
+                    (r, s, []) for r, s in unrecorded
                 ]
                 updated = 0
                 for r, sample in changed:
@@ -342,6 +331,22 @@ class ImportRun:
             sweep_files(written)
             raise
 
+    def _record_new_versions(self, rows: list[_Row], sample_ids: list[int]) -> None:
+        """The imported version of each new sample (none exists yet: plain inserts)."""
+        rows_insert(
+            ImportedVersion,
+            [
+                {
+                    "sample_id": sample_id,
+                    "job_id": self.job.pk,
+                    "content_hash": row.content_hash,
+                    "values": row.values,
+                    "media": row.slots,
+                }
+                for row, sample_id in zip(rows, sample_ids, strict=True)
+            ],
+        )
+
     def _record_versions(self, recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]]) -> None:
         """Keep each written row as the sample's imported version, for the next re-import."""
         if not recorded:
@@ -364,11 +369,10 @@ class ImportRun:
         )
 
     def _inspect_new_media(
-        self, rows: list[_Row], known: Mapping[str, str]
+        self, rows: list[_Row], known: Mapping[str, str], decoded: Mapping[str, Inspected]
     ) -> dict[str, _NewAsset]:
-        """Decode every media file not stored yet; a file that fails is a problem of its row.
-
-        Returns the new assets by hash.
+        """Decode every media file not stored yet (unless the reader ``decoded`` it); a file
+        that fails is a problem of its row. Returns the new assets by hash.
         """
         assets: dict[str, _NewAsset] = {}
         failed: dict[str, str] = {}
@@ -379,10 +383,15 @@ class ImportRun:
                 )
                 problem = failed.get(media.sha)
                 if problem is None and kind is None and media.data is not None:
-                    try:
-                        fields = inspect(media.role, media.data)
-                    except MediaError as exc:
-                        problem = failed[media.sha] = exc.message
+                    found = decoded.get(media.sha)
+                    if found is None or found.role != media.role:
+                        try:
+                            found = Inspected(media.role, inspect(media.role, media.data))
+                        except MediaError as exc:
+                            found = Inspected(media.role, None, exc.message)
+                    fields = found.fields
+                    if fields is None:
+                        problem = failed[media.sha] = found.problem
                     else:
                         kind = media.role
                         assets[media.sha] = _NewAsset(
@@ -408,7 +417,8 @@ class ImportRun:
 
     def _store_assets(
         self, assets: Mapping[str, _NewAsset], written: list[tuple[str, str]]
-    ) -> dict[str, int]:
+    ) -> None:
+        """One file and one row per new asset (a file already there is kept as it is)."""
         names = {
             sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
             for sha, a in assets.items()
@@ -423,55 +433,71 @@ class ImportRun:
         for future in futures:
             future.result()  # re-raise the first failure, after recording every write
         # Another import may store the same content at the same time: the first row wins.
-        MediaAsset.objects.bulk_create(
-            (
-                MediaAsset(
-                    sha256=sha,
-                    kind=asset.kind,
-                    file=names[sha],
-                    size_bytes=len(asset.data),
-                    source_url=asset.source_url,
-                    licence=asset.licence,
+        rows_insert_new(
+            MediaAsset,
+            [
+                {
+                    "sha256": sha,
+                    "kind": asset.kind,
+                    "file": names[sha],
+                    "size_bytes": len(asset.data),
+                    "source_url": asset.source_url,
+                    "licence": asset.licence,
                     **asset.fields,
-                )
+                }
                 for sha, asset in assets.items()
-            ),
-            ignore_conflicts=True,
+            ],
+            unique="sha256",
         )
-        return dict(MediaAsset.objects.filter(sha256__in=list(assets)).values_list("sha256", "id"))
 
-    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> list[Sample]:
+    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> list[int]:
+        """Insert the new samples with their media links and first revisions; their ids."""
         if not rows:
             return []
-        samples = Sample.objects.bulk_create(
-            Sample(
-                dataset=self.dataset,
-                external_id=row.parsed.external_id,
-                status=SampleStatus.IMPORTED,
-                content_hash=row.content_hash,
-                extra=row.parsed.extra,
-                **row.values,
-            )
-            for row in rows
+        ids = rows_insert(
+            Sample,
+            [
+                {
+                    "dataset_id": self.dataset.pk,
+                    "external_id": row.parsed.external_id,
+                    "status": SampleStatus.IMPORTED,
+                    "content_hash": row.content_hash,
+                    "extra": row.parsed.extra,
+                    **row.values,
+                }
+                for row in rows
+            ],
         )
-        SampleMedia.objects.bulk_create(
-            SampleMedia(sample=sample, asset_id=asset_ids[m.sha], role=m.role, position=m.position)
-            for sample, row in zip(samples, rows, strict=True)
-            for m in row.media
+        rows_insert(
+            SampleMedia,
+            [
+                {
+                    "sample_id": sample_id,
+                    "asset_id": asset_ids[m.sha],
+                    "role": m.role,
+                    "position": m.position,
+                }
+                for sample_id, row in zip(ids, rows, strict=True)
+                for m in row.media
+            ],
         )
-        SampleRevision.objects.bulk_create(
-            SampleRevision(
-                sample=sample,
-                number=1,
-                changed_by=self.by,
-                source=ChangeSource.IMPORT,
-                before={},
-                after={**row.values, "status": SampleStatus.IMPORTED},
-                reason=self.reason,
-            )
-            for sample, row in zip(samples, rows, strict=True)
+        by = self.by.pk if self.by is not None else None
+        rows_insert(
+            SampleRevision,
+            [
+                {
+                    "sample_id": sample_id,
+                    "number": 1,
+                    "changed_by_id": by,
+                    "source": ChangeSource.IMPORT,
+                    "before": {},
+                    "after": {**row.values, "status": SampleStatus.IMPORTED},
+                    "reason": self.reason,
+                }
+                for sample_id, row in zip(ids, rows, strict=True)
+            ],
         )
-        return samples
+        return ids
 
     def link_pairs(self) -> None:
         """Pair tri-modal scenarios with their safe/unsafe twins once every row is in."""

@@ -612,10 +612,14 @@ def test_a_failing_chunk_removes_the_media_it_stored(
     """If writing a chunk fails, its samples, assets and stored files are all gone."""
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(n) for n in range(1, 4)])
 
-    def explode(*args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("database went away")
+    original = pipeline.rows_insert
 
-    monkeypatch.setattr(SampleRevision.objects, "bulk_create", explode)
+    def explode(model: Any, rows: Any) -> list[int]:
+        if model is SampleRevision:  # after the assets, samples and links are written
+            raise RuntimeError("database went away")
+        return original(model, rows)
+
+    monkeypatch.setattr(pipeline, "rows_insert", explode)
     job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
     assert job.status == JobStatus.FAILED
     assert "internal error" in job.message
