@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from django.contrib import messages
@@ -182,9 +183,9 @@ def media_file(request: HttpRequest, asset_id: int, variant: str = "original") -
     if variant == "thumbnail":
         if not asset.thumbnail:
             raise Http404(_("The thumbnail is not ready yet."))
-        name, content_type = asset.thumbnail.name, "image/webp"
-        if name.endswith(".jpg"):
-            content_type = "image/jpeg"
+        # A WEBP or JPEG made by the worker, or the image itself when it fits the box.
+        name = asset.thumbnail.name
+        content_type = mimetypes.guess_type(name)[0] or "image/webp"
     else:
         name, content_type = asset.file.name, asset.mime_type
     if hasattr(default_storage, "bucket_name"):

@@ -22,7 +22,7 @@ from annotation.services.datasets import (
     dataset_set_archived,
     dataset_set_auto_send,
 )
-from annotation.services.media import media_asset_derive, media_asset_store
+from annotation.services.media import media_asset_derive, media_asset_store, media_assets_derive
 from annotation.services.samples import (
     LABEL_FIELDS,
     SampleInvalid,
@@ -56,6 +56,7 @@ __all__ = [
     "dataset_set_auto_send",
     "media_asset_derive",
     "media_asset_store",
+    "media_assets_derive",
     "sample_advance_status",
     "sample_create",
     "sample_flag_judges",
