@@ -138,7 +138,12 @@ def media_assets_derive(*, asset_ids: Sequence[int]) -> int:
     assets = list(pending.only("id", "sha256", "kind", "file"))
     for asset in assets:
         # Every updated field set, so that none is loaded (deferred) one asset at a time.
-        update = {"thumbnail": "", "peaks": None, "derived_at": now, "derive_error": ""}
+        update: dict[str, object] = {
+            "thumbnail": "",
+            "peaks": None,
+            "derived_at": now,
+            "derive_error": "",
+        }
         update |= _derive_one(asset)
         for name, value in update.items():
             setattr(asset, name, value)

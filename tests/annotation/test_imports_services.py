@@ -31,7 +31,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation import services
 from annotation.formats.jsonl import write_jsonl
 from annotation.formats.records import MediaRef, ParsedSample
-from annotation.imports import pipeline
+from annotation.imports import pipeline, writes
 from annotation.imports import services as import_services
 from annotation.models import (
     ChangeSource,
@@ -612,14 +612,14 @@ def test_a_failing_chunk_removes_the_media_it_stored(
     """If writing a chunk fails, its samples, assets and stored files are all gone."""
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(n) for n in range(1, 4)])
 
-    original = pipeline.rows_insert
+    original = writes.rows_insert
 
     def explode(model: Any, rows: Any) -> list[int]:
         if model is SampleRevision:  # after the assets, samples and links are written
             raise RuntimeError("database went away")
         return original(model, rows)
 
-    monkeypatch.setattr(pipeline, "rows_insert", explode)
+    monkeypatch.setattr(writes, "rows_insert", explode)
     job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
     assert job.status == JobStatus.FAILED
     assert "internal error" in job.message
