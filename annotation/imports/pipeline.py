@@ -9,7 +9,7 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,14 +23,14 @@ from annotation.imports.reader import Chunk, Inspected, RowChecker
 from annotation.imports.reimport import apply_row
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.imports.writes import (
+    STORE_THREADS,
+    FileWrites,
     Media,
     NewAsset,
     Row,
     create_samples,
     insert_assets,
     record_new_versions,
-    start_files,
-    written_files,
 )
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 CHUNK_ROWS = 500
-STORE_THREADS = 8
 
 
 @dataclass
@@ -261,7 +260,7 @@ class ImportRun:
         # The files are written by threads while the rows are inserted; the transaction
         # commits only once every file is stored, and a failure deletes the ones written.
         with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
-            files = start_files(pool, new_assets)
+            files = FileWrites(pool, new_assets)
             try:
                 self._write_chunk(
                     _Plan(new_assets, needed, fresh, changed, unrecorded, versions, errors, seen),
@@ -269,13 +268,10 @@ class ImportRun:
                     kept=len(rows),
                 )
             except BaseException:
-                wait(future for _name, future in files.values())
-                sweep_files(written_files(files))
+                sweep_files(files.written())
                 raise
 
-    def _write_chunk(
-        self, plan: _Plan, files: dict[str, tuple[str, Future[bool]]], *, kept: int
-    ) -> None:
+    def _write_chunk(self, plan: _Plan, files: FileWrites, *, kept: int) -> None:
         """Insert a chunk's rows and count them, in one transaction."""
         new_assets, needed, fresh = plan.new_assets, plan.needed, plan.fresh
         versions, errors = plan.versions, plan.errors
@@ -318,9 +314,7 @@ class ImportRun:
                 )
                 for e in errors
             )
-            wait(future for _name, future in files.values())
-            for _name, future in files.values():
-                future.result()  # a file that could not be stored fails the chunk
+            files.wait()  # a file that could not be stored fails the chunk
             counts = self.counts
             counts.rows_done += plan.seen
             counts.imported += len(fresh)

@@ -4,7 +4,7 @@ first revisions and imported versions, each kind in one bulk statement (COPY on 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ from annotation.models import (
 )
 from annotation.services.media import media_storage_name
 from core.bulk import rows_insert, rows_insert_new
+
+STORE_THREADS = 8
 
 
 @dataclass
@@ -61,29 +63,38 @@ class NewAsset:
     licence: str
 
 
-def start_files(
-    pool: ThreadPoolExecutor, assets: Mapping[str, NewAsset]
-) -> dict[str, tuple[str, Future[bool]]]:
-    """Start storing one file per new asset: its name and the write, by hash."""
-    files: dict[str, tuple[str, Future[bool]]] = {}
-    for sha, asset in assets.items():
-        name = media_storage_name(kind=asset.kind, sha=sha, mime=asset.fields["mime_type"])
-        files[sha] = (name, pool.submit(store_file, name, asset.data))
-    return files
+class FileWrites:
+    """The media files of a chunk, stored by a few threads (a share each) while its rows are
+    inserted. Storage writes wait on the disk or the network, not the GIL."""
+
+    def __init__(self, pool: ThreadPoolExecutor, assets: Mapping[str, NewAsset]) -> None:
+        self.names = {
+            sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
+            for sha, a in assets.items()
+        }
+        # Per hash: True once this chunk wrote the file, False when it was there already.
+        self.wrote: dict[str, bool] = {}
+        items = [(sha, self.names[sha], a.data) for sha, a in assets.items()]
+        shares = [items[k::STORE_THREADS] for k in range(STORE_THREADS)]
+        self.futures = [pool.submit(self._store, share) for share in shares if share]
+
+    def _store(self, share: list[tuple[str, str, bytes]]) -> None:
+        for sha, name, data in share:
+            self.wrote[sha] = store_file(name, data)
+
+    def wait(self) -> None:
+        """Wait for every write; raise the first failure."""
+        wait(self.futures)
+        for future in self.futures:
+            future.result()
+
+    def written(self) -> list[tuple[str, str]]:
+        """The (hash, name) of the files this chunk wrote, once every write has ended."""
+        wait(self.futures)
+        return [(sha, self.names[sha]) for sha, wrote in self.wrote.items() if wrote]
 
 
-def written_files(files: Mapping[str, tuple[str, Future[bool]]]) -> list[tuple[str, str]]:
-    """The (hash, name) of the files this chunk wrote (not those that were there)."""
-    return [
-        (sha, name)
-        for sha, (name, future) in files.items()
-        if future.exception() is None and future.result()
-    ]
-
-
-def insert_assets(
-    assets: Mapping[str, NewAsset], files: Mapping[str, tuple[str, Future[bool]]]
-) -> None:
+def insert_assets(assets: Mapping[str, NewAsset], files: FileWrites) -> None:
     """One row per new asset (its file is being stored meanwhile)."""
     # Another import may store the same content at the same time: the first row wins.
     rows_insert_new(
@@ -92,7 +103,7 @@ def insert_assets(
             {
                 "sha256": sha,
                 "kind": asset.kind,
-                "file": files[sha][0],
+                "file": files.names[sha],
                 "size_bytes": len(asset.data),
                 "source_url": asset.source_url,
                 "licence": asset.licence,
