@@ -68,6 +68,15 @@ CHECKS = {
 _results: dict[str, str | None] = {}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The folders the settings point at (settings make none): WhiteNoise warns without
+    STATIC_ROOT, and worker processes write their logs into VAR_DIR."""
+    from django.conf import settings
+
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+    Path(settings.VAR_DIR).mkdir(parents=True, exist_ok=True)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     for marker, check in CHECKS.items():
         if item.get_closest_marker(marker) is None:

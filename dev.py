@@ -73,7 +73,6 @@ def run() -> int:
     env = local_env()
     manage = [PYTHON, ROOT / "manage.py"]
     _run(*manage, "migrate", "--noinput", env=env)
-    _run(*manage, "createcachetable", env=env)
     _run(*manage, "compile_translations", env=env)
     _run(*manage, "demo", env=env)
     host = env.get("HOST", "127.0.0.1")

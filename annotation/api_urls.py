@@ -17,6 +17,11 @@ urlpatterns = [
         name="api_dataset_samples_bulk",
     ),
     path(
+        "bulk-actions/<int:job_id>/",
+        apis.SampleBulkJobApi.as_view(),
+        name="api_sample_bulk_job",
+    ),
+    path(
         "datasets/<int:dataset_id>/send-to-review/",
         apis.SendToReviewApi.as_view(),
         name="api_dataset_send_to_review",

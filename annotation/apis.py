@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -22,14 +23,16 @@ from annotation.models import (
     Dataset,
     DatasetKind,
     Sample,
+    SampleBulkJob,
     SampleMedia,
     SampleStatus,
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
+from annotation.services import bulk_jobs
 from core.api import IsLead
-from core.roles import acting_user, is_lead, user_roles
+from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 
 
 class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
@@ -179,8 +182,27 @@ class MediaLinkOutput(serializers.ModelSerializer[SampleMedia]):
         return reverse("annotation:media_file", kwargs={"asset_id": link.asset_id})
 
 
+def _is_judge_key(key: str) -> bool:
+    """Keys of ``extra`` that carry what judges said (``judge_votes`` kept by an older export,
+    ``judges``, ``judgements`` of a source file): hidden like the votes themselves."""
+    return key.lower().startswith("judge")
+
+
 class SampleOutput(serializers.ModelSerializer[Sample]):
+    """A sample; judge-derived data (``judges_disagree``, judge keys of ``extra``) only for
+    readers who may see judge votes (``context["judge_votes"]``), else null and left out."""
+
     media = MediaLinkOutput(source="media_links", many=True, read_only=True)
+    judges_disagree = serializers.BooleanField(allow_null=True, read_only=True)
+
+    def to_representation(self, instance: Sample) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        if not self.context.get("judge_votes", False):
+            data["judges_disagree"] = None
+            extra = data.get("extra")
+            if isinstance(extra, dict):
+                data["extra"] = {k: v for k, v in extra.items() if not _is_judge_key(str(k))}
+        return data
 
     class Meta:
         model = Sample
@@ -246,9 +268,23 @@ class DatasetSampleListApi(ListAPIView[Sample]):
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {
+            **super().get_serializer_context(),
+            "judge_votes": sees_judge_votes(self.request.user),
+        }
+
     def get_queryset(self):  # type: ignore[no-untyped-def]
+        # The roles first: loaded once, they also spare the visibility test its role subquery.
+        hints = sees_judge_votes(self.request.user)
         dataset = _visible_dataset(self.request, self.kwargs["dataset_id"])
-        return selectors.sample_list_filtered(dataset=dataset, filter=_filter(self.request))
+        filter = _filter(self.request)
+        if filter.judges_disagree is not None and not hints:
+            # Filtering on the flag would reveal it sample by sample.
+            raise serializers.ValidationError(
+                {"judges_disagree": [_("Only project leads may filter on the judges' votes.")]}
+            )
+        return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 
 class BulkResultOutput(serializers.Serializer[Any]):
@@ -267,13 +303,53 @@ class _SelectionInput(serializers.Serializer[Any]):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
+class BulkJobOutput(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    action = serializers.CharField()
+    status = serializers.CharField()
+    selected = serializers.IntegerField(help_text="samples selected when it was asked")
+    changed = serializers.IntegerField(help_text="samples changed (once succeeded)")
+    skipped = serializers.IntegerField(help_text="selected samples the action left alone")
+    slots_opened = serializers.IntegerField(help_text="review slots opened")
+    message = serializers.CharField(help_text="why it failed, if it did")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    status_url = serializers.SerializerMethodField(help_text="this job's API address")
+    page_url = serializers.SerializerMethodField(help_text="this job's page in the site")
+
+    def get_status_url(self, job: SampleBulkJob) -> str:
+        return reverse("api_sample_bulk_job", args=[job.pk])
+
+    def get_page_url(self, job: SampleBulkJob) -> str:
+        return reverse("annotation:sample_bulk_job", args=[job.pk])
+
+
+BULK_RESPONSES = {200: BulkResultOutput, 202: BulkJobOutput}
+
+
 def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, Any]) -> Response:
+    """Run the action in the request, or, on more than ``INLINE_MAX`` samples, queue it as a
+    background job: 202 with the job, whose ``status_url`` tells when it is done."""
     dataset = _visible_dataset(request, dataset_id)
     filter = _filter(request)
+    samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids"))
+    selected = samples.count()
+    if selected > bulk_jobs.INLINE_MAX:
+        job = services.sample_bulk_job_create(
+            dataset=dataset,
+            action=action,
+            filter=filter,
+            ids=data.get("ids"),
+            selected=selected,
+            by=acting_user(request.user),
+            priority=data.get("priority"),
+            reason=data.get("reason", ""),
+        )
+        return Response(BulkJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
     result = services.samples_bulk_action(
         dataset=dataset,
         action=action,
-        samples=selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids")),
+        samples=samples,
         filter=filter,
         by=acting_user(request.user),
         priority=data.get("priority"),
@@ -297,7 +373,7 @@ class SendToReviewApi(APIView):
     @extend_schema(
         parameters=FILTER_PARAMETERS,
         request=_SelectionInput,
-        responses={200: BulkResultOutput},
+        responses=BULK_RESPONSES,
     )
     def post(self, request: Request, dataset_id: int) -> Response:
         payload = _SelectionInput(data=request.data)
@@ -317,13 +393,26 @@ class SampleBulkApi(APIView):
     @extend_schema(
         parameters=FILTER_PARAMETERS,
         request=BulkInputSerializer,
-        responses={200: BulkResultOutput},
+        responses=BULK_RESPONSES,
     )
     def post(self, request: Request, dataset_id: int) -> Response:
         payload = self.BulkInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         return _run_bulk(request, dataset_id, data["action"], data)
+
+
+class SampleBulkJobApi(APIView):
+    """A bulk action running in the background (leads only)."""
+
+    permission_classes = [IsLead]
+
+    @extend_schema(responses=BulkJobOutput)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = selectors.sample_bulk_job_get(user=request.user, job_id=job_id)
+        if job is None:
+            raise NotFound()
+        return Response(BulkJobOutput(job).data)
 
 
 class SampleDetailApi(APIView):
@@ -339,7 +428,9 @@ class SampleDetailApi(APIView):
 
     @extend_schema(responses=SampleOutput)
     def get(self, request: Request, sample_id: int) -> Response:
-        return Response(SampleOutput(self._sample(request, sample_id)).data)
+        context = {"judge_votes": sees_judge_votes(request.user)}
+        sample = self._sample(request, sample_id)
+        return Response(SampleOutput(sample, context=context).data)
 
     @extend_schema(request=SampleUpdateInputSerializer, responses=SampleOutput)
     def patch(self, request: Request, sample_id: int) -> Response:
@@ -362,7 +453,8 @@ class SampleDetailApi(APIView):
             source=ChangeSource.EDIT,
             reason=payload.validated_data["reason"],
         )
-        return Response(SampleOutput(self._sample(request, sample_id)).data)
+        sample = self._sample(request, sample_id)
+        return Response(SampleOutput(sample, context={"judge_votes": True}).data)
 
 
 class MeApi(APIView):

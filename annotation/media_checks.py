@@ -151,10 +151,11 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
     return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height)
 
 
-def make_thumbnail(data: bytes, *, size: int = 320) -> tuple[bytes, str]:
+def make_thumbnail(data: bytes, *, size: int = 320, quality: int = 80) -> tuple[bytes, str]:
     """A preview at most `size` pixels on its longer side, as WEBP (JPEG without WEBP).
 
-    Call it on an image that passed `inspect_image`.
+    Call it on an image that passed `inspect_image`. The workbench's display image is one
+    too, larger and of a higher quality so that small text stays legible.
     """
     from PIL import Image, ImageOps, features
 
@@ -170,13 +171,13 @@ def make_thumbnail(data: bytes, *, size: int = 320) -> tuple[bytes, str]:
         converted.thumbnail((size, size), Image.Resampling.LANCZOS)
     output = io.BytesIO()
     if features.check("webp"):
-        converted.save(output, format="WEBP", quality=80, method=4)
+        converted.save(output, format="WEBP", quality=quality, method=4)
         return output.getvalue(), "image/webp"
     if converted.mode == "RGBA":
         background = Image.new("RGB", converted.size, "white")
         background.paste(converted, mask=converted.getchannel("A"))
         converted = background
-    converted.save(output, format="JPEG", quality=82, optimize=True)
+    converted.save(output, format="JPEG", quality=min(quality + 2, 95), optimize=True)
     return output.getvalue(), "image/jpeg"
 
 

@@ -13,7 +13,8 @@ from django.db.models import Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from core.jobs import JobStatus, RecoverableJob
+from core.jobs import JobStatus as JobStatus  # re-exported: the apps name job states from here
+from core.jobs import RecoverableJob
 
 
 class DatasetKind(models.TextChoices):
@@ -171,6 +172,8 @@ class MediaAsset(models.Model):
     source_url = models.URLField(_("source URL"), max_length=1000, blank=True, default="")
     licence = models.CharField(_("licence"), max_length=200, blank=True, default="")
     thumbnail = models.FileField(_("thumbnail"), max_length=300, blank=True, default="")
+    # Only for images larger than the workbench's viewer needs; others are shown as they are.
+    display = models.FileField(_("display image"), max_length=300, blank=True, default="")
     peaks = models.JSONField(_("waveform peaks"), null=True, blank=True)
     derived_at = models.DateTimeField(_("derived at"), null=True, blank=True)
     derive_error = models.TextField(_("derivation error"), blank=True, default="")
@@ -536,6 +539,13 @@ class Snapshot(RecoverableJob):
         name = self.file.name
         return {"release": name, "manifest": name.rsplit("/", 1)[0] + "/manifest.json"}
 
+    @property
+    def left_out(self) -> int:
+        """Selected samples the format had no place for (the MMOOC layout holds only the OOC
+        and shifted in-context groups)."""
+        notes = (self.manifest or {}).get("notes") or {}
+        return int(notes.get("skipped_not_ooc_or_ic") or 0)
+
 
 class SnapshotEntry(models.Model):
     """One sample as it went into a snapshot: what the next snapshot's diff compares with."""
@@ -554,3 +564,35 @@ class SnapshotEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.snapshot_id}:{self.external_id}"
+
+
+class SampleBulkJob(RecoverableJob):
+    """A bulk action on more samples than a web request should move (the sample list's
+    filter and chosen ids as they were asked), run by a worker in one transaction."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="bulk_jobs")
+    action = models.CharField(_("action"), max_length=32)
+    # The sample list's filter (its query string), the chosen ids (null: every sample
+    # the filter matches), the priority and the reason.
+    params = models.JSONField(_("parameters"), default=dict, blank=True)
+    status = models.CharField(
+        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
+    )
+    selected = models.PositiveIntegerField(_("samples selected"), default=0)
+    changed = models.PositiveIntegerField(_("samples changed"), default=0)
+    skipped = models.PositiveIntegerField(_("samples left alone"), default=0)
+    slots_opened = models.PositiveIntegerField(_("review slots opened"), default=0)
+    message = models.TextField(_("message"), blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("bulk action")
+        verbose_name_plural = _("bulk actions")
+
+    def __str__(self) -> str:
+        return f"{self.action} on {self.dataset_id} ({self.status})"

@@ -3,24 +3,28 @@ and bulk actions on a selection or the whole filtered set, confirmed with their 
 
 from __future__ import annotations
 
+import dataclasses
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
 from annotation.models import Dataset, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
+from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
 from annotation.views import dataset_or_404
-from core.roles import acting_user, is_lead
+from core.jobs import ACTIVE
+from core.roles import acting_user, is_lead, sees_judge_votes
 
 PAGE_SIZE = 50
 
@@ -35,6 +39,8 @@ def _list_url(dataset: Dataset, filter: SampleFilter) -> str:
 def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
     filter = SampleFilter.from_params(request.GET)
+    if not sees_judge_votes(request.user):
+        filter = dataclasses.replace(filter, judges_disagree=None)
     page = Paginator(
         selectors.sample_list_filtered(dataset=dataset, filter=filter), PAGE_SIZE
     ).get_page(request.GET.get("page"))
@@ -56,6 +62,7 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
             ],
             "actions": BulkAction.choices,
             "is_lead": is_lead(request.user),
+            "judge_hints": sees_judge_votes(request.user),
         },
     )
 
@@ -119,6 +126,11 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "back": back,
             },
         )
+    selected = samples.count()
+    if selected > bulk_jobs.INLINE_MAX:
+        return _bulk_in_background(
+            request, dataset, action, filter, ids, selected, priority, reason, back
+        )
     try:
         result = services.samples_bulk_action(
             dataset=dataset,
@@ -135,6 +147,64 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
         return redirect(back)
     messages.success(request, bulk_summary(action, result))
     return redirect(back)
+
+
+def _bulk_in_background(
+    request: HttpRequest,
+    dataset: Dataset,
+    action: str,
+    filter: SampleFilter,
+    ids: list[int] | None,
+    selected: int,
+    priority: int | None,
+    reason: str,
+    back: str,
+) -> HttpResponse:
+    """More samples than a request should move: a worker runs the action; its page follows."""
+    try:
+        job = services.sample_bulk_job_create(
+            dataset=dataset,
+            action=action,
+            filter=filter,
+            ids=ids,
+            selected=selected,
+            by=acting_user(request.user),
+            priority=priority,
+            reason=reason,
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(back)
+    return redirect("annotation:sample_bulk_job", job_id=job.pk)
+
+
+@never_cache
+@require_GET
+def sample_bulk_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A bulk action running in the background: its progress, then what it did."""
+    if not is_lead(request.user):
+        raise PermissionDenied(_("Only project leads may change samples in bulk."))
+    job = selectors.sample_bulk_job_get(user=request.user, job_id=job_id)
+    if job is None:
+        raise Http404(_("No such bulk action."))
+    result = BulkResult(changed=job.changed, skipped=job.skipped, slots_opened=job.slots_opened)
+    query = job.params.get("filter") or ""
+    back = reverse("annotation:sample_list", args=[job.dataset_id])
+    return render(
+        request,
+        "annotation/sample_bulk_job.html",
+        {
+            "job": job,
+            "dataset": job.dataset,
+            "action": BulkAction(job.action).label
+            if job.action in BulkAction.values
+            else job.action,
+            "summary": bulk_summary(job.action, result) if job.status == "succeeded" else "",
+            "running": job.status in ACTIVE,
+            "back": f"{back}?{query}" if query else back,
+        },
+    )
 
 
 def bulk_summary(action: str, result: BulkResult) -> str:

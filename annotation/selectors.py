@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth.models import Group
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
+from annotation.extensions import samples_reviewed_by
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
@@ -17,6 +18,7 @@ from annotation.models import (
     MediaAsset,
     NoteKey,
     Sample,
+    SampleBulkJob,
     SampleMedia,
     SampleNote,
     SampleRevision,
@@ -26,9 +28,8 @@ from annotation.models import (
     TaxonomyTerm,
     TermKind,
 )
-from annotation.review_port import samples_reviewed_by
 from annotation.sample_filters import BulkAction, SampleFilter
-from core.roles import ROLES, is_lead, lead_link, roles_known
+from core.roles import ROLES, is_lead, lead_link, role_link, roles_known, user_roles
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -36,22 +37,31 @@ if TYPE_CHECKING:
     AnyUser = User | AnonymousUser
 
 
-def dataset_list_visible(*, user: AnyUser) -> QuerySet[Dataset]:
-    """Leads see every dataset; everybody else only the datasets they are members of."""
+def dataset_list_visible(*, user: AnyUser, role: str | None = None) -> QuerySet[Dataset]:
+    """Leads see every dataset; everybody else only the datasets they are members of (and,
+    with ``role``, only while they hold that role)."""
     if not user.is_authenticated:
         return Dataset.objects.none()
     if not roles_known(user):
         # One query instead of two (the user's roles, then their datasets): an API call that
-        # only needs this answer tests the lead role inside it.
-        member = DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk)
-        return Dataset.objects.filter(Exists(lead_link(user)) | Exists(member))
+        # only needs this answer tests the roles inside it.
+        member = Q(
+            Exists(DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk))
+        )
+        if role is not None:
+            member &= Q(Exists(role_link(user, role)))
+        return Dataset.objects.filter(Exists(lead_link(user)) | member)
     if is_lead(user):
         return Dataset.objects.all()
+    if role is not None and role not in user_roles(user):
+        return Dataset.objects.none()
     return Dataset.objects.filter(memberships__user=user)
 
 
-def dataset_get_visible(*, user: AnyUser, dataset_id: int) -> Dataset | None:
-    return dataset_list_visible(user=user).filter(pk=dataset_id).first()
+def dataset_get_visible(
+    *, user: AnyUser, dataset_id: int, role: str | None = None
+) -> Dataset | None:
+    return dataset_list_visible(user=user, role=role).filter(pk=dataset_id).first()
 
 
 def taxonomy_view(dataset: Dataset) -> TaxonomyView:
@@ -190,6 +200,15 @@ def samples_selected(
     return samples if ids is None else samples.filter(pk__in=list(ids))
 
 
+def sample_bulk_job_get(*, user: AnyUser, job_id: int) -> SampleBulkJob | None:
+    """A bulk job of a dataset the user may see, with its dataset."""
+    return (
+        SampleBulkJob.objects.select_related("dataset")
+        .filter(pk=job_id, dataset__in=dataset_list_visible(user=user))
+        .first()
+    )
+
+
 def samples_bulk_affected(
     *, action: str, samples: QuerySet[Sample], from_statuses: Iterable[str]
 ) -> int:
@@ -242,7 +261,8 @@ def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
 
 def sample_fields(*, sample_id: int, fields: Iterable[str]) -> dict[str, Any] | None:
     """Some fields of one sample as plain values, for an answer that needs no model."""
-    return Sample.objects.filter(pk=sample_id).values(*fields).first()
+    row: dict[str, Any] | None = Sample.objects.filter(pk=sample_id).values(*fields).first()
+    return row
 
 
 def sample_media_rows(*, sample_id: int) -> list[dict[str, Any]]:
@@ -270,6 +290,16 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
     )
 
 
+def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:
+    """Some samples of a dataset, by id, with their dataset."""
+    return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related("dataset")
+
+
+def sample_table() -> str:
+    """The samples' table, for apps whose SQL joins it (the review queue's claim)."""
+    return Sample._meta.db_table
+
+
 def sample_ids_by_external_id(*, dataset: Dataset, external_ids: Iterable[str]) -> dict[str, int]:
     """The ids of a dataset's samples, by external id (unknown ids are absent)."""
     return dict(
@@ -287,7 +317,7 @@ def sample_label_rows(
     return rows.iterator(chunk_size=chunk_size)
 
 
-def sample_media_prefetch(path: str = "media_links") -> Prefetch:
+def sample_media_prefetch(path: str = "media_links") -> Prefetch[Any]:
     """A prefetch of samples' media links with their assets, in display order, for a query of
     another app that reaches samples through ``path``."""
     return Prefetch(

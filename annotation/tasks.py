@@ -9,6 +9,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from annotation.imports.services import import_job_run, import_jobs_sweep
+from annotation.services.bulk_jobs import sample_bulk_job_run, sample_bulk_jobs_sweep
 from annotation.services.media import media_asset_derive, media_assets_derive
 from annotation.snapshots.services import snapshot_build, snapshots_sweep
 
@@ -37,8 +38,16 @@ def build_snapshot(snapshot_id: int) -> None:
     snapshot_build(snapshot_id=snapshot_id)
 
 
+@shared_task(name="annotation.run_sample_bulk_job", acks_late=True, soft_time_limit=50 * 60)
+def run_sample_bulk_job(job_id: int) -> None:
+    """Run one bulk action on many samples; a second delivery of a finished one does nothing."""
+    sample_bulk_job_run(job_id=job_id)
+
+
 @shared_task(name="annotation.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
-    """Run by Celery beat: resume imports and snapshots whose worker died or message was lost."""
+    """Run by Celery beat: resume imports, snapshots and bulk actions whose worker died or
+    whose message was lost."""
     import_jobs_sweep()
     snapshots_sweep()
+    sample_bulk_jobs_sweep()

@@ -35,6 +35,7 @@ urlpatterns = [
     ),
     path("datasets/<int:dataset_id>/samples/", sample_views.sample_list, name="sample_list"),
     path("datasets/<int:dataset_id>/samples/bulk/", sample_views.sample_bulk, name="sample_bulk"),
+    path("bulk-actions/<int:job_id>/", sample_views.sample_bulk_job, name="sample_bulk_job"),
     path("samples/<int:sample_id>/", views.sample_detail, name="sample_detail"),
     path("media/<int:asset_id>/", views.media_file, name="media_file"),
     path(
@@ -42,6 +43,12 @@ urlpatterns = [
         views.media_file,
         {"variant": "thumbnail"},
         name="media_thumbnail",
+    ),
+    path(
+        "media/<int:asset_id>/display/",
+        views.media_file,
+        {"variant": "display"},
+        name="media_display",
     ),
     path("", include("annotation.imports.urls")),
     path("", include("annotation.snapshots.urls")),

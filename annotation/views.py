@@ -167,6 +167,12 @@ def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]
     return result[0] if result else None
 
 
+def _derivative_type(name: str) -> str:
+    """A WEBP or JPEG made by the worker, or the image itself (a small one is its own
+    thumbnail)."""
+    return mimetypes.guess_type(name)[0] or "image/webp"
+
+
 @login_not_required
 @require_GET
 def media_file(request: HttpRequest, asset_id: int, variant: str = "original") -> HttpResponseBase:
@@ -183,10 +189,10 @@ def media_file(request: HttpRequest, asset_id: int, variant: str = "original") -
     if variant == "thumbnail":
         if not asset.thumbnail:
             raise Http404(_("The thumbnail is not ready yet."))
-        # A WEBP or JPEG made by the worker, or the image itself when it fits the box.
-        name = asset.thumbnail.name
-        content_type = mimetypes.guess_type(name)[0] or "image/webp"
-    else:
+        name, content_type = asset.thumbnail.name, _derivative_type(asset.thumbnail.name)
+    elif variant == "display" and asset.display:
+        name, content_type = asset.display.name, _derivative_type(asset.display.name)
+    else:  # the original; also the display image of one no larger than the viewer needs
         name, content_type = asset.file.name, asset.mime_type
     if hasattr(default_storage, "bucket_name"):
         return HttpResponseRedirect(default_storage.url(name))

@@ -233,7 +233,8 @@ def run_child(folder: str, label: str, rows: int, first: int, encode_sample: int
         text=True,
     ).stdout
     path.unlink()
-    return json.loads(output.strip().splitlines()[-1]) | {
+    measured: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
+    return measured | {
         "generate_seconds": round(generated, 1),
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),
@@ -279,7 +280,7 @@ def main() -> None:
         ]
 
     def median(key: str) -> float:
-        return round(statistics.median(r[key] for r in runs), 2)
+        return round(float(statistics.median(r[key] for r in runs)), 2)
 
     import_seconds, derivatives_seconds = median("seconds"), median("derivatives_seconds")
     print(

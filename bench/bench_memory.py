@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import bench_import, bench_review  # noqa: E402 - after the repository joins the path
+from bench.support import make_database  # noqa: E402
 from tests.support.processes import celery_worker, wait_until  # noqa: E402
 
 MB = 1024 * 1024
@@ -191,7 +192,7 @@ def main() -> None:
         "LOG_LEVEL": "ERROR",
     }
     os.environ.update(env)
-    bench_review.make_database(f"{args.pg}/postgres", args.db)
+    make_database(f"{args.pg}/postgres", args.db)
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
         cwd=ROOT,

@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import http.client
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -50,6 +48,7 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.support import Http, make_database, percentiles  # noqa: E402
 from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
 
 # The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
@@ -59,23 +58,6 @@ UPDATE review_slot SET reviewer_id = %(me)s, leased_at = %(now)s,
 WHERE id = ({claim_candidate()})
 RETURNING id, sample_id
 """
-
-
-def percentiles(latencies: list[float]) -> dict[str, float]:
-    if len(latencies) < 2:
-        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0}
-    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
-    return {
-        "p50_ms": round(cuts[49] * 1000, 2),
-        "p95_ms": round(cuts[94] * 1000, 2),
-        "p99_ms": round(cuts[98] * 1000, 2),
-    }
-
-
-def make_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
@@ -216,27 +198,6 @@ def load_built(db_url: str) -> dict[str, Any]:
         "slots": slots[0] if slots else 0,
         "build_seconds": 0.0,
     }
-
-
-class Http:
-    """One keep-alive connection; JSON in and out."""
-
-    def __init__(self, port: int, headers: dict[str, str] | None = None) -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        self.headers = {"Content-Type": "application/json", "Host": "127.0.0.1", **(headers or {})}
-
-    def send(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
-        payload = None if body is None else json.dumps(body)
-        for attempt in (1, 2):
-            try:
-                self.conn.request(method, path, body=payload, headers=self.headers)
-                response = self.conn.getresponse()
-                return response.status, response.read()
-            except (http.client.HTTPException, ConnectionError):
-                self.conn.close()  # the server closed an idle keep-alive: reconnect once
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
 
 
 def floor_phase(port: int, clients: int, seconds: float) -> Any:

@@ -8,6 +8,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.parsers import too_large_message
-from core.roles import is_lead
+from core.roles import is_lead, is_reviewer
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -40,3 +41,12 @@ class IsLead(permissions.BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(request.user and request.user.is_authenticated and is_lead(request.user))
+
+
+class IsReviewer(permissions.BasePermission):
+    """Only annotators (and leads) claim and submit review work."""
+
+    message = gettext_lazy("Only annotators may claim or submit review work.")
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated and is_reviewer(request.user))

@@ -240,9 +240,8 @@ def broker_queue_size() -> int | None:
         with current_app.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1)
             try:
-                _name, count, _consumers = connection.default_channel.queue_declare(
-                    queue=name, passive=True
-                )
+                channel: Any = connection.default_channel
+                _name, count, _consumers = channel.queue_declare(queue=name, passive=True)
             except ChannelError:  # no such queue yet: nothing waits in it
                 return 0
             return int(count)

@@ -116,7 +116,7 @@ class MultiPartParser(parsers.MultiPartParser):
 
     def parse(
         self, stream: Any, media_type: str | None = None, parser_context: Any = None
-    ) -> parsers.DataAndFiles:
+    ) -> parsers.DataAndFiles[Any, Any]:
         result = super().parse(stream, media_type, parser_context)
         _check_form(result.data)
         for upload in result.files.values():

@@ -9,7 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -39,9 +43,14 @@ def roles_known(user: AbstractBaseUser | AnonymousUser) -> bool:
     return getattr(user, "_role_cache", None) is not None or getattr(user, "is_superuser", False)
 
 
+def role_link(user: AbstractBaseUser | AnonymousUser, role: str) -> QuerySet[Any]:
+    """The user's link to a role's group, as a subquery that another query can test."""
+    return User.groups.through.objects.filter(user_id=cast(int, user.pk), group__name=role)
+
+
 def lead_link(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Any]:
     """The user's link to the lead group, as a subquery that another query can test."""
-    return User.groups.through.objects.filter(user_id=cast(int, user.pk), group__name=LEAD)
+    return role_link(user, LEAD)
 
 
 def acting_user(user: AbstractBaseUser | AnonymousUser) -> User | None:
@@ -59,3 +68,33 @@ def is_auditor(user: AbstractBaseUser | AnonymousUser) -> bool:
 
 def is_annotator(user: AbstractBaseUser | AnonymousUser) -> bool:
     return ANNOTATOR in user_roles(user)
+
+
+def is_reviewer(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Who may claim, draft and submit review work: annotators (and leads, who may do all).
+
+    An auditor who is not also an annotator may not: the audit's human ratings must come
+    from people who did not settle the same samples in review.
+    """
+    return ANNOTATOR in user_roles(user) or is_lead(user)
+
+
+def sees_judge_votes(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Whether the sample API may hand this user judge-derived data (votes, the disagreement
+    flag). Only leads: reviewers see hints on the review page when the dataset allows them,
+    and auditors must rate before they learn what the judges said."""
+    return is_lead(user)
+
+
+def request_user(request: HttpRequest) -> User:
+    """The signed-in user of a request (views and APIs behind a login); 403 for anyone else."""
+    user = acting_user(request.user)
+    if user is None:
+        raise PermissionDenied(_("Sign in first."))
+    return user
+
+
+def require_lead(request: HttpRequest, message: str | Promise | None = None) -> None:
+    """Refuse (403, with the reason) a request that is not a project lead's."""
+    if not is_lead(request.user):
+        raise PermissionDenied(message or _("Only project leads may do this."))

@@ -5,16 +5,16 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors as annotation_selectors
-from annotation.models import Dataset
+from annotation.lookups import dataset_or_404
 from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
@@ -143,13 +143,6 @@ class ProgressOutput(serializers.Serializer[Any]):
     error_kinds = serializers.DictField(child=serializers.IntegerField())
 
 
-def _dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound()
-    return dataset
-
-
 def _job(request: Request, job_id: int) -> JudgeJob:
     job = selectors.job_get_visible(user=request.user, job_id=job_id)
     if job is None:
@@ -166,14 +159,14 @@ class DatasetJobListCreateApi(APIView):
 
     @extend_schema(responses=JobOutput(many=True))
     def get(self, request: Request, dataset_id: int) -> Response:
-        jobs = selectors.job_list(dataset=_dataset(request, dataset_id))[:MAX_JOBS_LISTED]
+        jobs = selectors.job_list(dataset=dataset_or_404(request, dataset_id))[:MAX_JOBS_LISTED]
         return Response(JobOutput(jobs, many=True).data)
 
     @extend_schema(request=JobCreateInput, responses={201: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         if not IsLead().has_permission(request, self):
             self.permission_denied(request, message=IsLead.message)
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.JobCreateInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
@@ -218,11 +211,36 @@ class JobRetryApi(APIView):
 
 
 class LeaderboardApi(APIView):
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "prompt_version",
+                str,
+                description="Only the verdicts made with this prompt version (default: all)",
+            )
+        ],
+        responses={200: OpenApiTypes.OBJECT},
+    )
     def get(self, request: Request, dataset_id: int) -> Response:
         """Per model: the ensemble's and each judge's scores by group, category, format and
-        scenario, each cell with its mean and n."""
-        board = selectors.leaderboard(dataset=_dataset(request, dataset_id))
+        scenario, each cell with its mean and n; ``prompt_versions`` lists the versions to
+        filter by."""
+        version = request.query_params.get("prompt_version") or None
+        board = selectors.leaderboard(
+            dataset=dataset_or_404(request, dataset_id), prompt_version=version
+        )
+        if board.unknown_prompt_version:
+            raise serializers.ValidationError(
+                {
+                    "prompt_version": [
+                        _(
+                            "No verdicts were made with prompt version “%(version)s” "
+                            "(known: %(known)s)."
+                        )
+                        % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
+                    ]
+                }
+            )
         return Response(asdict(board))
 
 
@@ -244,7 +262,7 @@ class VerdictImportApi(APIView):
 
     @extend_schema(request=VerdictImportInput, responses=ImportOutput)
     def post(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.VerdictImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         summary = services.verdict_import(dataset=dataset, source=payload.validated_data["file"])
@@ -262,7 +280,7 @@ class ResponseImportApi(APIView):
 
     @extend_schema(request=ResponseImportInput, responses=ImportOutput)
     def post(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data

@@ -1,7 +1,11 @@
 """Answerability consensus: does every judge agree with a sample's own label?
 
 MMOOC keeps a sample only when all of its judges independently agree on its answerability; a
-sample on which any judge disagrees, or gave no vote, is flagged for human review.
+sample on which any judge disagrees, or gave no vote (an error), is flagged for human review.
+
+A judge may abstain (the offline rule judge always does on answerability: it cannot see the
+image). An abstention is neither a vote nor agreement: the judge is left out of the sample's
+consensus, and a sample on which every judge abstained is undecided, neither agreed nor flagged.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ from dataclasses import dataclass
 
 ANSWERABLE = "answerable"
 UNANSWERABLE = "unanswerable"
+ABSTAIN = "abstain"
 
 
 @dataclass(frozen=True)
 class Vote:
-    """One verdict of one judge (a repeat); label None when the judge ended in an error."""
+    """One verdict of one judge (a repeat); label None when the judge ended in an error,
+    ABSTAIN when it declined to decide."""
 
     judge: str
     label: str | None
@@ -25,16 +31,29 @@ class Vote:
 
 @dataclass(frozen=True)
 class Consensus:
-    """The per-judge votes of a sample and whether they all agree with its label."""
+    """The per-judge votes of a sample and whether they all agree with its label.
+
+    ``agree``: at least one judge voted and every judge that did not abstain voted the label.
+    ``disagree``: some judge that did not abstain voted otherwise or has no vote.
+    Neither: every judge abstained (undecided).
+    """
 
     agree: bool
     votes: list[dict[str, str | None]]
+    disagree: bool = False
+
+    @property
+    def undecided(self) -> bool:
+        return not self.agree and not self.disagree
 
 
 def judge_label(votes: Sequence[Vote]) -> tuple[str | None, str | None]:
-    """A judge's label over its repeats: the strict majority, else None (no clear vote)."""
-    labels = Counter(v.label for v in votes if v.label is not None)
+    """A judge's label over its repeats: the strict majority of its real votes, else None (no
+    clear vote); ABSTAIN when all it gave were abstentions."""
+    labels = Counter(v.label for v in votes if v.label is not None and v.label != ABSTAIN)
     if not labels:
+        if votes and all(v.label == ABSTAIN for v in votes):
+            return ABSTAIN, None
         return None, None
     (top, count), *rest = labels.most_common()
     if rest and rest[0][1] == count:
@@ -45,18 +64,22 @@ def judge_label(votes: Sequence[Vote]) -> tuple[str | None, str | None]:
 
 
 def consensus(sample_label: str, votes: Iterable[Vote], judges: Sequence[str]) -> Consensus:
-    """Agree when every judge in `judges` has a clear vote equal to `sample_label`."""
+    """Agree when every judge in `judges` that did not abstain (at least one) has a clear vote
+    equal to `sample_label`."""
     by_judge: dict[str, list[Vote]] = {name: [] for name in judges}
     for vote in votes:
         by_judge.setdefault(vote.judge, []).append(vote)
     summary: list[dict[str, str | None]] = []
-    agree = True
+    voted = disagree = False
     for name in judges:
         label, category = judge_label(by_judge[name])
         summary.append({"judge": name, "label": label, "category": category})
+        if label == ABSTAIN:
+            continue
+        voted = True
         if label != sample_label:
-            agree = False
-    return Consensus(agree=agree, votes=summary)
+            disagree = True
+    return Consensus(agree=voted and not disagree, votes=summary, disagree=disagree)
 
 
 def sample_answerability(group: str, reference_is_refusal: bool) -> str:

@@ -7,7 +7,7 @@ LLM is only needed where they find nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 DEFAULT_LETTERS = "ABCDE"
@@ -313,7 +313,7 @@ def extract_choice(
     if not reply:
         # Echoing the question back is a failure to answer, not a refusal.
         return Extraction((), False, "echo_only")
-    steps = (
+    steps: tuple[tuple[str, Callable[[], tuple[str, ...]]], ...] = (
         ("bare", lambda: _match_bare(reply, valid)),
         ("leading", lambda: _match_leading(reply, valid)),
         ("phrase", lambda: _match_phrase(reply, valid)),

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import Form as MarkedForm
 from judging import services
 from judging.models import Judge, JudgeKind
 
@@ -79,7 +80,7 @@ class JudgeAdminForm(_JudgeFields):
         return cleaned
 
 
-class JobStartForm(forms.Form):
+class JobStartForm(MarkedForm):
     task = forms.ChoiceField(
         label=_("Task"),
         choices=[("answerability", _("Answerability consensus")), ("scoring", _("Scoring"))],

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 ENSEMBLE = "ensemble"
+# The group of items whose sample has no answerability group (or no safety side).
+UNGROUPED = "ungrouped"
 BREAKDOWNS = ("category", "format", "scenario")
 
 
@@ -21,7 +23,7 @@ class ScoreRow:
     model: str
     judge: str
     response_id: int
-    group: str  # shifted_ic | ooc (MMOOC), safe | unsafe (MCBench)
+    group: str  # shifted_ic | ooc (MMOOC), safe | unsafe (MCBench), or UNGROUPED
     category: str
     format: str
     scenario: str

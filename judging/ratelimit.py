@@ -59,7 +59,42 @@ class RateLimitTimeout(TimeoutError):
     """acquire() would have waited longer than its timeout."""
 
 
-class RedisRateLimiter:
+class _Limiter:
+    """What both limiters share: the limits, and waiting for a slot with ``try_acquire``."""
+
+    def __init__(
+        self,
+        limits: Mapping[str, RateLimit],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
+        self._limits = dict(limits)
+        self._clock = clock
+        self._sleep = sleep
+
+    def limit_for(self, judge_key: str) -> RateLimit | None:
+        """The configured limit of a judge, if any."""
+        return self._limits.get(judge_key)
+
+    async def try_acquire(self, judge_key: str) -> float:
+        """Take a slot now and return 0, or return the seconds until one is free."""
+        raise NotImplementedError
+
+    async def acquire(self, judge_key: str, *, timeout: float | None = None) -> float:
+        """Wait until the judge may be called; return the seconds waited."""
+        started = self._clock()
+        while True:
+            wait = await self.try_acquire(judge_key)
+            if wait <= 0:
+                return self._clock() - started
+            if timeout is not None and self._clock() - started + wait > timeout:
+                raise RateLimitTimeout(f"rate limit for {judge_key!r} not free within {timeout}s")
+            # Another worker may take the slot first; the loop then simply waits again.
+            await self._sleep(wait)
+
+
+class RedisRateLimiter(_Limiter):
     """Shared per-judge limiter; judges without a configured limit are not limited."""
 
     def __init__(
@@ -70,15 +105,10 @@ class RedisRateLimiter:
         prefix: str = "judging:ratelimit:",
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
+        super().__init__(limits, sleep=sleep)
         self._redis = redis
-        self._limits = dict(limits)
         self._prefix = prefix
-        self._sleep = sleep
         self._script = redis.register_script(_GCRA_LUA)
-
-    def limit_for(self, judge_key: str) -> RateLimit | None:
-        """The configured limit of a judge, if any."""
-        return self._limits.get(judge_key)
 
     async def try_acquire(self, judge_key: str) -> float:
         """Take a slot now and return 0, or return the seconds until one is free."""
@@ -89,18 +119,6 @@ class RedisRateLimiter:
             keys=[self._prefix + judge_key], args=[limit.interval_ms, limit.burst]
         )
         return int(wait_ms) / 1000
-
-    async def acquire(self, judge_key: str, *, timeout: float | None = None) -> float:
-        """Wait until the judge may be called; return the seconds waited."""
-        started = time.monotonic()
-        while True:
-            wait = await self.try_acquire(judge_key)
-            if wait <= 0:
-                return time.monotonic() - started
-            if timeout is not None and time.monotonic() - started + wait > timeout:
-                raise RateLimitTimeout(f"rate limit for {judge_key!r} not free within {timeout}s")
-            # Another worker may take the slot first; the loop then simply waits again.
-            await self._sleep(wait)
 
     async def reset(self, judge_key: str) -> None:
         """Forget a judge's history (tests, or after changing its limit)."""
@@ -195,7 +213,7 @@ class RedisSemaphore:
             await self.release(judge_key, token)
 
 
-class LocalRateLimiter:
+class LocalRateLimiter(_Limiter):
     """The same GCRA as RedisRateLimiter, held in this process only.
 
     The fallback when no Redis is configured (the local SQLite demo): each worker process then
@@ -209,9 +227,7 @@ class LocalRateLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
-        self._limits = dict(limits)
-        self._clock = clock
-        self._sleep = sleep
+        super().__init__(limits, clock=clock, sleep=sleep)
         self._tat: dict[str, float] = {}
 
     def set_limit(self, judge_key: str, limit: RateLimit | None) -> None:
@@ -220,10 +236,6 @@ class LocalRateLimiter:
             self._limits.pop(judge_key, None)
         else:
             self._limits[judge_key] = limit
-
-    def limit_for(self, judge_key: str) -> RateLimit | None:
-        """The configured limit of a judge, if any."""
-        return self._limits.get(judge_key)
 
     async def try_acquire(self, judge_key: str) -> float:
         """Take a slot now and return 0, or return the seconds until one is free."""
@@ -238,14 +250,3 @@ class LocalRateLimiter:
             return tat - tolerance - now
         self._tat[judge_key] = tat + interval
         return 0.0
-
-    async def acquire(self, judge_key: str, *, timeout: float | None = None) -> float:
-        """Wait until the judge may be called; return the seconds waited."""
-        started = self._clock()
-        while True:
-            wait = await self.try_acquire(judge_key)
-            if wait <= 0:
-                return self._clock() - started
-            if timeout is not None and self._clock() - started + wait > timeout:
-                raise RateLimitTimeout(f"rate limit for {judge_key!r} not free within {timeout}s")
-            await self._sleep(wait)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
@@ -10,8 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Dataset, DatasetKind
 from annotation.selectors import dataset_list_visible
-from judging.extraction import is_refusal_reference
-from judging.leaderboard import ModelRow, ScoreRow, build_leaderboard
+from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
     ChunkStatus,
     Judge,
@@ -164,19 +163,30 @@ def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
 
 @dataclass
 class Leaderboard:
-    """Per evaluated model, the ensemble's and each judge's scores, with the groups shown."""
+    """Per evaluated model, the ensemble's and each judge's scores, with the groups shown;
+    ``prompt_version`` is the version it is filtered to (None: every version counts), and
+    ``prompt_versions`` every version the dataset's verdicts were made with."""
 
     task: str
     groups: list[str]
     judges: list[str]
     models: list[ModelRow]
+    prompt_versions: list[str] = field(default_factory=list)
+    prompt_version: str | None = None
+
+    @property
+    def unknown_prompt_version(self) -> bool:
+        return self.prompt_version is not None and self.prompt_version not in self.prompt_versions
 
 
-def leaderboard(*, dataset: Dataset) -> Leaderboard:
+def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leaderboard:
     """The leaderboard of a dataset's scored responses (one query over the verdicts).
 
-    Every judge's verdicts count, whichever prompt version made them; a response's score is
-    first averaged over a judge's repeated votes.
+    Every judge's verdicts count, whichever prompt version made them, unless
+    ``prompt_version`` names one; a response's score is first averaged over a judge's
+    repeated votes. Items with no answerability group (or no safety side) form the group
+    ``UNGROUPED``, shown only when there are any: never counted as shifted in-context,
+    out-of-context or unsafe on a guess.
     """
     if dataset.kind == DatasetKind.TRIMODAL:
         task, groups = JudgeTask.MCBENCH_SAFETY, ["unsafe", "safe"]
@@ -186,11 +196,11 @@ def leaderboard(*, dataset: Dataset) -> Leaderboard:
         Verdict.objects.filter(task=task, response__dataset=dataset, error_kind="")
         .order_by()
         .values_list(
+            "prompt_version",
             "judge__name",
             "response__model_name",
             "response_id",
             "sample__answerability_group",
-            "sample__reference_answer",
             "sample__category_code",
             "sample__question_format",
             "sample__scenario",
@@ -203,12 +213,13 @@ def leaderboard(*, dataset: Dataset) -> Leaderboard:
         )
     )
     scored: list[ScoreRow] = []
+    versions: set[str] = set()
     for (
+        version,
         judge,
         model,
         response_id,
         group,
-        reference,
         category,
         question_format,
         scenario,
@@ -219,13 +230,16 @@ def leaderboard(*, dataset: Dataset) -> Leaderboard:
         reasoning,
         label,
     ) in rows:
+        versions.add(version)
+        if prompt_version is not None and version != prompt_version:
+            continue
         if task == JudgeTask.MCBENCH_SAFETY:
             scored.append(
                 ScoreRow(
                     model,
                     judge,
                     response_id,
-                    safety_label or "unsafe",
+                    safety_label or UNGROUPED,
                     safety_category,
                     "",
                     safety_subcategory,
@@ -235,14 +249,12 @@ def leaderboard(*, dataset: Dataset) -> Leaderboard:
             continue
         if answer is None or reasoning is None:
             continue
-        if not group:
-            group = "ooc" if is_refusal_reference(reference) else "shifted_ic"
         scored.append(
             ScoreRow(
                 model,
                 judge,
                 response_id,
-                group,
+                group or UNGROUPED,
                 category,
                 question_format,
                 scenario,
@@ -251,5 +263,14 @@ def leaderboard(*, dataset: Dataset) -> Leaderboard:
                 reasoning,
             )
         )
+    if any(row.group == UNGROUPED for row in scored):
+        groups.append(UNGROUPED)
     judges = sorted({row.judge for row in scored})
-    return Leaderboard(task, groups, judges, build_leaderboard(scored, groups))
+    return Leaderboard(
+        task,
+        groups,
+        judges,
+        build_leaderboard(scored, groups),
+        prompt_versions=sorted(versions),
+        prompt_version=prompt_version,
+    )

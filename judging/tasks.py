@@ -12,10 +12,11 @@ from celery import Task, shared_task
 from django.db import DatabaseError
 
 from judging import services
+from judging.audit import computations
 from judging.audit import services as audit_services
 
 
-class _ChunkTask(Task):
+class _ChunkTask(Task):  # type: ignore[type-arg]
     def on_failure(
         self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:
@@ -68,8 +69,24 @@ def draw_audit_set(audit_set_id: int) -> None:
     audit_services.audit_set_draw_run(audit_set_id=audit_set_id)
 
 
+@shared_task(
+    name="judging.compute_audit_figures",
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=True,
+    max_retries=5,
+    soft_time_limit=1800,
+    time_limit=1900,
+)
+def compute_audit_figures(computation_id: int) -> None:
+    """Compute an audit's statistics or a frame's strata and store them (idempotent)."""
+    computations.computation_run(computation_id=computation_id)
+
+
 @shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
-    """Run by Celery beat: recover judge jobs and audit draws whose worker or message was lost."""
+    """Run by Celery beat: recover judge jobs, audit draws and audit computations whose worker
+    or message was lost."""
     services.judge_jobs_sweep()
     audit_services.audit_sets_sweep()
+    computations.computations_sweep()

@@ -5,35 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors as annotation_selectors
-from annotation.models import Dataset
+from annotation.lookups import dataset_or_404
 from core.jobs import RETRYABLE
-from core.roles import acting_user, is_lead
+from core.roles import acting_user, is_lead, require_lead
 from judging import selectors, services
-from judging.audit import statistics as audit_statistics
+from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.models import JudgeJob
 
 MAX_JOBS_SHOWN = 50
 CHART_WIDTH = 300
-
-
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may do this."))
-
-
-def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
 
 
 def _job(request: HttpRequest, job_id: int) -> JudgeJob:
@@ -45,7 +32,7 @@ def _job(request: HttpRequest, job_id: int) -> JudgeJob:
 
 @require_http_methods(["GET", "POST"])
 def judge_list(request: HttpRequest) -> HttpResponse:
-    _require_lead(request)
+    require_lead(request)
     form = JudgeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -63,11 +50,11 @@ def judge_list(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def dataset_judging(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id)
     models = selectors.response_models(dataset=dataset)
     form = JobStartForm(request.POST or None, model_names=[name for name, _n in models])
     if request.method == "POST":
-        _require_lead(request)
+        require_lead(request)
         if form.is_valid():
             try:
                 job = services.judge_job_start(
@@ -114,7 +101,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_POST
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
-    _require_lead(request)
+    require_lead(request)
     job = _job(request, job_id)
     try:
         services.judge_job_cancel(job=job)
@@ -127,7 +114,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    _require_lead(request)
+    require_lead(request)
     job = _job(request, job_id)
     try:
         services.judge_job_retry(job=job)
@@ -140,8 +127,10 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @dataclass(frozen=True)
 class Bar:
+    """One bar of the leaderboard chart; ``mean`` None (n = 0) draws no bar and reads "—"."""
+
     label: str
-    mean: float
+    mean: float | None
     n: int
     y: int
     width: int
@@ -155,8 +144,9 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
     for row in board.models:
         labels.append({"text": row.model, "y": y + 18})
         for index, (group, cell) in enumerate(row.ensemble.groups.items()):
-            mean = cell.mean or 0.0
-            bars.append(Bar(group, mean, cell.n, y, round(mean * CHART_WIDTH), colours[index % 4]))
+            mean = cell.mean if cell.n else None
+            width = round((mean or 0.0) * CHART_WIDTH)
+            bars.append(Bar(group, mean, cell.n, y, width, colours[index % 4]))
             y += 24
         y += 12
     return {"bars": bars, "labels": labels, "height": y, "width": CHART_WIDTH + 420}
@@ -164,9 +154,20 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
 
 @require_GET
 def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
-    board = selectors.leaderboard(dataset=dataset)
-    audit_set, corrected = audit_statistics.leaderboard_corrections(dataset=dataset)
+    dataset = dataset_or_404(request, dataset_id)
+    version = request.GET.get("prompt_version") or None
+    board = selectors.leaderboard(dataset=dataset, prompt_version=version)
+    if board.unknown_prompt_version:
+        messages.error(
+            request,
+            _("No verdicts were made with prompt version “%(version)s”.") % {"version": version},
+        )
+    # The audit's correction rests on the verdicts of every prompt version.
+    audit_set, corrected, corrected_state = (
+        audit_computations.leaderboard_corrections(dataset=dataset)
+        if version is None
+        else (None, {}, None)
+    )
     return render(
         request,
         "judging/leaderboard.html",
@@ -176,5 +177,6 @@ def leaderboard(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "chart": _chart(board),
             "audit_set": audit_set,
             "corrected": corrected,
+            "corrected_state": corrected_state,
         },
     )

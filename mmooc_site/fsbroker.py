@@ -17,6 +17,14 @@ from kombu.utils.json import dumps
 
 
 class Channel(filesystem.Channel):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The settings make no folders; the transport makes those it is configured with.
+        for folder in (self.data_folder_in, self.data_folder_out, self.control_folder):
+            os.makedirs(folder, exist_ok=True)
+        if self.store_processed:
+            os.makedirs(self.processed_folder, exist_ok=True)
+
     def _put(self, queue: Any, payload: Any, **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
         final = os.path.join(self.data_folder_out, name)

@@ -17,7 +17,7 @@ def database_ok() -> bool:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
+            return bool(cursor.fetchone() == (1,))
     except Exception:
         logger.warning("health: the database does not answer", exc_info=True)
         return False
@@ -38,7 +38,7 @@ def cache_ok() -> bool:
     key = f"healthz:{uuid.uuid4().hex}"
     try:
         cache.set(key, "1", timeout=10)
-        ok = cache.get(key) == "1"
+        ok = bool(cache.get(key) == "1")
         cache.delete(key)
         return ok
     except Exception:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import django_stubs_ext
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -43,7 +44,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
-    "mmooc_site",
+    "mmooc_site.apps.SiteConfig",
     "accounts",
     "annotation",
     "review",
@@ -52,6 +53,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -96,7 +98,6 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "transaction_mode": "IMMEDIATE",
@@ -135,6 +136,9 @@ S3_BUCKET = env.str("S3_BUCKET", default="")
 S3_ENDPOINT_URL = env.str("S3_ENDPOINT_URL", default="") or None
 S3_REGION = env.str("S3_REGION", default="us-east-1")
 S3_PRESIGN_SECONDS = env.int("S3_PRESIGN_SECONDS", default=300)
+# Credentials for the S3 media storage and for s3:// import sources alike.
+S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
+S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 if S3_BUCKET:
     _media_storage = {
         "BACKEND": "storages.backends.s3.S3Storage",
@@ -142,8 +146,8 @@ if S3_BUCKET:
             "bucket_name": S3_BUCKET,
             "endpoint_url": S3_ENDPOINT_URL,
             "region_name": S3_REGION,
-            "access_key": env.str("S3_ACCESS_KEY_ID", default="") or None,
-            "secret_key": env.str("S3_SECRET_ACCESS_KEY", default="") or None,
+            "access_key": S3_ACCESS_KEY_ID or None,
+            "secret_key": S3_SECRET_ACCESS_KEY or None,
             "default_acl": None,
             "querystring_auth": True,
             "querystring_expire": S3_PRESIGN_SECONDS,
@@ -176,7 +180,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
-# when REDIS_URL is set, otherwise a database table (`manage.py createcachetable`).
+# when REDIS_URL is set, otherwise a database table (made by `migrate`, mmooc_site 0003).
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -210,11 +214,16 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # How soon the Redis broker hands a message whose worker died to another worker (kombu's
+    # default is an hour); judging's worker-kill test shortens it.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "unacked_restore_interval": env.int("CELERY_UNACKED_RESTORE_INTERVAL", default=10),
+        "unacked_restore_throttle": env.int("CELERY_UNACKED_RESTORE_THROTTLE", default=10),
+    }
 elif CELERY_BROKER_URL.startswith("filesystem"):
-    # Absolute folders: kombu's defaults are relative to the working directory.
-    for _sub in ("queue", "processed", "control"):
-        (CELERY_BROKER_FOLDER / _sub).mkdir(parents=True, exist_ok=True)
+    # Absolute folders (kombu's defaults are relative to the working directory); the
+    # transport (mmooc_site.fsbroker) makes them when it first opens a channel.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_FOLDER / "queue"),
         "data_folder_out": str(CELERY_BROKER_FOLDER / "queue"),
@@ -307,6 +316,34 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_HTTPS)
 if env.bool("SECURE_PROXY_SSL_HEADER", default=_HTTPS):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Content-Security-Policy (django-csp): scripts and styles only from the site's own static
+# files, no inline code at all. Media are served by the site, or on S3 by a redirect to a
+# presigned URL, whose origin images and audio must be allowed to load from: CSP_MEDIA_ORIGINS
+# (comma-separated), by default the origin of S3_ENDPOINT_URL or of AWS's S3 in S3_REGION.
+if S3_BUCKET and S3_ENDPOINT_URL:
+    _scheme, _, _host = S3_ENDPOINT_URL.partition("://")
+    _s3_origins = [f"{_scheme}://{_host.split('/', 1)[0]}"]
+elif S3_BUCKET:
+    _s3_origins = [f"https://s3.{S3_REGION}.amazonaws.com", "https://s3.amazonaws.com"]
+else:
+    _s3_origins = []
+CSP_MEDIA_ORIGINS = env.list("CSP_MEDIA_ORIGINS", default=_s3_origins)
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:", "blob:", *CSP_MEDIA_ORIGINS],
+        "media-src": [SELF, "blob:", *CSP_MEDIA_ORIGINS],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
 # Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username
 # from one address, that pair is locked out for AXES_COOLOFF_MINUTES.
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
@@ -329,11 +366,9 @@ LOGGING = {
 
 # Imports (annotation.imports.services): folders the site may import server paths from (the
 # import_samples command, run by an operator, may import any path), and the credentials of
-# s3:// import sources (the S3_ENDPOINT_URL and S3_REGION above apply to them too).
+# s3:// import sources (the S3_* settings above apply to them too).
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
-S3_ACCESS_KEY_ID = env.str("S3_ACCESS_KEY_ID", default="")
-S3_SECRET_ACCESS_KEY = env.str("S3_SECRET_ACCESS_KEY", default="")
 
 # Judges (judging.egress): a judge's key is read only from a variable whose name starts with
 # this prefix, so no other secret of the workers can be sent to a judge; judges are called only
@@ -343,16 +378,4 @@ if not JUDGE_KEY_ENV_PREFIX:
     raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
 JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
 
-# How soon the Redis broker hands a message whose worker died to another worker (kombu's
-# default is an hour); judging's worker-kill test shortens it.
-if CELERY_BROKER_URL.startswith("redis"):
-    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env.int(
-        "CELERY_VISIBILITY_TIMEOUT", default=3600
-    )
-    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_interval"] = env.int(
-        "CELERY_UNACKED_RESTORE_INTERVAL", default=10
-    )
-    CELERY_BROKER_TRANSPORT_OPTIONS["unacked_restore_throttle"] = env.int(
-        "CELERY_UNACKED_RESTORE_THROTTLE", default=10
-    )
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["JudgeKindEnum"] = "judging.models.JudgeKind"  # type: ignore[index]

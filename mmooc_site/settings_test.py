@@ -26,5 +26,3 @@ from mmooc_site.settings import *  # noqa: E402,F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 if not REDIS_URL:  # noqa: F405 - no cache table to create in every test database
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-
-Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # noqa: F405 - whitenoise warns without it

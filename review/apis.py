@@ -7,24 +7,18 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample
-from core.api import IsLead
-from core.roles import acting_user, is_lead
+from core.api import IsLead, IsReviewer
+from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
-
-
-def _dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound()
-    return dataset
 
 
 def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
@@ -34,13 +28,6 @@ def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sam
     if sample is None:
         raise NotFound()
     return sample
-
-
-def _user(request: Request) -> Any:
-    user = acting_user(request.user)
-    if user is None:  # pragma: no cover - IsAuthenticated runs first
-        raise NotFound()
-    return user
 
 
 class LeasedSampleOutput(serializers.Serializer[Any]):
@@ -100,6 +87,17 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
     }
 
 
+def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
+    """The dataset, if this user may review in it: 403 for a member who is no annotator."""
+    dataset = annotation_selectors.dataset_get_visible(
+        user=request.user, dataset_id=dataset_id, role=ANNOTATOR
+    )
+    if dataset is None:
+        dataset_or_404(request, dataset_id)  # 404 when not visible at all
+        raise PermissionDenied(IsReviewer.message)
+    return dataset
+
+
 class ClaimApi(APIView):
     class ClaimInputSerializer(serializers.Serializer[Any]):
         skipped = serializers.BooleanField(required=False, default=False)
@@ -108,12 +106,12 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
-        dataset = _dataset(request, dataset_id)
+        dataset = _reviewable_dataset(request, dataset_id)
         payload = self.ClaimInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         lease = services.slot_claim(
             dataset=dataset,
-            reviewer=_user(request),
+            reviewer=request_user(request),
             skipped=payload.validated_data["skipped"],
             sample_id=payload.validated_data["sample"],
         )
@@ -160,6 +158,8 @@ class ReviewFieldsInput(serializers.Serializer[Any]):
 
 
 class ReviewCreateApi(APIView):
+    permission_classes = [IsReviewer]
+
     class ReviewInputSerializer(ReviewFieldsInput):
         client_uuid = serializers.UUIDField()
         sample = serializers.IntegerField()
@@ -179,7 +179,7 @@ class ReviewCreateApi(APIView):
         data = dict(payload.validated_data)
         sample = _sample(request, data.pop("sample"), with_media=False)
         try:
-            result = services.review_submit(reviewer=_user(request), sample=sample, **data)
+            result = services.review_submit(reviewer=request_user(request), sample=sample, **data)
         except services.ReviewConflict as exc:
             return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
         body = ReviewOutput(result.review, context={"settled_status": result.settled_status})
@@ -188,11 +188,13 @@ class ReviewCreateApi(APIView):
 
 
 class ReviewAmendApi(APIView):
+    permission_classes = [IsReviewer]
+
     @extend_schema(request=ReviewFieldsInput, responses={200: ReviewOutput, 409: None})
     def put(self, request: Request, review_id: int) -> Response:
         """Amend one's own review while its sample still waits for the other reviews;
         409 once the sample is settled."""
-        user = _user(request)
+        user = request_user(request)
         review = selectors.review_get_own(reviewer=user, review_id=review_id)
         if review is None:
             raise NotFound()
@@ -206,13 +208,15 @@ class ReviewAmendApi(APIView):
 
 
 class DraftApi(APIView):
+    permission_classes = [IsReviewer]
+
     class DraftSerializer(serializers.Serializer[Any]):
         payload = serializers.DictField()
 
     @extend_schema(responses=DraftSerializer)
     def get(self, request: Request, sample_id: int) -> Response:
         sample = _sample(request, sample_id)
-        workbench_draft = selectors.draft_get(reviewer=_user(request), sample=sample)
+        workbench_draft = selectors.draft_get(reviewer=request_user(request), sample=sample)
         if workbench_draft is None:
             raise NotFound()
         return Response({"payload": workbench_draft})
@@ -224,12 +228,14 @@ class DraftApi(APIView):
         payload = self.DraftSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.draft_save(
-            sample=sample, reviewer=_user(request), payload=payload.validated_data["payload"]
+            sample=sample, reviewer=request_user(request), payload=payload.validated_data["payload"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class SkipApi(APIView):
+    permission_classes = [IsReviewer]
+
     class SkipInputSerializer(serializers.Serializer[Any]):
         reason = serializers.CharField(max_length=500)
 
@@ -240,7 +246,7 @@ class SkipApi(APIView):
         payload = self.SkipInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.slot_skip(
-            sample=sample, reviewer=_user(request), reason=payload.validated_data["reason"]
+            sample=sample, reviewer=request_user(request), reason=payload.validated_data["reason"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -260,7 +266,7 @@ class CommentApi(APIView):
     @extend_schema(responses=CommentOutput(many=True))
     def get(self, request: Request, sample_id: int) -> Response:
         sample = _sample(request, sample_id)
-        comments = selectors.comments_visible(user=_user(request), sample=sample)
+        comments = selectors.comments_visible(user=request_user(request), sample=sample)
         return Response(CommentOutput(comments, many=True).data)
 
     @extend_schema(request=CommentInputSerializer, responses={201: CommentOutput})
@@ -269,7 +275,7 @@ class CommentApi(APIView):
         payload = self.CommentInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         comment = services.comment_create(
-            sample=sample, author=_user(request), text=payload.validated_data["text"]
+            sample=sample, author=request_user(request), text=payload.validated_data["text"]
         )
         return Response(CommentOutput(comment).data, status=status.HTTP_201_CREATED)
 
@@ -285,7 +291,7 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
 class ReviewSettingsApi(APIView):
     @extend_schema(responses=ReviewSettingsSerializer)
     def get(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         return Response(
             ReviewSettingsSerializer(selectors.review_settings_get(dataset=dataset)).data
         )
@@ -295,7 +301,7 @@ class ReviewSettingsApi(APIView):
         """A lead sets overlap k, blind review, judge hints and the lease duration."""
         if not is_lead(request.user):
             self.permission_denied(request, message=IsLead.message)
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = ReviewSettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         saved = services.review_settings_update(dataset=dataset, **payload.validated_data)
@@ -311,7 +317,7 @@ class QueueSyncApi(APIView):
     @extend_schema(request=None, responses=QueueSyncOutputSerializer)
     def post(self, request: Request, dataset_id: int) -> Response:
         """Open (or refresh) the dataset's queue: k slots for every sample awaiting review."""
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         return Response({"created": services.queue_sync(dataset=dataset)})
 
 
@@ -339,6 +345,6 @@ class AdjudicationApi(APIView):
         payload = self.AdjudicationInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         outcome = services.sample_adjudicate(
-            sample=sample, by=_user(request), **payload.validated_data
+            sample=sample, by=request_user(request), **payload.validated_data
         )
         return Response(self.AdjudicationOutputSerializer(outcome).data)

@@ -8,7 +8,6 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from annotation.review_port import review_queue_register
         from review import work
         from review.hooks import ReviewQueueForAnnotation
 
@@ -20,4 +19,4 @@ class ReviewConfig(AppConfig):
             )
         )
         # Annotation moves samples into and out of review; the queue follows through this port.
-        review_queue_register(ReviewQueueForAnnotation())
+        extensions.review_queue_register(ReviewQueueForAnnotation())

@@ -7,11 +7,12 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import Form as MarkedForm
 from review.models import Decision, RejectReason
 from review.selectors import TermField
 
 
-class ReviewSettingsForm(forms.Form):
+class ReviewSettingsForm(MarkedForm):
     overlap = forms.IntegerField(label=_("Reviews per sample (k)"), min_value=1, max_value=10)
     blind = forms.BooleanField(label=_("Blind review"), required=False)
     show_judge_hints = forms.BooleanField(label=_("Show judge votes to reviewers"), required=False)
@@ -52,7 +53,7 @@ def _term_field(term: TermField, label: str) -> forms.Field:
     return forms.ChoiceField(label=label, choices=choices, required=False)
 
 
-class AdjudicationForm(forms.Form):
+class AdjudicationForm(MarkedForm):
     decision = forms.ChoiceField(
         label=_("Decision"), choices=Decision.choices, widget=forms.RadioSelect
     )
@@ -60,6 +61,9 @@ class AdjudicationForm(forms.Form):
         label=_("Reject reason"), choices=RejectReason.choices, required=False
     )
     note = forms.CharField(label=_("Note"), widget=forms.Textarea(attrs={"rows": 3}))
+    # The sample's revision when the form was shown: a form posted again after the sample
+    # changed (adjudicated meanwhile, or sent back by Back) is not applied a second time.
+    revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Review's side of ``annotation.review_port``: what annotation may ask of the review queue.
+"""Review's side of ``annotation.extensions``: what annotation may ask of the review queue.
 
 Registered in ``ReviewConfig.ready()``, so that annotation's services (send to review, take
 down, restore, priorities, the end of an import) open and close review slots, and its sample

@@ -173,11 +173,15 @@ class Workbench:
     comments: list[Comment]
     other_reviews: list[Review]
     judge_votes: list[dict[str, Any]]
+    # Whether this reader sees judge hints (votes, the disagreement flag) at all.
+    show_judge_hints: bool = False
     term_fields: dict[str, TermField] = field(default_factory=dict)
     # The values the form starts from: the sample's, with the reviewer's own edits over them
     # when they reopen their review.
     form_values: dict[str, Any] = field(default_factory=dict)
     my_review: Review | None = None
+    # The user's review of the current round, also once its sample is settled.
+    submitted: Review | None = None
     images: list[Any] = field(default_factory=list)
     audio: list[Any] = field(default_factory=list)
     pair_images: list[Any] = field(default_factory=list)
@@ -207,8 +211,8 @@ def judge_votes(sample: Sample) -> list[dict[str, Any]]:
 
 
 def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
-    """The sample as its reviewer sees it: blind review hides others' verdicts, and judge
-    votes show only when the lead turned hints on."""
+    """The sample as its reviewer sees it: blind review hides others' verdicts and the
+    judges' votes; otherwise judge votes show only when the lead turned hints on."""
     sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id)
     if sample is None:
         return None
@@ -224,9 +228,9 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     others: list[Review] = []
     if not settings.blind or lead:
         others = [r for r in current_round if r.reviewer_id != user.pk]
-    my_review = next((r for r in current_round if r.reviewer_id == user.pk), None)
-    if my_review is not None and sample.status not in AMENDABLE_STATUSES:
-        my_review = None
+    submitted = next((r for r in current_round if r.reviewer_id == user.pk), None)
+    my_review = submitted if sample.status in AMENDABLE_STATUSES else None
+    hints = lead or (settings.show_judge_hints and not settings.blind)
     fields = consensus.reviewable_fields(sample.dataset.kind)
     form_values = {name: getattr(sample, name) for name in fields}
     if my_review is not None and my_review.decision == Decision.ACCEPT:
@@ -247,15 +251,29 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
         draft=draft_get(reviewer=user, sample=sample),
         comments=list(comments),
         other_reviews=others,
-        judge_votes=judge_votes(sample) if settings.show_judge_hints or lead else [],
+        judge_votes=judge_votes(sample) if hints else [],
+        show_judge_hints=hints,
         term_fields=term_fields(
             dataset=sample.dataset, fields=fields, values=form_values, terms=terms
         ),
         form_values=form_values,
         my_review=my_review,
+        submitted=submitted,
         images=[link for link in links if link.role == "image"],
         audio=[link for link in links if link.role == "audio"],
         pair_images=pair_images,
+    )
+
+
+def adjudication_done(*, sample: Sample) -> Outcome | None:
+    """The lead's adjudication of a sample that no longer waits for one (None while it waits,
+    or when it was never adjudicated)."""
+    if sample.status == SampleStatus.NEEDS_ADJUDICATION:
+        return None
+    return (
+        Outcome.objects.filter(sample=sample, adjudicated=True)
+        .select_related("adjudicated_by")
+        .first()
     )
 
 

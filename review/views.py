@@ -11,37 +11,26 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors as annotation_selectors
-from annotation.models import Dataset
-from core.roles import acting_user, is_lead
+from annotation.lookups import dataset_or_404
+from core.roles import is_lead, is_reviewer, request_user, require_lead
 from review import selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
 from review.models import Decision, RejectReason
 
 
-def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
-
-
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may do this."))
-
-
-def _user(request: HttpRequest) -> Any:
-    return acting_user(request.user)
+def _require_reviewer(request: HttpRequest) -> None:
+    if not is_reviewer(request.user):
+        raise PermissionDenied(_("Only annotators may claim or submit review work."))
 
 
 @require_GET
 def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
-    overview = selectors.queue_overview(dataset=dataset, reviewer=_user(request))
+    dataset = dataset_or_404(request, dataset_id)
+    overview = selectors.queue_overview(dataset=dataset, reviewer=request_user(request))
     settings = overview.settings
     form = ReviewSettingsForm(
         initial={
@@ -59,14 +48,15 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "overview": overview,
             "settings_form": form,
             "is_lead": is_lead(request.user),
+            "can_review": is_reviewer(request.user),
         },
     )
 
 
 @require_POST
 def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     form = ReviewSettingsForm(request.POST)
     if not form.is_valid():
         for errors in form.errors.values():
@@ -92,8 +82,8 @@ def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @require_POST
 def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     created = services.queue_sync(dataset=dataset)
     messages.success(request, _("Queue refreshed: %(n)d new review slots.") % {"n": created})
     return redirect("review:queue", dataset_id=dataset.pk)
@@ -102,7 +92,8 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 @require_POST
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
-    dataset = _dataset(request, dataset_id)
+    _require_reviewer(request)
+    dataset = dataset_or_404(request, dataset_id)
     sample_id: int | None = None
     if request.POST.get("sample"):
         try:
@@ -111,7 +102,7 @@ def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
             raise Http404(_("No such sample.")) from exc
     lease = services.slot_claim(
         dataset=dataset,
-        reviewer=_user(request),
+        reviewer=request_user(request),
         skipped=request.POST.get("skipped") == "1",
         sample_id=sample_id,
     )
@@ -132,13 +123,30 @@ def _predicate_text(values: dict[str, Any]) -> str:
     return "\n".join(str(c) for c in values.get("predicate") or [])
 
 
+@never_cache
 @require_GET
 def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
-    user = _user(request)
+    """The review form; once the user submitted their review of the sample (coming back to
+    it, by the browser's Back too), the page says so and links onward: the form opens again
+    only to amend (``?amend=1``) while the sample waits for the other reviews. Never cached,
+    so Back fetches it again instead of showing the form as it was."""
+    _require_reviewer(request)
+    user = request_user(request)
     bench = selectors.workbench_get(user=user, sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
+    if bench.submitted is not None and not (request.GET.get("amend") and bench.my_review):
+        return render(
+            request,
+            "review/submitted.html",
+            {
+                "bench": bench,
+                "sample": sample,
+                "review": bench.submitted,
+                "labels": field_labels(preset=sample.dataset.preset),
+            },
+        )
     peaks = [link.asset.peaks for link in bench.audio]
     mine = bench.my_review
     urls = {
@@ -196,8 +204,8 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
 
 @require_GET
 def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
     page = Paginator(selectors.adjudication_queue(dataset=dataset), 25).get_page(
         request.GET.get("page")
     )
@@ -210,14 +218,32 @@ def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
 
 
+@never_cache
 @require_http_methods(["GET", "POST"])
 def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
-    _require_lead(request)
-    bench = selectors.workbench_get(user=_user(request), sample_id=sample_id)
+    """The adjudication form. Once the sample is adjudicated, coming back to it (Back
+    included: the page is never cached) shows the decision instead of a live form, and the
+    form posted again is not applied twice; ``?again=1`` opens the form to change it."""
+    require_lead(request)
+    bench = selectors.workbench_get(user=request_user(request), sample_id=sample_id)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
-    initial: dict[str, Any] = {"decision": Decision.ACCEPT}
+    done = selectors.adjudication_done(sample=sample)
+    posted_revision = request.POST.get("revision", "") if request.method == "POST" else ""
+    stale = bool(posted_revision) and posted_revision != str(sample.revision)
+    if done is not None and (stale or (request.method == "GET" and not request.GET.get("again"))):
+        if stale:
+            messages.warning(
+                request, _("This sample was already adjudicated; your form was not saved again.")
+            )
+        return render(
+            request,
+            "review/adjudicated.html",
+            {"sample": sample, "outcome": done},
+            status=409 if stale else 200,
+        )
+    initial: dict[str, Any] = {"decision": Decision.ACCEPT, "revision": sample.revision}
     for name in bench.fields:
         value = getattr(sample, name)
         initial[f"value_{name}"] = "\n".join(value) if name == "predicate" else value
@@ -229,11 +255,17 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
         term_fields=bench.term_fields,
         labels=labels,
     )
-    if request.method == "POST" and form.is_valid():
+    if stale:
+        # The sample changed under the form (not by an adjudication): show it as it is now.
+        form = AdjudicationForm(
+            None, initial=initial, fields=bench.fields, term_fields=bench.term_fields, labels=labels
+        )
+        messages.error(request, _("The sample changed since this form was opened; check it again."))
+    elif request.method == "POST" and form.is_valid():
         try:
             services.sample_adjudicate(
                 sample=sample,
-                by=_user(request),
+                by=request_user(request),
                 decision=form.cleaned_data["decision"],
                 values=form.values(),
                 reject_reason=form.cleaned_data["reject_reason"],
@@ -301,7 +333,7 @@ def _warn_same_pair_label(request: HttpRequest, sample: Any) -> None:
 
 @require_GET
 def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    dataset = _dataset(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id)
     return render(
         request,
         "review/progress.html",
@@ -313,6 +345,6 @@ def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def my_reviews(request: HttpRequest) -> HttpResponse:
     """The reviews the signed-in user submitted, newest first; each can be reopened and
     amended while its sample waits for the other reviews."""
-    reviews = review_work.my_reviews(reviewer=_user(request))
+    reviews = review_work.my_reviews(reviewer=request_user(request))
     page = Paginator(reviews, 50).get_page(request.GET.get("page"))
     return render(request, "review/my_reviews.html", {"page": page})

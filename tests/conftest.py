@@ -35,17 +35,17 @@ def _local_media(settings: Any, tmp_path: Path) -> None:
 
 @pytest.fixture
 def lead(db: None) -> Any:
-    return UserFactory(role=roles.LEAD)
+    return UserFactory.create(role=roles.LEAD)
 
 
 @pytest.fixture
 def annotator(db: None) -> Any:
-    return UserFactory(role=roles.ANNOTATOR)
+    return UserFactory.create(role=roles.ANNOTATOR)
 
 
 @pytest.fixture
 def auditor(db: None) -> Any:
-    return UserFactory(role=roles.AUDITOR)
+    return UserFactory.create(role=roles.AUDITOR)
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def worker_on(
     )
     env = {
         "DATABASE_URL": database_url,
-        "MEDIA_ROOT": str(django_settings.STORAGES["default"]["OPTIONS"]["location"]),
+        "MEDIA_ROOT": str(django_settings.MEDIA_ROOT),
         "CELERY_BROKER_URL": broker_url,
         "JUDGE_ALLOWED_HOSTS": ",".join(django_settings.JUDGE_ALLOWED_HOSTS),
         **(extra_env or {}),
@@ -161,13 +161,20 @@ def site_broker(url: str) -> Iterator[None]:
     from mmooc_site.celery import app
 
     saved = app.conf.broker_url
-    app.conf.broker_url = url
-    app._pool = app.amqp._producer_pool = None
+    broker_point(app, url)
     try:
         yield
     finally:
-        app.conf.broker_url = saved
-        app._pool = app.amqp._producer_pool = None
+        broker_point(app, saved)
+
+
+def broker_point(app: Any, url: str, options: dict[str, Any] | None = None) -> None:
+    """Point a Celery app at a broker URL (and transport options), dropping its pooled
+    connections so that the next message goes to the new broker."""
+    app.conf.broker_url = url
+    if options is not None:
+        app.conf.broker_transport_options = options
+    app._pool = app.amqp._producer_pool = None
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@
 Columns: `index`, `image` (base64; a short value is the index of a row whose image is
 reused; a JSON or Python list for several images), optional `image_path`, `question`,
 optional `hint`, option columns `A`, `B`, `C`, …, `answer`, `category`, `l2-category`, `split`.
+The site's own export adds `question_format` (multiple choice when absent), `explanation`,
+`answerability_group`, `pipeline`, `source_dataset` and `generator_models` (a JSON list).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from annotation.formats.records import (
     ParsedSample,
     RowError,
     as_text,
+    as_text_list,
     decode_base64,
     is_missing,
     message,
@@ -36,6 +39,7 @@ _CONSUMED = {"index", "image", "image_path", "question", "answer", "category", "
 _CONSUMED |= {"split", *string.ascii_uppercase}
 # Columns this site's own TSV export adds beside VLMEvalKit's, read back into their fields.
 _CONSUMED |= {"explanation", "reasoning", "answerability_group", "source_dataset"}
+_CONSUMED |= {"question_format", "pipeline", "generator_models"}
 
 
 def _raise_field_limit() -> None:
@@ -146,19 +150,27 @@ def _sample(
         if not is_missing(record[column])
     ]
     extra = {k: v for k, v in record.items() if k not in _CONSUMED and not is_missing(v)}
+    # VLMEvalKit's own files are multiple choice; the site's export names each row's format.
+    question_format = as_text(record.get("question_format")) or "mcq"
+    answer = as_text(record.get("answer"))
     return ParsedSample(
         row=row,
         external_id=external_id,
         question=record["question"].strip(),
-        question_format="mcq",
+        question_format=question_format,
         options=options,
-        reference_answer=normalise_choice_answer(as_text(record.get("answer"))),
+        reference_answer=normalise_choice_answer(answer) if question_format == "mcq" else answer,
         explanation=as_text(record.get("explanation")) or as_text(record.get("reasoning")),
         answerability_group=as_text(record.get("answerability_group")),
         category_code=as_text(record.get("category")),
         scenario=as_text(record.get("l2-category")),
-        source_dataset=as_text(record.get("source_dataset")) or source_dataset,
+        # The site's export names each row's source, an empty one included.
+        source_dataset=(
+            as_text(record["source_dataset"]) if "source_dataset" in record else source_dataset
+        ),
         split=as_text(record.get("split")),
+        pipeline=as_text(record.get("pipeline")),
+        generator_models=as_text_list(record.get("generator_models")),
         media=media,
         extra=extra,
     )

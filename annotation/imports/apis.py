@@ -14,12 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors
 from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
+from annotation.lookups import dataset_or_404
 from annotation.models import (
-    Dataset,
     ImportJob,
     ImportJobStatus,
     ImportRowError,
@@ -114,13 +113,6 @@ class ImportJobDetailOutput(ImportJobOutput):
         return list(ImportRowErrorOutput(errors, many=True).data)
 
 
-def _dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound()
-    return dataset
-
-
 def _job(job_id: int) -> ImportJob:
     job = import_selectors.import_job_get(job_id=job_id)
     if job is None:
@@ -154,12 +146,12 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         return import_selectors.import_job_list(
-            dataset=_dataset(self.request, self.kwargs["dataset_id"])
+            dataset=dataset_or_404(self.request, self.kwargs["dataset_id"])
         )
 
     @extend_schema(request=ImportCreateInputSerializer, responses={201: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.ImportCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data

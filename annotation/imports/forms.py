@@ -9,9 +9,10 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.imports.formats import format_choices
 from annotation.models import ImportSourceKind
+from core.forms import Form as MarkedForm
 
 
-class ImportForm(forms.Form):
+class ImportForm(MarkedForm):
     format = forms.ChoiceField(label=_("Format"), choices=format_choices)
     source_kind = forms.ChoiceField(
         label=_("Source"),

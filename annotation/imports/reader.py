@@ -150,7 +150,8 @@ def _receive(handle: Any) -> tuple[str, Any]:
     if len(size) < 8:
         raise RuntimeError("the import reader process ended unexpectedly")
     data = handle.read(int.from_bytes(size, "little"))
-    return pickle.loads(data)  # noqa: S301 (written by this process's own fork)
+    message: tuple[str, Any] = pickle.loads(data)  # noqa: S301 (written by this process's fork)
+    return message
 
 
 def read_checked(

@@ -5,38 +5,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors
 from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.forms import ImportForm
-from annotation.models import Dataset, ImportJob
+from annotation.lookups import dataset_or_404
+from annotation.models import ImportJob
 from core import csv as safe_csv
-from core.roles import acting_user, is_lead
+from core.roles import acting_user, require_lead
 
 ERRORS_SHOWN = 100
 JOBS_SHOWN = 20
 
 
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may import samples."))
-
-
-def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
-
-
 def _job(request: HttpRequest, job_id: int) -> ImportJob:
-    _require_lead(request)
+    require_lead(request, _("Only project leads may import samples."))
     job = import_selectors.import_job_get(job_id=job_id)
     if job is None:
         raise Http404(_("No such import."))
@@ -45,8 +33,8 @@ def _job(request: HttpRequest, job_id: int) -> ImportJob:
 
 @require_http_methods(["GET", "POST"])
 def dataset_import(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    _require_lead(request)
-    dataset = _dataset(request, dataset_id)
+    require_lead(request, _("Only project leads may import samples."))
+    dataset = dataset_or_404(request, dataset_id)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -12,6 +12,7 @@ from annotation.services.bulk import (
     samples_set_priority,
     samples_take_down,
 )
+from annotation.services.bulk_jobs import sample_bulk_job_create, sample_bulk_job_run
 from annotation.services.datasets import (
     dataset_add_member,
     dataset_add_member_by_username,
@@ -58,6 +59,8 @@ __all__ = [
     "media_asset_store",
     "media_assets_derive",
     "sample_advance_status",
+    "sample_bulk_job_create",
+    "sample_bulk_job_run",
     "sample_create",
     "sample_flag_judges",
     "sample_link_pair",

@@ -2,7 +2,7 @@
 
 Each status move is written to every sample's history, a few statements per thousand samples
 rather than per sample (40,000 samples move in well under a minute); then the review queue is
-told through ``annotation.review_port`` so that it opens, re-orders or closes review slots in
+told through ``annotation.extensions`` so that it opens, re-orders or closes review slots in
 the same transaction.
 """
 
@@ -20,8 +20,8 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.extensions import review_queue_sync
 from annotation.models import ChangeSource, Dataset, Sample, SampleRevision, SampleStatus
-from annotation.review_port import review_queue_sync
 from annotation.sample_filters import BulkAction, SampleFilter
 
 if TYPE_CHECKING:

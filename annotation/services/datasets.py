@@ -10,6 +10,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.extensions import dataset_has_reviews
 from annotation.models import (
     Dataset,
     DatasetKind,
@@ -20,7 +21,6 @@ from annotation.models import (
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
-from annotation.review_port import dataset_has_reviews
 from core.roles import ANNOTATOR, AUDITOR, user_roles
 
 if TYPE_CHECKING:

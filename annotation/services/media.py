@@ -24,6 +24,12 @@ from annotation.media_checks import (
 from annotation.models import MediaAsset, MediaKind
 from core.tasks import enqueue
 
+# The workbench shows an image from a display copy at most this many pixels on its longer side
+# (larger than the viewer, which is at most about 1000 CSS pixels, on a screen of two device
+# pixels per CSS pixel); an image no larger is shown as it is. "Full resolution" loads the original.
+DISPLAY_SIZE = 2048
+DISPLAY_QUALITY = 90
+
 
 def _storage_name(kind: str, sha: str, mime: str) -> str:
     ext = mimetypes.guess_extension(mime) or ".bin"
@@ -100,46 +106,54 @@ THUMBNAIL_SIZE = 320
 
 
 def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
-    """Make an image's thumbnail or an audio clip's waveform peaks; safe to run twice."""
+    """Make an image's thumbnail (and display copy, when it is larger than DISPLAY_SIZE) or an
+    audio clip's waveform peaks; safe to run twice."""
     media_assets_derive(asset_ids=[asset_id])
     return MediaAsset.objects.filter(pk=asset_id).first()
 
 
 def _derive_one(asset: MediaAsset) -> dict[str, object]:
-    """What deriving one asset sets on it (a thumbnail stored, or peaks, or the error)."""
+    """What deriving one asset sets on it (a thumbnail and display copy stored, or peaks, or
+    the error)."""
     with default_storage.open(asset.file.name, "rb") as handle:
         data = handle.read()
     try:
         if asset.kind != MediaKind.IMAGE:
             return {"peaks": waveform_peaks(data)}
-        thumb, mime = make_thumbnail(data, size=THUMBNAIL_SIZE)
+        update: dict[str, object] = {
+            "thumbnail": _store_derivative(
+                asset, "thumbs", *make_thumbnail(data, size=THUMBNAIL_SIZE)
+            )
+        }
+        if max(asset.width or 0, asset.height or 0) > DISPLAY_SIZE:
+            display = make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
+            update["display"] = _store_derivative(asset, "display", *display)
     except MediaError as exc:
         return {"derive_error": str(exc)}
-    ext = mimetypes.guess_extension(mime) or ".bin"
-    thumb_name = f"thumbs/{asset.sha256[:2]}/{asset.sha256}{ext}"
-    if not default_storage.exists(thumb_name):
-        default_storage.save(thumb_name, ContentFile(thumb))
-    return {"thumbnail": thumb_name}
+    return update
 
 
 def media_assets_derive(*, asset_ids: Sequence[int]) -> int:
-    """Derive a batch of assets (an import's chunk): thumbnails and waveform peaks, written
-    with a few statements for the whole batch. Assets already derived are left alone; returns
-    how many were derived now."""
+    """Derive a batch of assets (an import's chunk): thumbnails, display copies and waveform
+    peaks, written with a few statements for the whole batch. Assets already derived are left
+    alone; returns how many were derived now."""
     now = timezone.now()
     pending = MediaAsset.objects.filter(pk__in=list(asset_ids), derived_at__isnull=True)
-    # Small images in a format browsers show are their own thumbnail: one UPDATE, no file.
+    # Small images in a format browsers show are their own thumbnail (and, being smaller than
+    # DISPLAY_SIZE, need no display copy): one UPDATE, no file read or written.
     own = pending.filter(
         kind=MediaKind.IMAGE,
         width__lte=THUMBNAIL_SIZE,
         height__lte=THUMBNAIL_SIZE,
         mime_type__in=OWN_THUMBNAIL_MIMES,
     ).update(thumbnail=F("file"), derived_at=now, derive_error="")
-    assets = list(pending.only("id", "sha256", "kind", "file"))
+    assets = list(pending.only("id", "sha256", "kind", "file", "width", "height"))
+    fields = ["thumbnail", "display", "peaks", "derived_at", "derive_error"]
     for asset in assets:
         # Every updated field set, so that none is loaded (deferred) one asset at a time.
         update: dict[str, object] = {
             "thumbnail": "",
+            "display": "",
             "peaks": None,
             "derived_at": now,
             "derive_error": "",
@@ -147,10 +161,16 @@ def media_assets_derive(*, asset_ids: Sequence[int]) -> int:
         update |= _derive_one(asset)
         for name, value in update.items():
             setattr(asset, name, value)
-    MediaAsset.objects.bulk_update(
-        assets, ["thumbnail", "peaks", "derived_at", "derive_error"], batch_size=200
-    )
+    MediaAsset.objects.bulk_update(assets, fields, batch_size=200)
     return own + len(assets)
+
+
+def _store_derivative(asset: MediaAsset, folder: str, data: bytes, mime: str) -> str:
+    ext = mimetypes.guess_extension(mime) or ".bin"
+    name = f"{folder}/{asset.sha256[:2]}/{asset.sha256}{ext}"
+    if not default_storage.exists(name):
+        default_storage.save(name, ContentFile(data))
+    return name
 
 
 def media_storage_name(*, kind: str, sha: str, mime: str) -> str:

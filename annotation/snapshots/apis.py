@@ -15,8 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors
-from annotation.models import Dataset, Snapshot
+from annotation.lookups import dataset_or_404
+from annotation.models import Snapshot
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
 from core.api import IsLead
@@ -24,6 +24,7 @@ from core.roles import acting_user
 
 
 class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
     url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
 
@@ -36,6 +37,7 @@ class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
             "format",
             "filter",
             "status",
+            "status_label",
             "total",
             "done",
             "message",
@@ -57,13 +59,6 @@ class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
 class SnapshotDetailOutput(SnapshotOutput):
     class Meta(SnapshotOutput.Meta):
         fields = [*SnapshotOutput.Meta.fields, "manifest"]
-
-
-def _dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound(_("No such dataset."))
-    return dataset
 
 
 def _snapshot(request: Request, snapshot_id: int) -> Snapshot:
@@ -88,13 +83,13 @@ class DatasetSnapshotListCreateApi(APIView):
 
     @extend_schema(responses=SnapshotOutput(many=True))
     def get(self, request: Request, dataset_id: int) -> Response:
-        snapshots = snapshot_selectors.snapshot_list(dataset=_dataset(request, dataset_id))
+        snapshots = snapshot_selectors.snapshot_list(dataset=dataset_or_404(request, dataset_id))
         return Response(SnapshotOutput(snapshots, many=True).data)
 
     @extend_schema(request=SnapshotCreateInputSerializer, responses={201: SnapshotOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Queue a snapshot; its build runs in a worker (watch ``status``, ``done``, ``total``)."""
-        dataset = _dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.SnapshotCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)

@@ -27,6 +27,7 @@ from annotation import selectors
 from annotation.models import Dataset, SampleStatus, Snapshot, TermKind
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
+from core.forms import Form as MarkedForm
 from core.jobs import RETRYABLE
 from core.roles import acting_user, is_lead
 
@@ -38,7 +39,7 @@ _TERM_FILTERS = {
 }
 
 
-class SnapshotCreateForm(forms.Form):
+class SnapshotCreateForm(MarkedForm):
     name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
     format = forms.ChoiceField(label=gettext_lazy("Format"))
     statuses = forms.MultipleChoiceField(
@@ -128,7 +129,6 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
             "artifact": manifest.get("artifact") or {},
             "diff": manifest.get("diff"),
             "manifest_json": manifest,
-            "running": snapshot.status in {"queued", "running"},
             "can_retry": snapshot.status in RETRYABLE,
         },
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from judging.models import AuditItem, AuditLease, AuditRating, AuditSet
+from judging.models import AuditComputation, AuditItem, AuditLease, AuditRating, AuditSet
 
 
 @admin.register(AuditSet)
@@ -32,3 +32,18 @@ class AuditLeaseAdmin(admin.ModelAdmin[AuditLease]):
 class AuditRatingAdmin(admin.ModelAdmin[AuditRating]):
     list_display = ["item", "auditor", "answer_score", "reasoning_score", "refused", "safety_label"]
     raw_id_fields = ["item", "lease"]
+
+
+@admin.register(AuditComputation)
+class AuditComputationAdmin(admin.ModelAdmin[AuditComputation]):
+    """Computed by workers: shown for inspection, never edited."""
+
+    list_display = ["kind", "dataset", "audit_set", "task", "status", "computed_at", "seconds"]
+    list_filter = ["kind", "status"]
+    raw_id_fields = ["dataset", "audit_set"]
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: object) -> bool:
+        return False

@@ -5,6 +5,7 @@ from django.urls import URLPattern, URLResolver, path
 from judging.audit import apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
+    path("audit-sets/<int:audit_set_id>/", apis.AuditSetStatusApi.as_view(), name="api_audit_set"),
     path(
         "audit-sets/<int:audit_set_id>/statistics/",
         apis.AuditStatisticsApi.as_view(),

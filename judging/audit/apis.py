@@ -16,9 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import IsLead
-from core.roles import acting_user, is_auditor
-from judging.audit import selectors, services
-from judging.audit.statistics import audit_statistics_cached
+from core.roles import is_auditor, request_user
+from judging.audit import computations, selectors, services
 from judging.models import AuditItem, AuditRating, AuditSet
 
 
@@ -38,26 +37,38 @@ def _audit_set(request: Request, audit_set_id: int) -> AuditSet:
     return audit_set
 
 
-def _user(request: Request) -> Any:
-    user = acting_user(request.user)
-    if user is None:  # pragma: no cover - the permission runs first
-        raise NotFound()
-    return user
-
-
 class AuditStatisticsApi(APIView):
     permission_classes = [IsAuditor]
 
-    @extend_schema(responses={200: dict[str, Any]})
+    @extend_schema(responses={200: dict[str, Any], 202: dict[str, Any]})
     def get(self, request: Request, audit_set_id: int) -> Response:
-        """Every figure of the audit with its n, 95 % interval and too-small flag."""
-        return Response(audit_statistics_cached(audit_set=_audit_set(request, audit_set_id)))
+        """Every figure of the audit with its n, 95 % interval and too-small flag, as a worker
+        last computed them (``computed_at``; ``computing`` while a newer result is on its way).
+        202 with no figures before the first result."""
+        audit_set = _audit_set(request, audit_set_id)
+        stored = computations.audit_statistics_read(audit_set=audit_set)
+        if stored.result is None:
+            return Response(
+                {"audit_set": audit_set.pk, **stored.as_api()}, status=status.HTTP_202_ACCEPTED
+            )
+        return Response({**stored.result, **stored.as_api()})
 
 
 class AuditSetStatusOutput(serializers.ModelSerializer[AuditSet]):
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+
     class Meta:
         model = AuditSet
-        fields = ["id", "name", "status", "message", "attempts"]
+        fields = ["id", "name", "status", "status_label", "message", "attempts"]
+
+
+class AuditSetStatusApi(APIView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(responses=AuditSetStatusOutput)
+    def get(self, request: Request, audit_set_id: int) -> Response:
+        """Where the drawing of an audit set stands (its page follows it)."""
+        return Response(AuditSetStatusOutput(_audit_set(request, audit_set_id)).data)
 
 
 class AuditSetRetryApi(APIView):
@@ -98,7 +109,7 @@ class AuditClaimApi(APIView):
     def post(self, request: Request, audit_set_id: int) -> Response:
         """Lease the next item this auditor should rate; 204 when nothing is left."""
         audit_set = _audit_set(request, audit_set_id)
-        user = _user(request)
+        user = request_user(request)
         lease = services.audit_claim(audit_set=audit_set, auditor=user)
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -170,7 +181,7 @@ class AuditRatingCreateApi(APIView):
         payload = self.InputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
-        user = _user(request)
+        user = request_user(request)
         item = AuditItem.objects.select_related("audit_set").filter(pk=data.pop("item")).first()
         if (
             item is None

@@ -31,7 +31,7 @@ from core.jobs import (
     job_sweep,
 )
 from core.tasks import enqueue
-from judging.audit import selectors
+from judging.audit import computations, selectors
 from judging.models import AllocationMethod, AuditItem, AuditLease, AuditSet, AuditTask
 from judging.stats.sampling import AuditSample, draw_audit_sample, strata_sizes
 
@@ -277,6 +277,7 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
     )
     if not job_finish(claim, status=JobStatus.SUCCEEDED, frame=_frame_summary(rows, drawn)):
         raise JobStopped
+    computations.audit_statistics_request(audit_set=audit_set)
 
 
 def audit_set_retry(*, audit_set: AuditSet) -> AuditSet:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from core.forms import Form as MarkedForm
 from judging.audit.services import MAX_AUDIT_SIZE, MAX_OVERSAMPLING, MAX_SEED
 from judging.models import AllocationMethod, AuditTask
 
 
-class AuditSetForm(forms.Form):
+class AuditSetForm(MarkedForm):
     name = forms.CharField(label=_("Name"), max_length=200, required=False)
     task = forms.ChoiceField(label=_("Task"), choices=AuditTask.choices)
     size = forms.IntegerField(

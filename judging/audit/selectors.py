@@ -13,7 +13,6 @@ from django.db.models import (
     Count,
     F,
     FloatField,
-    Max,
     Q,
     QuerySet,
     Value,
@@ -26,6 +25,7 @@ from annotation.models import Dataset, Sample
 from annotation.selectors import dataset_list_visible
 from core.roles import is_auditor
 from judging.audit import rubric
+from judging.consensus import ANSWERABLE, UNANSWERABLE
 from judging.extraction import is_refusal
 from judging.models import (
     AuditItem,
@@ -327,14 +327,6 @@ def audit_progress(*, audit_set: AuditSet) -> AuditProgress:
     )
 
 
-def audit_ratings_version(*, audit_set: AuditSet) -> tuple[int, str]:
-    """(number of ratings, time of the last one): changes whenever a rating is added."""
-    row = AuditRating.objects.filter(audit_set=audit_set).aggregate(
-        n=Count("id"), last=Max("created_at")
-    )
-    return row["n"] or 0, row["last"].isoformat() if row["last"] else ""
-
-
 def audit_gather(audit_set: AuditSet) -> Gathered:
     """Three queries: the items with their attributes, the ratings, the items' verdicts."""
     # judging.audit.report loads numpy and scipy: only when an audit's figures are computed.
@@ -385,8 +377,11 @@ def audit_gather(audit_set: AuditSet) -> Gathered:
     verdicts = Verdict.objects.filter(task=VERDICT_TASK[task], error_kind="").order_by()
     audit_items = AuditItem.objects.filter(audit_set=audit_set)
     if task == AuditTask.ANSWERABILITY:
+        # An abstention is no vote: it counts neither as a label nor as agreement.
         verdicts = verdicts.filter(
-            response__isnull=True, sample_id__in=audit_items.values("sample_id")
+            response__isnull=True,
+            sample_id__in=audit_items.values("sample_id"),
+            label__in=[ANSWERABLE, UNANSWERABLE],
         )
         key_field, lookup = "sample_id", by_sample
     else:

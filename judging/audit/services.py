@@ -21,6 +21,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from judging.audit import computations
 from judging.audit.drawing import (  # drawing is re-exported: services is the entry point
     MAX_AUDIT_SIZE as MAX_AUDIT_SIZE,
 )
@@ -223,4 +224,5 @@ def audit_rating_submit(
             submission_uuid=submission_uuid,
         )
         AuditLease.objects.filter(pk=slot.pk).update(done=True, auditor=auditor)
+        computations.audit_statistics_request(audit_set=item.audit_set)
     return SubmitResult(rating, created=True)

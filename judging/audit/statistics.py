@@ -1,5 +1,6 @@
 """The audit's statistics: gather its arrays (selectors), compute and shape every figure
-(:mod:`judging.audit.report` over :mod:`judging.stats`), and cache the result.
+(:mod:`judging.audit.report` over :mod:`judging.stats`). Run by a worker only: the result is
+stored (:mod:`judging.audit.computations`) and pages read it.
 
 Conventions: a judge's label on an item is its lowest-repeat verdict (repeats feed the
 calibration only); the first rating of an item is the human label, the second (on
@@ -16,21 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from annotation.models import Dataset
 from judging.audit import rubric, selectors
 from judging.audit.report_rows import statistics_rows
 from judging.models import AuditSet, AuditTask
 
-__all__ = [
-    "audit_statistics",
-    "audit_statistics_cached",
-    "leaderboard_corrections",
-    "statistics_rows",
-]
+__all__ = ["audit_statistics", "statistics_rows"]
 
 N_REPLICATES = 2000
 
@@ -94,38 +87,3 @@ def audit_statistics(*, audit_set: AuditSet, n_replicates: int = N_REPLICATES) -
         "corrected": corrected,
         "notes": notes,
     }
-
-
-CACHE_SECONDS = 24 * 3600
-
-
-def audit_statistics_cached(*, audit_set: AuditSet) -> dict[str, Any]:
-    """:func:`audit_statistics`, cached per audit set until its ratings change.
-
-    The figures take about a second for 500 items (the bootstraps dominate), so the page, the
-    CSV, the report and the API share one cached result, keyed by the number of ratings and
-    the time of the last one (ratings are never edited, only added) and the language of the
-    notes.
-    """
-    count, last = selectors.audit_ratings_version(audit_set=audit_set)
-    key = f"audit-statistics:v1:{audit_set.pk}:{count}:{last}:{get_language() or ''}"
-    cached = cache.get(key)
-    if cached is None:
-        cached = audit_statistics(audit_set=audit_set)
-        cache.set(key, cached, CACHE_SECONDS)
-    return cached
-
-
-def leaderboard_corrections(*, dataset: Dataset) -> tuple[AuditSet | None, dict[str, Any]]:
-    """The latest rated scoring or safety audit of a dataset and its PPI-corrected score per
-    model, for the leaderboard to show beside the judges' own scores."""
-    audit_set = (
-        AuditSet.objects.filter(dataset=dataset, task__in=[AuditTask.SCORING, AuditTask.SAFETY])
-        .filter(ratings__isnull=False)
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-    if audit_set is None:
-        return None, {}
-    stats = audit_statistics_cached(audit_set=audit_set)
-    return audit_set, {score["model"]: score for score in stats.get("corrected", [])}

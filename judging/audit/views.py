@@ -11,22 +11,20 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation import selectors as annotation_selectors
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset
 from core import charts
 from core import csv as safe_csv
-from core.roles import acting_user, is_auditor, is_lead
-from judging.audit import rubric, selectors, services
+from core.roles import acting_user, is_auditor, is_lead, require_lead
+from judging.audit import computations, planner, rubric, selectors, services
 from judging.audit.forms import AuditSetForm
-from judging.audit.statistics import audit_statistics_cached, statistics_rows
+from judging.audit.statistics import statistics_rows
 from judging.models import AuditSet
-from judging.stats.sampling import compare_allocations
 
 MAX_SETS_SHOWN = 50
-# Above this many strata the planner lists only the worst ones.
-PLANNER_STRATA_SHOWN = 30
 
 
 def _require_auditor(request: HttpRequest) -> None:
@@ -34,17 +32,9 @@ def _require_auditor(request: HttpRequest) -> None:
         raise PermissionDenied(_("Only auditors and project leads may see the audit."))
 
 
-def _require_lead(request: HttpRequest) -> None:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may do this."))
-
-
 def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
     _require_auditor(request)
-    dataset = annotation_selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
+    return dataset_or_404(request, dataset_id)
 
 
 def _audit_set(request: HttpRequest, audit_set_id: int) -> AuditSet:
@@ -69,46 +59,24 @@ def audit_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
 
 
-def _plan(dataset: Dataset, form: AuditSetForm) -> dict[str, Any] | None:
-    """What each allocation does to the expected margin of error, for the current frame."""
-    data = form.cleaned_data
-    rows = selectors.audit_frame(dataset=dataset, task=data["task"])
-    if not rows:
-        return None
-    sizes = selectors.frame_strata_sizes(rows)
-    choices = compare_allocations(sizes, data["size"], floor=data["floor"])
-    return {
-        "frame_size": len(rows),
-        "strata": len(sizes),
-        "rare": sum(1 for row in rows if row.item.rare),
-        "disagree": sum(1 for row in rows if row.item.disagree),
-        "choices": [
-            {
-                "method": choice.method,
-                "label": dict(AuditSetForm.base_fields["method"].choices)[choice.method],  # type: ignore[attr-defined]
-                "overall_margin": choice.overall_margin,
-                "worst_stratum": choice.worst_stratum,
-                "worst_stratum_margin": choice.worst_stratum_margin,
-                "smallest_stratum_n": choice.smallest_stratum_n,
-                "chosen": choice.method == data["method"],
-            }
-            for choice in choices
-        ],
-        "strata_rows": sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[:PLANNER_STRATA_SHOWN],
-        "allocations": {choice.method: choice.allocation for choice in choices},
-    }
-
-
 @require_http_methods(["GET", "POST"])
 def audit_new(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    """Plan an audit set: the margins of every allocation first, then draw."""
+    """Plan an audit set: the margins of every allocation first (a GET, from the frame's stored
+    strata), then draw (a POST of the previewed design)."""
     dataset = _dataset(request, dataset_id)
-    _require_lead(request)
+    require_lead(request)
     bound = request.POST if request.method == "POST" else (request.GET or None)
     form = AuditSetForm(bound)
     plan = None
     if form.is_valid():
-        plan = _plan(dataset, form)
+        data = form.cleaned_data
+        plan = planner.audit_plan(
+            dataset=dataset,
+            task=data["task"],
+            size=data["size"],
+            method=data["method"],
+            floor=data["floor"],
+        )
         if request.method == "POST":
             data = dict(form.cleaned_data)
             name = data.pop("name") or _("Audit %(task)s, seed %(seed)d") % {
@@ -150,7 +118,7 @@ def audit_detail(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 
 @require_POST
 def audit_retry(request: HttpRequest, audit_set_id: int) -> HttpResponse:
-    _require_lead(request)
+    require_lead(request)
     audit_set = _audit_set(request, audit_set_id)
     try:
         services.audit_set_retry(audit_set=audit_set)
@@ -170,6 +138,7 @@ def audit_next(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     return redirect("judging:audit_rate", item_id=lease.item_id)
 
 
+@never_cache
 @require_GET
 def audit_rate(request: HttpRequest, item_id: int) -> HttpResponse:
     """The rating form: the item as the judges saw it, never the judges' verdicts."""
@@ -266,13 +235,16 @@ def _figures_view(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 def _statistics_context(request: HttpRequest, audit_set_id: int) -> dict[str, Any]:
+    """The stored figures (computed by a worker, never here) and the state of their update."""
     audit_set = _audit_set(request, audit_set_id)
-    stats = audit_statistics_cached(audit_set=audit_set)
+    stored = computations.audit_statistics_read(audit_set=audit_set)
+    stats = stored.result
     return {
         "audit_set": audit_set,
         "dataset": audit_set.dataset,
+        "stored": stored,
         "stats": stats,
-        "figures": _figures_view(stats),
+        "figures": _figures_view(stats) if stats is not None else None,
     }
 
 
@@ -292,9 +264,18 @@ def audit_report(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 @require_GET
 def audit_statistics_csv(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     audit_set = _audit_set(request, audit_set_id)
+    stats = computations.audit_statistics_read(audit_set=audit_set).result
+    if stats is None:
+        waiting = HttpResponse(
+            _("The figures are being computed; try again in a moment."),
+            content_type="text/plain; charset=utf-8",
+            status=503,
+        )
+        waiting["Retry-After"] = "10"
+        return waiting
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="audit-{audit_set.pk}-statistics.csv"'
     writer = safe_csv.writer(response)
-    for row in statistics_rows(audit_statistics_cached(audit_set=audit_set)):
+    for row in statistics_rows(stats):
         writer.writerow(["" if value is None else value for value in row])
     return response

@@ -10,6 +10,7 @@ from judging.models.audit import (
     AuditTask,
     SafetyVerdict,
 )
+from judging.models.computations import AuditComputation, ComputationKind
 from judging.models.judges import (
     CHUNK_FINISHED,
     SCORING_TASKS,
@@ -30,12 +31,14 @@ __all__ = [
     "REASONING_QUARTERS",
     "SCORING_TASKS",
     "AllocationMethod",
+    "AuditComputation",
     "AuditItem",
     "AuditLease",
     "AuditRating",
     "AuditSet",
     "AuditTask",
     "ChunkStatus",
+    "ComputationKind",
     "Judge",
     "JudgeJob",
     "JudgeJobChunk",

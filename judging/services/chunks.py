@@ -32,6 +32,7 @@ from core.jobs import (
 )
 from core.tasks import enqueue
 from judging import rule_judge
+from judging.consensus import ABSTAIN
 from judging.execution import Call, EndpointSpec, JudgeRunner
 from judging.llm_client import JudgeOutcome, RetryPolicy
 from judging.llm_output import AnswerabilityOutput, SafetyOutput, ScoringOutput
@@ -145,11 +146,11 @@ def _verdict_fields(task: str, outcome: JudgeOutcome) -> dict[str, Any]:
 def _rule_fields(task: str, sample: SampleRow, response: ModelResponse | None) -> dict[str, Any]:
     if task == JudgeTask.ANSWERABILITY:
         a = rule_judge.judge_answerability(rule_sample(sample))
-        return {
-            "label": "answerable" if a.answerable else "unanswerable",
-            "category": a.category or "",
-            "rationale": a.rationale,
-        }
+        if a.answerable is None:
+            label = ABSTAIN
+        else:
+            label = "answerable" if a.answerable else "unanswerable"
+        return {"label": label, "category": a.category or "", "rationale": a.rationale}
     assert response is not None
     if task == JudgeTask.MCBENCH_SAFETY:
         s = rule_judge.judge_safety(response.response)

@@ -32,6 +32,7 @@ from annotation.models import (
 from annotation.models import Sample as SampleRow
 from core.jobs import gave_up_message, job_enqueue, job_send
 from core.tasks import enqueue
+from judging.audit import computations
 from judging.consensus import Vote, consensus_all, sample_answerability
 from judging.extraction import is_refusal_reference
 from judging.models import (
@@ -303,12 +304,17 @@ def judge_job_end(*, job: JudgeJob) -> None:
         job.status = JobStatus.SUCCEEDED
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "message", "finished_at"])
+    # Whatever the ending, the verdicts it made count: the frames and audit figures follow.
+    computations.dataset_figures_request(dataset_id=job.dataset_id, judge_tasks=[job.task])
     if job.task == JudgeTask.ANSWERABILITY and job.status == JobStatus.SUCCEEDED:
         judge_job_apply_consensus(job=job)
 
 
 def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
-    """Flag samples on which any judge disagrees with the sample's label; note every vote."""
+    """Flag samples on which any judge disagrees with the sample's label; note every vote.
+
+    Abstentions are no votes: a sample on which every judge abstained is left unflagged and
+    counted as undecided, not as agreed."""
     job_judges = list(job.job_judges.select_related("judge").order_by("judge__name"))
     names = [jj.judge.name for jj in job_judges]
     samples = SampleRow.objects.filter(dataset_id=job.dataset_id).exclude(
@@ -329,13 +335,17 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
     ):
         votes[sample_id].append(Vote(judge_name, label or None, category or None))
     results = consensus_all(labels, votes, names)
-    agree = [pk for pk, result in results.items() if result.agree]
-    disagree = [pk for pk, result in results.items() if not result.agree]
+    disagree = [pk for pk, result in results.items() if result.disagree]
+    settled = [pk for pk, result in results.items() if not result.disagree]
     annotation_services.sample_flag_judges(sample_ids=disagree, disagree=True)
-    annotation_services.sample_flag_judges(sample_ids=agree, disagree=False)
+    annotation_services.sample_flag_judges(sample_ids=settled, disagree=False)
     annotation_services.sample_set_note(
         sample_ids=list(results),
         key=NoteKey.JUDGE_VOTES,
         values={pk: result.votes for pk, result in results.items()},
     )
-    return {"agree": len(agree), "disagree": len(disagree)}
+    return {
+        "agree": sum(1 for result in results.values() if result.agree),
+        "disagree": len(disagree),
+        "undecided": sum(1 for result in results.values() if result.undecided),
+    }

@@ -17,6 +17,7 @@ from annotation.formats.records import FormatError, ParsedResponse, RowError
 from annotation.formats.responses import iter_logicvista_answers, iter_responses_jsonl
 from annotation.formats.textio import Source
 from annotation.models import Dataset
+from judging.audit import computations
 from judging.models import ModelResponse, Verdict
 
 RESPONSE_FORMATS = ("jsonl", "logicvista")
@@ -81,6 +82,9 @@ def response_import(
             _import_batch(dataset, batch, summary, seen)
     except FormatError as exc:
         raise ValidationError(exc.message) from exc
+    finally:
+        # Rows of the batches already committed count, whether or not the file ended well.
+        computations.dataset_figures_request(dataset_id=dataset.pk)
     return summary
 
 

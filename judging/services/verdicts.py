@@ -13,6 +13,7 @@ from annotation import selectors as annotation_selectors
 from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source, iter_json_objects
 from annotation.models import Dataset
+from judging.audit import computations
 from judging.llm_output import (
     AnswerabilityOutput,
     MalformedOutput,
@@ -102,6 +103,8 @@ def verdict_import(*, dataset: Dataset, source: Source) -> ImportSummary:
             setattr(summary, outcome, getattr(summary, outcome) + 1)
     except FormatError as exc:
         raise ValidationError(exc.message) from exc
+    finally:
+        computations.dataset_figures_request(dataset_id=dataset.pk)
     return summary
 
 

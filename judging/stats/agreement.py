@@ -79,7 +79,8 @@ def alpha_from_coincidences(
     delta = _distances(marginals, values, level)
     observed = (coincidences * delta).sum(axis=(-2, -1))
     expected = (marginals[..., :, None] * marginals[..., None, :] * delta).sum(axis=(-2, -1))
-    return 1.0 - (total - 1.0) * _safe_ratio(observed, expected)
+    alpha: FloatArray = 1.0 - (total - 1.0) * _safe_ratio(observed, expected)
+    return alpha
 
 
 def krippendorff_alpha(ratings: Ratings, level: Level = "nominal") -> float:

@@ -139,6 +139,17 @@ def item_statistics(ratings: Ratings, level: Level = "nominal") -> ItemStatistic
     )
 
 
+def within_range(values: FloatArray, low: float = -1.0, high: float = 1.0) -> FloatArray:
+    """A chance-corrected coefficient within its possible range [−1, 1] (NaN stays NaN).
+
+    The population coefficient cannot leave it, but small-sample estimators can (Fleiss'
+    kappa with missing ratings, Krippendorff's alpha on a few items: −1.67 on three items all
+    disagreeing while single ratings tilt the marginals). Such an estimate reads as the
+    bound, and so do its replicates, so that every interval lies within the range.
+    """
+    return np.clip(values, low, high)
+
+
 @dataclass(frozen=True)
 class Figures:
     """One value per replicate (or a single value) of each figure in the report."""
@@ -165,13 +176,15 @@ def figures_from_weights(stats: ItemStatistics, weights: FloatArray) -> Figures:
     rows, columns = np.nonzero(stats.pair_cells >= 0)
     onehot[rows, columns * q * q + stats.pair_cells[rows, columns]] = 1.0
     tables = (weights @ onehot).reshape(-1, n_pairs, q, q)
-    kappas = cohen_kappa_from_table(tables, stats.cohen_weighting)
+    kappas = within_range(cohen_kappa_from_table(tables, stats.cohen_weighting))
     cohen = {pair: kappas[:, column] for column, pair in enumerate(stats.pairs)}
     return Figures(
         percent_agreement=pa,
-        krippendorff_alpha=alpha_from_coincidences(coincidences, stats.values, stats.level),
-        fleiss_kappa=fleiss,
-        gwet_ac1=ac1,
+        krippendorff_alpha=within_range(
+            alpha_from_coincidences(coincidences, stats.values, stats.level)
+        ),
+        fleiss_kappa=within_range(fleiss),
+        gwet_ac1=within_range(ac1),
         cohen_kappa=cohen,
     )
 

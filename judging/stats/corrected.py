@@ -18,8 +18,9 @@ when the audit was stratified, the response's stratum.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -55,10 +56,35 @@ class CorrectedScore:
     warnings: tuple[str, ...]
 
 
+# A benchmark score (MMOOC's overall score, MCBench's share of safe answers) lies in [0, 1].
+SCORE_RANGE = (0.0, 1.0)
+
+
+def _bounded(value: float) -> float:
+    """A score, or an end of its interval, within SCORE_RANGE (NaN stays NaN).
+
+    A normal interval around a mean near 0 or 1 on a few items reaches past the range (and
+    a PPI estimate can too); the score cannot, so the interval is cut at the range, which
+    keeps its coverage.
+    """
+    return value if math.isnan(value) else min(max(value, SCORE_RANGE[0]), SCORE_RANGE[1])
+
+
+def _bounded_ppi(estimate: PPIEstimate) -> PPIEstimate:
+    return replace(
+        estimate,
+        estimate=_bounded(estimate.estimate),
+        ci_low=_bounded(estimate.ci_low),
+        ci_high=_bounded(estimate.ci_high),
+    )
+
+
 def _uncorrected(scores: npt.NDArray[np.float64], z: float) -> Interval:
     mean = float(scores.mean())
     se = float(scores.std(ddof=1) / np.sqrt(scores.size)) if scores.size > 1 else float("nan")
-    return Interval(mean, mean - z * se, mean + z * se, int(scores.size))
+    return Interval(
+        _bounded(mean), _bounded(mean - z * se), _bounded(mean + z * se), int(scores.size)
+    )
 
 
 def _split(
@@ -148,7 +174,7 @@ def corrected_scores(
                 n_responses=int(rows.size),
                 n_audited=int(y.size),
                 uncorrected=_uncorrected(judge[rows], z),
-                corrected=corrected,
+                corrected=None if corrected is None else _bounded_ppi(corrected),
                 stratified=stratified,
                 too_small=too_small,
                 warnings=tuple(warnings),

@@ -45,7 +45,12 @@ import numpy.typing as npt
 from scipy import sparse
 
 from judging.stats.agreement import disagreement_weights
-from judging.stats.bootstrap import COHEN_WEIGHTING, index_counts, resample_indices
+from judging.stats.bootstrap import (
+    COHEN_WEIGHTING,
+    index_counts,
+    resample_indices,
+    within_range,
+)
 from judging.stats.ratings import FloatArray, IntArray, category_values, is_numeric
 
 Scale = Literal["nominal", "ordinal", "interval"]
@@ -219,8 +224,8 @@ def figures_from_sums(
     chance_disagreement = _ratio(((rows @ disagreement) * cols).sum(axis=-1), n)
     out = {
         "percent_agreement": observed,
-        "cohen_kappa": 1.0 - _ratio(observed_disagreement, chance_disagreement),
-        "gwet_ac1": _ratio(observed - chance, 1.0 - chance),
+        "cohen_kappa": within_range(1.0 - _ratio(observed_disagreement, chance_disagreement)),
+        "gwet_ac1": within_range(_ratio(observed - chance, 1.0 - chance)),
         "pabak": (q * observed - 1.0) / (q - 1) if q > 1 else np.full(n.shape, np.nan),
         "mean_signed_difference": _ratio(sums[..., q * q], n),
     }

@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from django import template
+from django.utils.translation import gettext as _
+
+from judging.leaderboard import UNGROUPED
 
 register = template.Library()
 
@@ -14,3 +17,9 @@ register = template.Library()
 def get_item(mapping: Mapping[str, Any] | None, key: str) -> Any:
     """``mapping[key]`` in a template, None when absent."""
     return (mapping or {}).get(key)
+
+
+@register.filter
+def group_label(group: str) -> str:
+    """A leaderboard group as the page names it (the items without a group read "no group")."""
+    return _("no group") if group == UNGROUPED else group

@@ -132,7 +132,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     _drop_slots_of_samples_out_of_review(dataset)
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
     finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
-    for sample in Sample.objects.filter(pk__in=finished).select_related("dataset"):
+    for sample in annotation_selectors.samples_by_id(dataset=dataset, sample_ids=finished):
         sample_settle_round(sample=sample, review_round=rounds[sample.pk], by=None)
         order.pop(sample.pk)
     for sample_id in order.keys() & settled:
@@ -164,7 +164,7 @@ def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
     delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
     should one ever hold a review, the foreign key refuses the delete.
     """
-    slots, samples = Slot._meta.db_table, Sample._meta.db_table
+    slots, samples = Slot._meta.db_table, annotation_selectors.sample_table()
     placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
     with connection.cursor() as cursor:
         cursor.execute(

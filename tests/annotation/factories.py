@@ -9,7 +9,9 @@ import factory
 import numpy as np
 import soundfile as sf
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, User
+from factory.declarations import PostGenerationMethodCall, Sequence
+from factory.helpers import post_generation
 from PIL import Image
 
 from annotation import services
@@ -31,26 +33,26 @@ def wav_bytes(seconds: float = 1.0, rate: int = 8000, freq: float = 440.0) -> by
     return buffer.getvalue()
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(factory.django.DjangoModelFactory[User]):
     class Meta:
         model = get_user_model()
         skip_postgeneration_save = True
 
-    username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-1")
+    username = Sequence(lambda n: f"user{n}")
+    password = PostGenerationMethodCall("set_password", "pw-for-tests-1")
 
-    @factory.post_generation
+    @post_generation  # type: ignore[untyped-decorator]
     def role(self, create: bool, extracted: str | None, **kwargs: Any) -> None:
         if extracted:
             self.groups.add(Group.objects.get_or_create(name=extracted)[0])  # type: ignore[attr-defined]
         self.save()  # type: ignore[attr-defined]
 
 
-class DatasetFactory(factory.django.DjangoModelFactory):
+class DatasetFactory(factory.django.DjangoModelFactory[Dataset]):
     class Meta:
         model = Dataset
 
-    name = factory.Sequence(lambda n: f"dataset-{n}")
+    name = Sequence(lambda n: f"dataset-{n}")
     kind = DatasetKind.IMAGE_QUESTION
 
 

@@ -5,12 +5,17 @@ import stat
 import struct
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from annotation.archives import ArchiveError, SafeZip, normalise_member_path
 
-LIMITS = {"max_members": 100, "max_total_bytes": 10 * 1024 * 1024, "max_ratio": 100.0}
+LIMITS: dict[str, Any] = {
+    "max_members": 100,
+    "max_total_bytes": 10 * 1024 * 1024,
+    "max_ratio": 100.0,
+}
 
 
 def make_zip(path: Path, members: dict[str, bytes]) -> Path:

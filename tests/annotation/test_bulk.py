@@ -13,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotation import services
+from annotation.extensions import review_queue_register
 from annotation.imports import services as import_services
 from annotation.models import ChangeSource, ImportSourceKind, Sample, SampleRevision, SampleStatus
-from annotation.review_port import review_queue_register
 from review.hooks import ReviewQueueForAnnotation
 from review.models import Slot
 from review.services import queue_sync, slot_claim
@@ -106,7 +106,7 @@ def test_take_down_closes_open_slots_and_restore_brings_the_sample_back(
     and is kept in history; restoring returns each to its earlier status and reopens slots,
     keeping the reviews already given."""
     dataset = open_queue(mmooc_dataset(), k=2, members=[annotator])
-    reviewer2 = UserFactory(role="annotator")
+    reviewer2 = UserFactory.create(role="annotator")
     pending, verified = mmooc_sample(dataset), mmooc_sample(dataset)
     queue_sync(dataset=dataset)
     submit(reviewer2, pending)

@@ -9,10 +9,10 @@ from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation import review_port, services
+from annotation import extensions, services
+from annotation.extensions import review_queue_register
 from annotation.imports import services as import_services
 from annotation.models import Dataset, DatasetMembership, Sample
-from annotation.review_port import review_queue_register
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,7 @@ def test_add_member_by_username_refuses_with_a_reason(
     username = {
         "nobody": "nobody",
         "lead": lead.username,
-        "plain": UserFactory().username,
+        "plain": UserFactory.create().username,
         "member": annotator.username,
     }[who]
     with pytest.raises(ValidationError) as exc:
@@ -111,7 +111,7 @@ def test_delete_is_refused_when_the_review_port_reports_reviews() -> None:
     deletion is refused with a message that points to archiving, and nothing is deleted."""
     dataset = mmooc_dataset()
     mmooc_sample(dataset)
-    plugged = review_port._queue
+    plugged = extensions._queue
     review_queue_register(_Reviewed())
     try:
         assert not services.dataset_deletable(dataset=dataset)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -85,11 +86,13 @@ def test_an_import_whose_worker_died_resumes_without_storing_or_counting_rows_tw
     assert (job.status, job.rows_done, job.attempts) == (JobStatus.RUNNING, CHUNK_ROWS, 1)
     monkeypatch.setattr(ImportRun, "process", original)
 
-    assert import_services.import_job_run(job_id=job.pk).status == JobStatus.RUNNING  # alive
+    alive = import_services.import_job_run(job_id=job.pk)
+    assert alive is not None and alive.status == JobStatus.RUNNING
     stale = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     ImportJob.objects.filter(pk=job.pk).update(heartbeat_at=stale)
     done = import_services.import_job_run(job_id=job.pk)
-    assert done is not None and done.status == ImportJobStatus.SUCCEEDED_WITH_ERRORS, done.message
+    assert done is not None
+    assert done.status == ImportJobStatus.SUCCEEDED_WITH_ERRORS, done.message
     counts = ("rows_done", "imported", "unchanged", "updated", "rejected")
     assert [getattr(done, c) for c in counts] == [getattr(clean, c) for c in counts]
     assert done.attempts == 2 and done.rejected == 2
@@ -107,7 +110,8 @@ def test_a_cancel_ends_a_queued_import_and_stops_a_running_one_at_its_next_chunk
     queued = create(dataset, path)
     import_services.import_job_cancel(job=queued, by=lead)
     assert queued.status == JobStatus.CANCELLED and lead.username in queued.message
-    assert import_services.import_job_run(job_id=queued.pk).status == JobStatus.CANCELLED
+    ended = import_services.import_job_run(job_id=queued.pk)
+    assert ended is not None and ended.status == JobStatus.CANCELLED
 
     running = create(dataset, path)
     original = ImportRun.process
@@ -121,7 +125,7 @@ def test_a_cancel_ends_a_queued_import_and_stops_a_running_one_at_its_next_chunk
     running.refresh_from_db()
     assert (running.status, running.rows_done) == (JobStatus.CANCELLED, 0)
     assert not Sample.objects.filter(dataset=dataset).exists()
-    with pytest.raises(import_services.ValidationError):
+    with pytest.raises(ValidationError):
         import_services.import_job_cancel(job=running)
 
 
@@ -146,7 +150,7 @@ def test_a_failed_upload_is_kept_and_its_retry_runs_from_the_first_row(
         None,
     )
     assert len(callbacks) == 1
-    with pytest.raises(import_services.ValidationError):
+    with pytest.raises(ValidationError):
         import_services.import_job_retry(job=again)
 
 

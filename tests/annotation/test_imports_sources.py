@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
@@ -70,7 +71,7 @@ def test_a_file_named_directly_that_links_outside_is_refused_at_creation(
     """Naming the symlinked file itself: refused before any job is recorded."""
     outside = build_mmooc(tmp_path / "outside").folder / "mmooc.jsonl"
     (allowed / "link.jsonl").symlink_to(outside)
-    with pytest.raises(import_services.ValidationError, match="allowed only under"):
+    with pytest.raises(ValidationError, match="allowed only under"):
         _site_import("mmooc", "mmooc", allowed / "link.jsonl")
     assert ImportJob.objects.count() == 0
 
@@ -98,7 +99,7 @@ def test_a_symlinked_subfolder_pointing_outside_is_refused(allowed: Path, tmp_pa
     (allowed / "set" / "sub").symlink_to(outside, target_is_directory=True)
     job = _site_import("mmooc", "mmooc", allowed / "set")
     assert job.status == JobStatus.FAILED
-    with pytest.raises(import_services.ValidationError, match="allowed only under"):
+    with pytest.raises(ValidationError, match="allowed only under"):
         _site_import("mmooc", "mmooc", allowed / "set" / "sub")
     assert Sample.objects.count() == 0
 

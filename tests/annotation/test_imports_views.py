@@ -28,6 +28,7 @@ from tests.annotation.test_imports_services import (
     run_import,
     write_lines,
 )
+from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,8 @@ def test_import_pages_are_for_leads_only(
 def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     lead: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """The form takes a file, starts the job and redirects to its page with counts and errors."""
+    """The form takes a file, starts the job and redirects to its page with counts, errors
+    and, once finished, links to where its result is."""
     dataset = dataset_for("mmooc", "mmooc")
     client = _client(lead)
     form_url = reverse("annotation:dataset_import", args=[dataset.pk])
@@ -89,7 +91,10 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert "Succeeded with errors" in page
     assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
-    assert "js/import.js" in page
+    assert "js/job-progress.js" in page
+    results = page.split('id="import-results"')[1].split("</p>")[0]
+    assert "hidden" not in results.split(">")[0]  # finished: the links to its result show
+    assert reverse("annotation:sample_list", args=[dataset.pk]) in results
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
 
@@ -114,7 +119,7 @@ def test_error_report_downloads_as_csv(lead: Any, tmp_path: Path) -> None:
     job = _bad_job(tmp_path)
     response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
     assert response["Content-Type"].startswith("text/csv")
-    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    rows = list(csv.reader(io.StringIO(b"".join(streamed(response)).decode())))
     assert rows[0] == ["row", "external_id", "message"]
     assert [r[:2] for r in rows[1:]] == [["2", "mm-2"], ["3", ""]]
     assert "not an option letter" in rows[1][2] and "not valid JSON" in rows[2][2]
@@ -128,7 +133,7 @@ def test_error_report_neutralises_formula_cells(lead: Any, tmp_path: Path, start
     job = _bad_job(tmp_path)
     ImportRowError.objects.create(job=job, row=9, external_id=f"{start}id", message=f"{start}m")
     response = _client(lead).get(reverse("annotation:import_job_errors_csv", args=[job.pk]))
-    text = b"".join(response.streaming_content).decode()
+    text = b"".join(streamed(response)).decode()
     rows = list(csv.reader(io.StringIO(text, newline="")))
     assert rows[-1] == ["9", f"'{start}id", f"'{start}m"]
 

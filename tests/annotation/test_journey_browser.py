@@ -72,8 +72,8 @@ def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(
     live_server: Any, live_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     """Only users exist at the start; the import runs in a real Celery worker process."""
-    lead = UserFactory(role="lead")
-    annotator = UserFactory(role="annotator")
+    lead = UserFactory.create(role="lead")
+    annotator = UserFactory.create(role="annotator")
     assert not Dataset.objects.exists() and not Sample.objects.exists()
     upload, external_ids = logicvista_zip(tmp_path / "logicvista.zip")
     base = live_server.url
@@ -95,7 +95,7 @@ def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(
     page.wait_for_url("**/imports/*/")
     # The job page polls the job's status until the worker has finished.
     page.wait_for_function(
-        "document.querySelector('[data-status]').dataset.status === 'succeeded'",
+        "() => document.querySelector('[data-status]').dataset.status === 'succeeded'",
         timeout=60000,
     )
     assert Sample.objects.filter(dataset=dataset, status=SampleStatus.IMPORTED).count() == ITEMS

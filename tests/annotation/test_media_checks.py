@@ -120,6 +120,7 @@ def test_sixteen_bit_thumbnail_keeps_its_contrast() -> None:
     thumb, _ = make_thumbnail(buffer.getvalue(), size=100)
     with Image.open(io.BytesIO(thumb)) as image:
         low, high = image.convert("L").getextrema()
+    assert isinstance(low, int) and isinstance(high, int)
     assert low < 20
     assert high > 235
 

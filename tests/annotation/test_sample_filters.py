@@ -97,7 +97,7 @@ def test_search_and_field_filters_select_the_right_samples() -> None:
 
 def test_reviewer_filter_asks_the_review_queue() -> None:
     """``reviewer`` selects the samples that user reviewed (through the review port)."""
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     dataset = open_queue(mmooc_dataset(), k=2)
     first, _second = mmooc_sample(dataset), mmooc_sample(dataset)
     services.dataset_add_member(dataset=dataset, user=reviewer)

@@ -42,7 +42,7 @@ def test_the_list_filters_and_its_pages_keep_the_filter(lead: Any) -> None:
     first = client.get(url, {"status": "imported", "ordering": "-id"}).content.decode()
     assert "55 samples match." in first
     assert "?page=2&amp;status=imported&amp;ordering=-id" in first
-    second = client.get(url, {"status": "imported", "ordering": "-id", "page": 2})
+    second = client.get(url, {"status": "imported", "ordering": "-id", "page": "2"})
     assert "Page 2 of 2" in second.content.decode()
     bad = client.get(url, {"status": "nonsense"}).content.decode()
     assert "Unknown status" in bad and "56 samples match." in bad

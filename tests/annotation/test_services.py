@@ -52,7 +52,7 @@ def test_dataset_create_copies_the_preset_taxonomy() -> None:
         ({"name": "  ", "kind": DatasetKind.TRIMODAL}, "name_required"),
     ],
 )
-def test_dataset_create_refuses_bad_input_with_a_reason(kwargs: dict, code: str) -> None:
+def test_dataset_create_refuses_bad_input_with_a_reason(kwargs: dict[str, Any], code: str) -> None:
     """A bad kind, preset or name is refused with a readable error and creates nothing."""
     with pytest.raises(ValidationError) as caught:
         services.dataset_create(**kwargs)
@@ -294,9 +294,11 @@ def test_derivation_makes_thumbnails_and_peaks() -> None:
     audio = services.media_asset_store(data=wav_bytes(), kind="audio")
     image.refresh_from_db()
     audio.refresh_from_db()  # eager mode in tests: the task already ran on commit... or not
-    image = services.media_asset_derive(asset_id=image.pk)
-    audio = services.media_asset_derive(asset_id=audio.pk)
-    assert image is not None and image.thumbnail and default_storage.exists(image.thumbnail.name)
+    derived_image = services.media_asset_derive(asset_id=image.pk)
+    derived_audio = services.media_asset_derive(asset_id=audio.pk)
+    assert derived_image is not None and derived_audio is not None
+    image, audio = derived_image, derived_audio
+    assert image.thumbnail and default_storage.exists(image.thumbnail.name)
     assert audio is not None and audio.peaks and max(audio.peaks) == pytest.approx(0.5, abs=0.05)
     derived_at = image.derived_at
     again = services.media_asset_derive(asset_id=image.pk)
@@ -342,13 +344,34 @@ def test_a_stored_file_that_cannot_be_thumbnailed_records_its_error() -> None:
     assert asset.derived_at is not None and asset.derive_error and not asset.thumbnail
 
 
+def test_only_an_image_larger_than_the_viewer_needs_gets_a_display_copy() -> None:
+    """An image over DISPLAY_SIZE pixels on its longer side gets a display copy of exactly
+    DISPLAY_SIZE (at least as large as the viewer, aspect ratio kept); a smaller one none, as
+    the viewer shows it as it is."""
+    from PIL import Image
+
+    from annotation.services.media import DISPLAY_SIZE
+
+    stored_large = services.media_asset_store(
+        data=png_bytes(DISPLAY_SIZE * 2, DISPLAY_SIZE), kind="image"
+    )
+    stored_small = services.media_asset_store(data=png_bytes(DISPLAY_SIZE, 600), kind="image")
+    large = services.media_asset_derive(asset_id=stored_large.pk)
+    small = services.media_asset_derive(asset_id=stored_small.pk)
+    assert large is not None and small is not None
+    assert large.display and not small.display and small.thumbnail
+    with default_storage.open(large.display.name, "rb") as handle:
+        shown = Image.open(handle)
+        assert shown.size == (DISPLAY_SIZE, DISPLAY_SIZE // 2)
+
+
 def test_the_content_hash_orders_media_by_role_and_position() -> None:
     """A sample made with its image before its audio hashes like the import and updates do
     (media in role, then position order), so re-importing it finds it unchanged."""
     dataset = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
     image = image_asset(colour=(4, 5, 6))
     audio = services.media_asset_store(data=wav_bytes(freq=300), kind="audio")
-    values = {
+    values: dict[str, Any] = {
         "image_description": "A stove.",
         "audio_description": "A beep.",
         "speech_utterance": "Nap time.",

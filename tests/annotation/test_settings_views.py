@@ -68,7 +68,7 @@ def test_members_page_lists_adds_and_removes(
     username and removes one."""
     dataset = mmooc_dataset()
     for _ in range(3):
-        services.dataset_add_member(dataset=dataset, user=UserFactory(role="annotator"))
+        services.dataset_add_member(dataset=dataset, user=UserFactory.create(role="annotator"))
     client = _client(lead)
     url = reverse("annotation:dataset_members", args=[dataset.pk])
     client.get(url)

@@ -26,6 +26,7 @@ from annotation.models import (
     DatasetKind,
     ImportSourceKind,
     JobStatus,
+    NoteKey,
     Sample,
     SampleStatus,
     Snapshot,
@@ -64,7 +65,7 @@ def download(snapshot: Snapshot, folder: Path) -> Path:
     target = folder / snapshot.file.name.rsplit("/", 1)[-1]
     with default_storage.open(snapshot.file.name, "rb") as handle:
         target.write_bytes(handle.read())
-    return target
+    return Path(target)
 
 
 def entry_ids(snapshot: Snapshot) -> set[str]:
@@ -187,7 +188,7 @@ def test_bad_requests_are_refused_with_readable_messages() -> None:
     ]
     for kwargs, text in cases:
         with pytest.raises(ValidationError, match=text):
-            snapshot_services.snapshot_create(dataset=dataset, **kwargs)
+            snapshot_services.snapshot_create(dataset=dataset, **kwargs)  # type: ignore[arg-type]
     trimodal = services.dataset_create(name="tri", kind=DatasetKind.TRIMODAL, preset="mcbench")
     for fmt in ("tsv", "mmooc"):
         with pytest.raises(ValidationError, match="image questions only"):
@@ -440,10 +441,10 @@ def test_jsonl_carries_the_review_trail(tmp_path: Path, lead: Any, annotator: An
         source=ChangeSource.ADJUDICATION,
     )
     services.sample_set_note(
-        sample_ids=[sample.pk], key="review_summary", values={sample.pk: {"agreement": 0.5}}
+        sample_ids=[sample.pk], key=NoteKey.REVIEW_SUMMARY, values={sample.pk: {"agreement": 0.5}}
     )
     services.sample_set_note(
-        sample_ids=[sample.pk], key="judge_votes", values={sample.pk: {"gpt-4o": "refuse"}}
+        sample_ids=[sample.pk], key=NoteKey.JUDGE_VOTES, values={sample.pk: {"gpt-4o": "refuse"}}
     )
     snapshot = build(dataset, "v1")
     line = json.loads(download(snapshot, tmp_path).read_text().splitlines()[0])

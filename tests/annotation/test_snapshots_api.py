@@ -249,3 +249,18 @@ def test_a_real_worker_builds_the_snapshot(live_worker: Any, lead: Any) -> None:
     snapshot = Snapshot.objects.get(pk=snapshot_id)
     assert snapshot.status == JobStatus.SUCCEEDED, snapshot.message
     assert snapshot.done == 3 and snapshot.manifest["counts"]["samples"] == 3
+
+
+def test_the_snapshot_page_says_how_many_samples_the_mmooc_layout_left_out(lead: Any) -> None:
+    """An MMOOC-layout snapshot names the samples it left out (no OOC or IC group)."""
+    dataset = _dataset_with_verified(1)
+    mmooc_sample(dataset, status=SampleStatus.VERIFIED, answerability_group="")
+    left = _browser(lead).get(
+        reverse("annotation:snapshot_detail", args=[_built(dataset, "m", "mmooc").pk])
+    )
+    assert 'id="snapshot-left-out"' in left.content.decode()
+    assert "1 selected sample was left out" in left.content.decode()
+    whole = _browser(lead).get(
+        reverse("annotation:snapshot_detail", args=[_built(dataset, "all", "jsonl").pk])
+    )
+    assert 'id="snapshot-left-out"' not in whole.content.decode()

@@ -56,3 +56,55 @@ def test_command_refuses_bad_input_with_readable_errors(tmp_path: Path) -> None:
     for args, text in cases:
         with pytest.raises(CommandError, match=text):
             call_command("export_snapshot", *args, stdout=StringIO())
+
+
+def test_out_may_be_a_folder_that_receives_the_release_and_its_manifest(tmp_path: Path) -> None:
+    """--out naming a folder (existing, or new with a trailing slash) gets the release file
+    under its own name and manifest.json beside it; the manifest names the release's hash."""
+    dataset = mmooc_dataset(name="mmooc-folder")
+    mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    for name, out in (("v1", tmp_path), ("v2", tmp_path / "new")):
+        stdout = StringIO()
+        call_command(
+            "export_snapshot",
+            "--dataset=mmooc-folder",
+            f"--name={name}",
+            "--format=parquet",
+            f"--out={out}/",
+            stdout=stdout,
+        )
+        summary = json.loads(stdout.getvalue().strip().splitlines()[-1])
+        release = out / f"{name}.parquet"
+        assert summary["out"] == str(release)
+        assert summary["manifest"] == str(out / "manifest.json")
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+        assert manifest["artifact"]["sha256"] == hashlib.sha256(release.read_bytes()).hexdigest()
+        assert manifest["snapshot"]["name"] == name
+
+
+def test_an_mmooc_layout_that_leaves_samples_out_says_so_with_the_count(tmp_path: Path) -> None:
+    """Samples in neither the OOC nor the shifted-IC group have no file in the MMOOC layout:
+    the command warns with their number and the summary counts them."""
+    dataset = mmooc_dataset(name="mmooc-left")
+    mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    for _ in range(2):
+        mmooc_sample(dataset, status=SampleStatus.VERIFIED, answerability_group="")
+    stdout, stderr = StringIO(), StringIO()
+    call_command(
+        "export_snapshot",
+        "--dataset=mmooc-left",
+        "--name=v1",
+        "--format=mmooc",
+        f"--out={tmp_path}",
+        stdout=stdout,
+        stderr=stderr,
+    )
+    summary = json.loads(stdout.getvalue().strip().splitlines()[-1])
+    assert summary["left_out"] == 2 and summary["counts"]["samples"] == 3
+    assert "2 samples were left out" in stderr.getvalue()
+    assert Snapshot.objects.get(dataset=dataset).left_out == 2
+    quiet = StringIO()
+    call_command(
+        "export_snapshot", "--dataset=mmooc-left", "--name=v2", "--format=jsonl", stderr=quiet
+    )
+    assert quiet.getvalue() == ""

@@ -41,7 +41,8 @@ def test_a_build_in_a_live_worker_is_left_alone_and_a_dead_ones_started_over(
     stale = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     Snapshot.objects.filter(pk=snapshot.pk).update(heartbeat_at=stale)
     built = snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
-    assert built is not None and built.status == JobStatus.SUCCEEDED, built.message
+    assert built is not None
+    assert built.status == JobStatus.SUCCEEDED, built.message
     assert (built.done, built.entries.count(), built.attempts) == (3, 3, 2)
 
 

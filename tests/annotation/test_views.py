@@ -6,11 +6,13 @@ from typing import Any
 
 import httpx
 import pytest
+from django.core.files.storage import default_storage
 from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes, wav_bytes
+from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +45,7 @@ def test_media_needs_login_and_membership(annotator: Any, lead: Any) -> None:
     services.dataset_add_member(dataset=dataset, user=annotator)
     response = _client(annotator).get(url)
     assert response.status_code == 200
-    assert b"".join(response.streaming_content) == asset.file.open("rb").read()
+    assert b"".join(streamed(response)) == asset.file.open("rb").read()
     assert _client(lead).get(url).status_code == 200
 
 
@@ -56,11 +58,11 @@ def test_media_streams_byte_ranges_for_seeking(lead: Any) -> None:
     part = client.get(url, HTTP_RANGE="bytes=100-199")
     assert part.status_code == 206
     assert part["Content-Range"] == f"bytes 100-199/{len(whole)}"
-    assert b"".join(part.streaming_content) == whole[100:200]
+    assert b"".join(streamed(part)) == whole[100:200]
     tail = client.get(url, HTTP_RANGE="bytes=-50")
-    assert b"".join(tail.streaming_content) == whole[-50:]
+    assert b"".join(streamed(tail)) == whole[-50:]
     open_ended = client.get(url, HTTP_RANGE=f"bytes={len(whole) - 10}-")
-    assert b"".join(open_ended.streaming_content) == whole[-10:]
+    assert b"".join(streamed(open_ended)) == whole[-10:]
     bad = client.get(url, HTTP_RANGE=f"bytes={len(whole) + 5}-")
     assert bad.status_code == 416 and bad["Content-Range"] == f"bytes */{len(whole)}"
 
@@ -74,6 +76,35 @@ def test_thumbnail_is_served_once_derived(lead: Any) -> None:
     services.media_asset_derive(asset_id=asset.pk)
     response = _client(lead).get(url)
     assert response.status_code == 200 and response["Content-Type"].startswith("image/")
+
+
+def test_display_image_is_the_display_copy_or_else_the_original(lead: Any) -> None:
+    """The display URL serves an image's display copy once a worker made one, and the
+    original for an image without one (small enough, or not derived yet): never a 404."""
+    from annotation.services.media import DISPLAY_SIZE
+
+    sample = mmooc_sample()
+    small = sample.media_links.get().asset
+    large = services.media_asset_store(
+        data=png_bytes(DISPLAY_SIZE + 10, 20, colour=(1, 2, 3)), kind="image"
+    )
+    client = _client(lead)
+    url = reverse("annotation:media_display", args=[small.pk])
+    with default_storage.open(small.file.name, "rb") as handle:
+        original = handle.read()
+    services.media_asset_derive(asset_id=small.pk)
+    response = client.get(url)
+    assert response.status_code == 200 and b"".join(streamed(response)) == original
+    services.media_asset_derive(asset_id=large.pk)
+    large.refresh_from_db()
+    sample.media_links.update(asset=large)
+    response = client.get(reverse("annotation:media_display", args=[large.pk]))
+    assert response.status_code == 200 and response["Content-Type"] in {
+        "image/webp",
+        "image/jpeg",
+    }
+    with default_storage.open(large.display.name, "rb") as handle:
+        assert b"".join(streamed(response)) == handle.read()
 
 
 def test_media_accepts_api_tokens(annotator: Any) -> None:
@@ -174,6 +205,21 @@ def test_sample_page_shows_fields_media_and_history(lead: Any) -> None:
     page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
     assert sample.question in page and "<audio" in page
     assert reverse("annotation:media_file", args=[audio.pk]) in page
+
+
+def test_sample_page_shows_the_fields_as_the_workbench_does(lead: Any) -> None:
+    """The sample page and the review workbench share one partial of the sample's fields:
+    the safety category and the predicate's heading that says what the conditions mean."""
+    sample = mmooc_sample(
+        mmooc_dataset(),
+        safety_label="unsafe",
+        safety_category="physical_harm",
+        predicate=["the stove is on (image)"],
+    )
+    page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    assert 'data-testid="safety-category">physical_harm<' in page
+    assert "Predicate: IF all of these hold THEN unsafe" in page
+    assert "<li>the stove is on (image)</li>" in page
 
 
 def test_sample_history_shows_old_and_new_values(lead: Any) -> None:

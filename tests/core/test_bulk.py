@@ -7,9 +7,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import MediaAsset, Sample, SampleRevision
+from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleRevision
 from core.bulk import rows_insert, rows_insert_new
-from tests.annotation.factories import DatasetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +27,7 @@ def asset_row(sha: str, **fields: object) -> dict[str, object]:
 def test_rows_get_their_ids_in_order_and_the_model_defaults() -> None:
     """Missing fields take the model's defaults (JSON lists, auto_now times), given JSON is
     stored as JSON, and the ids come back in the order of the rows."""
-    dataset = DatasetFactory()
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
     rows = [
         {"dataset_id": dataset.pk, "external_id": f"s{n}", "options": [{"label": "A", "text": "é"}]}
         for n in range(3)
@@ -46,7 +45,7 @@ def test_rows_get_their_ids_in_order_and_the_model_defaults() -> None:
 
 
 def test_a_failed_transaction_leaves_no_row() -> None:
-    dataset = DatasetFactory()
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
     with pytest.raises(RuntimeError), transaction.atomic():
         ids = rows_insert(Sample, [{"dataset_id": dataset.pk, "external_id": "x"}])
         rows_insert(SampleRevision, [{"sample_id": ids[0], "number": 1, "source": "import"}])

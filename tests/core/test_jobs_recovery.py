@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def test_every_kind_of_job_finishes_after_its_worker_is_killed(
                 "judging_audititem",
                 "judging_verdict",
             ):
-                wait_until(lambda t=table: waiting_on(t), timeout=60, what=f"a wait on {table}")
+                wait_until(partial(waiting_on, table), timeout=60, what=f"a wait on {table}")
             for model, pk in (
                 (ImportJob, imported.pk),
                 (Snapshot, snapshot.pk),

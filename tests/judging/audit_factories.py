@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ def judges(names: tuple[str, ...] = ("gpt-judge", "qwen-judge", "claude-judge"))
     """Judges whose family is the first part of their name ("gpt", "qwen", …)."""
     return [
         Judge.objects.filter(name=name).first()
-        or JudgeFactory(name=name, family=name.split("-")[0])
+        or JudgeFactory.create(name=name, family=name.split("-")[0])
         for name in names
     ]
 
@@ -147,7 +148,9 @@ def draw(dataset: Dataset, **overrides: Any) -> AuditSet:
 
 def rubric_for(task: str, rng: np.random.Generator | None = None) -> dict[str, Any]:
     """A valid rating of the task's rubric (random when a generator is given)."""
-    pick = (lambda options: options[int(rng.integers(len(options)))]) if rng else (lambda o: o[0])
+    pick: Callable[[list[Any]], Any] = (
+        (lambda options: options[int(rng.integers(len(options)))]) if rng else (lambda o: o[0])
+    )
     if task == AuditTask.SCORING:
         return {"answer_score": pick([1, 0]), "reasoning_score": pick([0.75, 0.5, 1.0, 0.25, 0.0])}
     if task == AuditTask.ANSWERABILITY:

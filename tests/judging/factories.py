@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import factory
+from factory.declarations import Sequence
 
 from annotation import services as annotation_services
 from annotation.formats.logicvista import iter_logicvista
@@ -17,11 +18,11 @@ from judging.models import Judge, JudgeKind, ModelResponse
 LOGICVISTA = Path(__file__).resolve().parents[3] / "shared" / "data" / "logicvista"
 
 
-class JudgeFactory(factory.django.DjangoModelFactory):
+class JudgeFactory(factory.django.DjangoModelFactory[Judge]):
     class Meta:
         model = Judge
 
-    name = factory.Sequence(lambda n: f"judge-{n}")
+    name = Sequence(lambda n: f"judge-{n}")
     kind = JudgeKind.OPENAI
     base_url = "http://127.0.0.1:9/v1"
     model = "fake-judge"
@@ -45,7 +46,7 @@ def rule_judge() -> Judge:
 
 def fake_judge(base_url: str, **overrides: Any) -> Judge:
     """An endpoint judge on the fake server, with short timeouts and backoffs for tests."""
-    return JudgeFactory(base_url=base_url, **overrides)
+    return JudgeFactory.create(base_url=base_url, **overrides)
 
 
 def bulk_samples(dataset: Dataset, n: int, **fields: Any) -> list[Sample]:

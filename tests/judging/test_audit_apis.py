@@ -38,7 +38,7 @@ def test_claim_permissions_for_every_role(
     """Leads and member auditors claim; a non-member auditor gets 404, an annotator 403
     (even as a member), an anonymous caller 403."""
     af.add_member(audit_set.dataset, annotator)
-    outsider = UserFactory(role=roles.AUDITOR)
+    outsider = UserFactory.create(role=roles.AUDITOR)
     assert _claim(lead, audit_set).status_code == 200
     assert _claim(auditor, audit_set).status_code == 200
     assert _claim(outsider, audit_set).status_code == 404
@@ -73,7 +73,7 @@ def test_claim_returns_the_item_blind_to_the_judges(audit_set: AuditSet, auditor
 
 def test_claim_answers_204_when_nothing_is_left(audit_set: AuditSet, auditor: Any) -> None:
     """Once every slot is rated, the claim has no content."""
-    af.rate_all(audit_set, [auditor, UserFactory(role=roles.AUDITOR)])
+    af.rate_all(audit_set, [auditor, UserFactory.create(role=roles.AUDITOR)])
     assert _claim(auditor, audit_set).status_code == 204
 
 
@@ -120,8 +120,28 @@ def test_rating_permissions(audit_set: AuditSet, annotator: Any) -> None:
     }
     url = reverse("api_audit_ratings")
     assert client_for(annotator).post(url, body, format="json").status_code == 403
-    outsider = UserFactory(role=roles.AUDITOR)
+    outsider = UserFactory.create(role=roles.AUDITOR)
     assert client_for(outsider).post(url, body, format="json").status_code == 404
+
+
+def test_status_of_an_audit_set_for_its_page(
+    audit_set: AuditSet, lead: Any, auditor: Any, annotator: Any
+) -> None:
+    """The page of a set being drawn follows this status: leads and member auditors read it,
+    annotators get 403, outsiders 404."""
+    url = reverse("api_audit_set", args=[audit_set.pk])
+    assert client_for(annotator).get(url).status_code == 403
+    assert client_for(UserFactory.create(role=roles.AUDITOR)).get(url).status_code == 404
+    assert client_for(lead).get(url).status_code == 200
+    body = client_for(auditor).get(url).json()
+    assert body == {
+        "id": audit_set.pk,
+        "name": audit_set.name,
+        "status": "succeeded",
+        "status_label": "Succeeded",
+        "message": audit_set.message,
+        "attempts": audit_set.attempts,
+    }
 
 
 def test_statistics_permissions_and_shape(
@@ -131,7 +151,7 @@ def test_statistics_permissions_and_shape(
     af.rate_all(audit_set, [auditor, lead])
     url = reverse("api_audit_statistics", args=[audit_set.pk])
     assert client_for(annotator).get(url).status_code == 403
-    assert client_for(UserFactory(role=roles.AUDITOR)).get(url).status_code == 404
+    assert client_for(UserFactory.create(role=roles.AUDITOR)).get(url).status_code == 404
     body = client_for(auditor).get(url).json()
     assert client_for(lead).get(url).status_code == 200
     assert body["n_items"] == 12 and body["n_rated"] == 12 and body["n_double_rated"] == 3
@@ -153,7 +173,7 @@ def test_statistics_equal_judging_stats_for_a_seeded_scenario(auditor: Any) -> N
     dataset, _ = af.scoring_dataset(n_samples=40, seed=3)
     af.add_member(dataset, auditor)
     audit_set = af.draw(dataset, size=40, floor=2, oversample_rare=2, seed=5)
-    af.rate_all(audit_set, [auditor, UserFactory()], seed=9)
+    af.rate_all(audit_set, [auditor, UserFactory.create()], seed=9)
     body = client_for(auditor).get(reverse("api_audit_statistics", args=[audit_set.pk])).json()
     data = audit_selectors.audit_gather(audit_set)
     shares = audit_set.frame["population_shares"]
@@ -168,7 +188,26 @@ def test_statistics_equal_judging_stats_for_a_seeded_scenario(auditor: Any) -> N
     for rater, comparison in report.overall.items():
         assert shown[rater]["cohen_kappa"]["value"] == pytest.approx(comparison.cohen_kappa.value)
         assert shown[rater]["cohen_kappa"]["ci_low"] == pytest.approx(comparison.cohen_kappa.ci_low)
-        assert shown[rater]["mean_signed_difference"]["value"] == pytest.approx(
-            comparison.mean_signed_difference.value
-        )
+        difference = comparison.mean_signed_difference
+        assert difference is not None
+        assert shown[rater]["mean_signed_difference"]["value"] == pytest.approx(difference.value)
         assert shown[rater]["n"] == comparison.n
+
+
+def test_only_auditors_rate_and_one_user_may_hold_both_roles(
+    audit_set: AuditSet, annotator: Any
+) -> None:
+    """A member annotator cannot rate (403); a member who is annotator and auditor can."""
+    af.add_member(audit_set.dataset, annotator)
+    item = AuditItem.objects.filter(audit_set=audit_set).order_by("position").first()
+    assert item is not None
+    body = {"item": item.pk, "submission_uuid": str(uuid.uuid4()), **af.rubric_for("scoring")}
+    url = reverse("api_audit_ratings")
+    assert client_for(annotator).post(url, body, format="json").status_code == 403
+    both = UserFactory.create(role=roles.AUDITOR)
+    both.groups.add(*annotator.groups.all())
+    af.add_member(audit_set.dataset, both)
+    claimed = _claim(both, audit_set)
+    assert claimed.status_code == 200
+    body["item"] = claimed.json()["item"]
+    assert client_for(both).post(url, body, format="json").status_code == 201

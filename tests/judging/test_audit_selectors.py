@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from judging.audit import selectors, statistics
-from judging.models import AuditTask
+from judging.models import AuditTask, Verdict
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
 
@@ -25,12 +25,12 @@ def test_frame_flags_disagreement_and_rare_classes() -> None:
         assert row.response_id is not None
         assert row.item.rare == ("I cannot tell" in responses[row.response_id].response)
         votes = list(
-            af.Verdict.objects.filter(response_id=row.response_id, repeat=0).values_list(
+            Verdict.objects.filter(response_id=row.response_id, repeat=0).values_list(
                 "answer_score", "reasoning_score"
             )
         )
         answers = {a for a, _ in votes}
-        reasons = [r for _, r in votes]
+        reasons = [r for _, r in votes if r is not None]
         assert row.item.disagree == (len(answers) > 1 or max(reasons) - min(reasons) >= 0.5)
 
 
@@ -39,7 +39,7 @@ def test_answerability_frame_marks_the_unanswerable_majority_rare() -> None:
     dataset, _ = af.answerability_dataset(n_samples=15)
     for row in selectors.audit_frame(dataset=dataset, task=AuditTask.ANSWERABILITY):
         labels = list(
-            af.Verdict.objects.filter(sample_id=row.sample_id).values_list("label", flat=True)
+            Verdict.objects.filter(sample_id=row.sample_id).values_list("label", flat=True)
         )
         assert row.item.rare == (2 * labels.count("unanswerable") >= len(labels))
 
@@ -51,7 +51,7 @@ def test_statistics_take_a_bounded_number_of_queries(
     """The figures cost at most six queries whatever the audit's size."""
     dataset, _ = af.scoring_dataset(n_samples=25, repeats=2)
     audit_set = af.draw(dataset, size=size, double_rating_fraction=0.2)
-    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
     with django_assert_max_num_queries(6):
         stats = statistics.audit_statistics(audit_set=audit_set, n_replicates=50)
     assert stats["n_rated"] == size
@@ -65,7 +65,7 @@ def test_statistics_for_answerability_and_safety() -> None:
         (AuditTask.SAFETY, af.safety_dataset(n_samples=20)),
     ):
         audit_set = af.draw(dataset, task=task, size=15)
-        af.rate_all(audit_set, [UserFactory(), UserFactory()])
+        af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
         stats = statistics.audit_statistics(audit_set=audit_set, n_replicates=50)
         block = stats["human_judge"][0]
         assert block["positive"] in {"unanswerable", "unsafe"}
@@ -88,7 +88,7 @@ def test_progress_counts_slots_and_auditors(django_assert_max_num_queries: Any) 
     """Progress counts done slots and each auditor's ratings in two queries."""
     dataset, _ = af.scoring_dataset(n_samples=10)
     audit_set = af.draw(dataset, size=10, double_rating_fraction=0.2)
-    af.rate_all(audit_set, [UserFactory(username="ann"), UserFactory(username="bob")])
+    af.rate_all(audit_set, [UserFactory.create(username="ann"), UserFactory.create(username="bob")])
     with django_assert_max_num_queries(2):
         progress = selectors.audit_progress(audit_set=audit_set)
     assert (progress.items, progress.slots, progress.done) == (10, 12, 12)
@@ -100,7 +100,7 @@ def test_calibration_is_given_per_category_as_well() -> None:
     """Each judge's calibration comes per category too, each with its n, summing to the whole."""
     dataset, _ = af.scoring_dataset(n_samples=25, repeats=3)
     audit_set = af.draw(dataset, size=30)
-    af.rate_all(audit_set, [UserFactory(), UserFactory()])
+    af.rate_all(audit_set, [UserFactory.create(), UserFactory.create()])
     stats = statistics.audit_statistics(audit_set=audit_set, n_replicates=50)
     for judge in stats["calibration"]["judges"]:
         parts = judge["by_category"]

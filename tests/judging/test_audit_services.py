@@ -13,8 +13,8 @@ from django.db.models import Count
 from django.utils import timezone
 
 from judging.audit import services
-from judging.models import AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
-from tests.annotation.factories import UserFactory
+from judging.models import AuditComputation, AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
+from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.judging import audit_factories as af
 from tests.support.threads import run_threads
 
@@ -56,7 +56,7 @@ def test_draw_stores_the_frame_weights_and_slots() -> None:
     for item in AuditItem.objects.filter(audit_set=audit_set):
         size, drawn = frame["cells"][item.design_stratum]
         assert item.weight == pytest.approx(size / drawn)
-        assert item.stratum.endswith(item.response.model_name)
+        assert item.response is not None and item.stratum.endswith(item.response.model_name)
     slots = dict(
         AuditLease.objects.filter(audit_set=audit_set)
         .values_list("item")
@@ -123,7 +123,7 @@ def test_claims_rate_each_item_once_or_twice_and_never_twice_by_one_auditor() ->
     double-rated item two from different auditors, and then the claim returns None."""
     dataset, _ = af.scoring_dataset(n_samples=15)
     audit_set = af.draw(dataset, size=12, double_rating_fraction=0.5)
-    auditors = [UserFactory() for _ in range(3)]
+    auditors = [UserFactory.create() for _ in range(3)]
     made = af.rate_all(audit_set, auditors)
     assert made == 18
     per_item = dict(
@@ -141,7 +141,7 @@ def test_a_second_claim_returns_the_held_lease_renewed() -> None:
     """Claiming again (a reload) returns the same item with a later expiry, marked resumed."""
     dataset, _ = af.scoring_dataset(n_samples=5)
     audit_set = af.draw(dataset, size=5)
-    auditor = UserFactory()
+    auditor = UserFactory.create()
     now = timezone.now()
     first = services.audit_claim(audit_set=audit_set, auditor=auditor, now=now)
     again = services.audit_claim(
@@ -157,7 +157,7 @@ def test_an_expired_lease_goes_to_the_next_auditor() -> None:
     rate the slot (the item needs no more ratings)."""
     dataset, _ = af.scoring_dataset(n_samples=3)
     audit_set = af.draw(dataset, size=1, double_rating_fraction=0)
-    slow, quick = UserFactory(), UserFactory()
+    slow, quick = UserFactory.create(), UserFactory.create()
     now = timezone.now()
     lease = services.audit_claim(audit_set=audit_set, auditor=slow, now=now)
     assert lease is not None
@@ -178,7 +178,7 @@ def test_the_same_submission_makes_one_rating() -> None:
     uuid is refused; rating an item twice with new uuids is refused."""
     dataset, _ = af.scoring_dataset(n_samples=3)
     audit_set = af.draw(dataset, size=2)
-    auditor = UserFactory()
+    auditor = UserFactory.create()
     lease = services.audit_claim(audit_set=audit_set, auditor=auditor)
     assert lease is not None
     item = AuditItem.objects.select_related("audit_set").get(pk=lease.item_id)
@@ -194,7 +194,7 @@ def test_the_same_submission_makes_one_rating() -> None:
     assert AuditRating.objects.count() == 1
     with pytest.raises(services.AuditConflict):
         services.audit_rating_submit(
-            auditor=UserFactory(),
+            auditor=UserFactory.create(),
             item=item,
             submission_uuid=key,
             answer_score=1,
@@ -268,7 +268,7 @@ def test_concurrent_auditors_keep_every_invariant() -> None:
     ends with exactly its one or two ratings, and nobody rates an item twice."""
     dataset, _ = af.scoring_dataset(n_samples=30)
     audit_set = af.draw(dataset, size=40, double_rating_fraction=0.3)
-    auditors = [UserFactory() for _ in range(WORKERS)]
+    auditors = [UserFactory.create() for _ in range(WORKERS)]
     held: dict[int, int] = {}
     double_leases: list[int] = []
     lock = threading.Lock()
@@ -312,7 +312,7 @@ def test_concurrent_claims_by_one_auditor_share_one_lease() -> None:
     """Eight simultaneous claims by one auditor all return the same lease."""
     dataset, _ = af.scoring_dataset(n_samples=10)
     audit_set = af.draw(dataset, size=10)
-    auditor = UserFactory()
+    auditor = UserFactory.create()
     leases: list[int] = []
 
     def claim(_index: int) -> None:
@@ -331,7 +331,7 @@ def test_concurrent_duplicate_submissions_make_one_rating() -> None:
     """The same rating sent eight times at once is stored once."""
     dataset, _ = af.scoring_dataset(n_samples=3)
     audit_set = af.draw(dataset, size=2)
-    auditor = UserFactory()
+    auditor = UserFactory.create()
     lease = services.audit_claim(audit_set=audit_set, auditor=auditor)
     assert lease is not None
     key = uuid.uuid4()
@@ -352,14 +352,17 @@ def test_concurrent_duplicate_submissions_make_one_rating() -> None:
 def test_drawing_in_the_background_is_queued_then_done_once(
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    """Creating a set queues its draw; the worker's run stores the items; a second run (a
-    redelivered task) changes nothing."""
+    """Creating a set queues its draw; the worker's run stores the items and queues the set's
+    figures; a second run (a redelivered task) changes nothing."""
     dataset, _ = af.scoring_dataset(n_samples=20)
     with django_capture_on_commit_callbacks(execute=True) as queued:
         audit_set = services.audit_set_create(dataset=dataset, name="bg", task="scoring", size=12)
-    assert len(queued) == 1
+    assert len(queued) == 2  # the draw, then (from the draw) the figures
     audit_set.refresh_from_db()
     assert audit_set.status == "succeeded" and audit_set.items.count() == 12
+    stored = AuditComputation.objects.get(audit_set=audit_set)
+    assert stored.status == "succeeded" and stored.result is not None
+    assert stored.result["n_items"] == 12
     first = list(audit_set.items.values_list("id", "response_id"))
     again = services.audit_set_draw_run(audit_set_id=audit_set.pk)
     assert again is not None and list(again.items.values_list("id", "response_id")) == first
@@ -367,7 +370,7 @@ def test_drawing_in_the_background_is_queued_then_done_once(
 
 def test_a_draw_with_nothing_judged_fails_with_its_reason() -> None:
     """With no judged items, the worker marks the set failed and says why; no items."""
-    dataset = af.mmooc_dataset()
+    dataset = mmooc_dataset()
     audit_set = services.audit_set_create(
         dataset=dataset, name="empty", task="scoring", size=5, queue=False
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from judging.consensus import (
+    ABSTAIN,
     ANSWERABLE,
     UNANSWERABLE,
     Vote,
@@ -44,3 +45,26 @@ def test_a_samples_label_comes_from_its_group_or_refusal_reference() -> None:
     assert sample_answerability("ooc", False) == UNANSWERABLE
     assert sample_answerability("", True) == UNANSWERABLE
     assert sample_answerability("shifted_ic", False) == ANSWERABLE
+
+
+def test_an_abstention_is_neither_a_vote_nor_agreement() -> None:
+    """An abstaining judge is left out: the others decide; with every judge abstaining the
+    sample is undecided (neither agreed nor flagged), and an error still flags it."""
+    judges = ["rule", "llm"]
+    with_llm = consensus(ANSWERABLE, [Vote("rule", ABSTAIN), Vote("llm", ANSWERABLE)], judges)
+    assert with_llm.agree and not with_llm.disagree
+    assert with_llm.votes[0] == {"judge": "rule", "label": ABSTAIN, "category": None}
+    dissent = consensus(ANSWERABLE, [Vote("rule", ABSTAIN), Vote("llm", UNANSWERABLE)], judges)
+    assert dissent.disagree and not dissent.agree
+    alone = consensus(UNANSWERABLE, [Vote("rule", ABSTAIN)], ["rule"])
+    assert alone.undecided and not alone.agree and not alone.disagree
+    errored = consensus(ANSWERABLE, [Vote("rule", ABSTAIN), Vote("llm", None)], judges)
+    assert errored.disagree
+
+
+def test_a_judges_abstaining_repeats_do_not_outvote_its_real_votes() -> None:
+    """Over repeats, abstentions are not counted: one real vote among abstentions decides."""
+    assert judge_label([Vote("a", ABSTAIN), Vote("a", ABSTAIN)]) == (ABSTAIN, None)
+    assert judge_label([Vote("a", ABSTAIN), Vote("a", ABSTAIN), Vote("a", ANSWERABLE)])[0] == (
+        ANSWERABLE
+    )

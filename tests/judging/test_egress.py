@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import pytest
 
-from judging import egress, egress_transport
+from judging import egress
 from judging.llm_client import JudgeOutcome, RetryPolicy, judge_with_retries, make_client
 from tests.support.fake_openai import FakeOpenAI
 
@@ -114,7 +115,7 @@ def test_saved_urls_are_checked_on_what_the_host_names_or_resolves_to(
             return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.7", port))]
         raise socket.gaierror("no such name")
 
-    monkeypatch.setattr(egress.socket, "getaddrinfo", fake_dns)
+    monkeypatch.setattr(socket, "getaddrinfo", fake_dns)
     refused = egress.check_url("https://internal.example/v1", frozenset())
     assert refused == egress.Refusal("internal.example:443", "10.0.0.7", "private")
     assert egress.check_url("https://internal.example/v1", frozenset(), resolve=False) is None
@@ -143,7 +144,7 @@ def test_the_address_connected_to_is_the_one_checked(monkeypatch: pytest.MonkeyP
         resolved.append(host)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
 
-    monkeypatch.setattr(egress_transport.anyio, "getaddrinfo", rebinding_dns)
+    monkeypatch.setattr(anyio, "getaddrinfo", rebinding_dns)
     with FakeOpenAI() as server:
         url = f"http://judge.example:{server.port}/v1"
         refused = call(url)

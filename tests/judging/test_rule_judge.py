@@ -26,20 +26,15 @@ LONG_REASON = (
 )
 
 
-def test_answerability_follows_group_and_reference() -> None:
-    """OOC or a refusal reference is unanswerable; a concrete answer is answerable."""
-    assert judge_answerability(OOC_SAMPLE).answerable is False
+def test_the_rule_judge_abstains_on_answerability() -> None:
+    """Answerability needs the image: whatever the sample claims (out-of-context, a refusal
+    reference, a concrete answer), the rule judge abstains instead of echoing the claim."""
     refusal_ref = Sample(question="q", reference_answer="None of the above", group=None)
-    assert judge_answerability(refusal_ref).answerable is False
-    verdict = judge_answerability(MCQ)
-    assert verdict.answerable is True
-    assert verdict.rationale
-
-
-def test_answerability_category_is_the_samples_own() -> None:
-    """With no view of the image, the rule judge can only echo the sample's category."""
-    assert judge_answerability(MCQ).category == "coarse_perception"
-    assert judge_answerability(OOC_SAMPLE).category == "fine_grained_perception"
+    for sample in (OOC_SAMPLE, refusal_ref, MCQ):
+        verdict = judge_answerability(sample)
+        assert verdict.abstained and verdict.answerable is None
+        assert verdict.category is None
+        assert "abstains" in verdict.rationale
 
 
 @pytest.mark.parametrize(

@@ -199,8 +199,33 @@ def test_answerability_flags_disagreements_and_notes_every_vote(
     )
     assert votes == [
         {"judge": "llm", "label": "unanswerable", "category": None},
-        {"judge": "rule", "label": "answerable", "category": "MP"},
+        {"judge": "rule", "label": "abstain", "category": None},
     ]
+
+
+def test_the_rule_judge_alone_leaves_answerability_undecided(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The rule judge abstains on every sample: no sample is flagged (an earlier flag is
+    lifted), none counts as agreed, and every abstention is stored as such, not as an error."""
+    dataset = mmooc_dataset()
+    samples = bulk_samples(dataset, 6)
+    Sample.objects.filter(pk=samples[0].pk).update(judges_disagree=True)
+    job = run_job(
+        django_capture_on_commit_callbacks,
+        dataset=dataset,
+        task="answerability",
+        judges=[rule_judge()],
+    )
+    assert job.status == JobStatus.SUCCEEDED
+    verdicts = Verdict.objects.filter(job=job)
+    assert {(v.label, v.error_kind) for v in verdicts} == {("abstain", "")}
+    assert not Sample.objects.filter(dataset=dataset, judges_disagree=True).exists()
+    assert services.judge_job_apply_consensus(job=job) == {
+        "agree": 0,
+        "disagree": 0,
+        "undecided": 6,
+    }
 
 
 def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
@@ -218,7 +243,7 @@ def test_images_go_to_the_judge_as_data_urls_and_text_only_judges_get_none(
             task="answerability",
             judges=[vision, text],
         )
-        bodies = {r.body["model"] + str(i): r.body for i, r in enumerate(server.chat_records())}  # type: ignore[index]
+        bodies = {r.body["model"] + str(i): r.body for i, r in enumerate(server.chat_records())}
     parts = [b["messages"][1]["content"] for b in bodies.values()]
     images = [p for p in parts if isinstance(p, list)]
     assert len(images) == 1 and len(parts) == 2
@@ -307,7 +332,7 @@ def test_verdicts_made_elsewhere_are_imported_idempotently(tmp_path: Path) -> No
     dataset = mmooc_dataset()
     samples = bulk_samples(dataset, 2)
     bulk_responses(samples, ["m"])
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "sample_id": "bulk-0",
             "judge": "gpt-4o",

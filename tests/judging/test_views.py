@@ -13,6 +13,7 @@ from judging import services
 from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
+from tests.support.http import redirect_url
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,8 @@ def login(user: Any) -> Client:
 def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     lead: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """The form starts a job and leads to its page, which polls the JSON endpoint."""
+    """The form starts a job and leads to its page, which polls the JSON endpoint and, once
+    the job finished, links to where its result is."""
     dataset = mmooc_dataset()
     bulk_samples(dataset, 4)
     client = login(lead)
@@ -36,9 +38,16 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     with django_capture_on_commit_callbacks(execute=True):
         reply = client.post(url, {"task": "answerability", "judges": [rule.pk], "repeats": 1})
     job = JudgeJob.objects.get()
-    assert reply.status_code == 302 and reply.url == reverse("judging:job_detail", args=[job.pk])
-    page = client.get(reply.url).content.decode()
-    assert reverse("api_judge_job", args=[job.pk]) in page and "js/judging.js" in page
+    assert reply.status_code == 302 and redirect_url(reply) == reverse(
+        "judging:job_detail", args=[job.pk]
+    )
+    page = client.get(redirect_url(reply)).content.decode()
+    assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
+    job.refresh_from_db()
+    assert job.is_finished
+    results = page.split('id="job-results"')[1].split("</p>")[0]
+    assert "hidden" not in results.split(">")[0]
+    assert reverse("judging:leaderboard", args=[dataset.pk]) in results
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
@@ -120,7 +129,7 @@ def test_the_judges_page_refuses_bad_judges_and_says_what_to_rename(lead: Any) -
     refused = client.post(url, form).content.decode()
     assert "JUDGE_KEY_SECRET_KEY" in refused and "127.0.0.1:5432" in refused
     assert not Judge.objects.filter(name="sneaky").exists()
-    JudgeFactory(name="old", api_key_env="OPENAI_API_KEY", base_url="https://api.invalid/v1")
+    JudgeFactory.create(name="old", api_key_env="OPENAI_API_KEY", base_url="https://api.invalid/v1")
     listed = client.get(url).content.decode()
     assert "This judge cannot be called until it is changed" in listed
     assert "JUDGE_KEY_OPENAI_API_KEY" in listed

@@ -79,7 +79,7 @@ def _urls(ids: dict[str, int]) -> list[str]:
     return urls
 
 
-def test_anonymous_visitors_get_the_login_page_or_401_403_never_data(world: dict) -> None:
+def test_anonymous_visitors_get_the_login_page_or_401_403_never_data(world: dict[str, Any]) -> None:
     """No URL in the URL conf shows data to an anonymous visitor."""
     client = Client()
     for url in _urls(world["ids"]):
@@ -91,7 +91,7 @@ def test_anonymous_visitors_get_the_login_page_or_401_403_never_data(world: dict
 
 
 @pytest.mark.parametrize("role", ["annotator", "auditor"])
-def test_non_members_see_nothing_of_a_private_dataset(world: dict, role: str) -> None:
+def test_non_members_see_nothing_of_a_private_dataset(world: dict[str, Any], role: str) -> None:
     """Annotators and auditors outside a dataset get 403/404 on all its URLs, never its data."""
     client = Client()
     client.force_login(world[role])
@@ -103,7 +103,7 @@ def test_non_members_see_nothing_of_a_private_dataset(world: dict, role: str) ->
             assert b"private" not in response.content or url.startswith("/admin"), url
 
 
-def test_leads_reach_every_page_without_server_errors(world: dict) -> None:
+def test_leads_reach_every_page_without_server_errors(world: dict[str, Any]) -> None:
     """A lead can open every URL and none answers with a server error."""
     client = Client()
     client.force_login(world["lead"])
@@ -111,7 +111,7 @@ def test_leads_reach_every_page_without_server_errors(world: dict) -> None:
         assert client.get(url).status_code < 500, url
 
 
-def test_members_see_their_dataset(world: dict) -> None:
+def test_members_see_their_dataset(world: dict[str, Any]) -> None:
     """Once added to the dataset, an annotator sees it and its samples."""
     dataset_id = world["ids"]["dataset_id"]
     services.dataset_add_member(

@@ -18,7 +18,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from annotation import services as annotation_services
 from annotation.imports import services as import_services
-from annotation.models import ImportSourceKind, Sample, SampleStatus
+from annotation.models import ImportSourceKind, Sample, SampleBulkJob, SampleStatus
 from annotation.snapshots import services as snapshot_services
 from judging import services as judging_services
 from review import services as review_services
@@ -54,6 +54,12 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
         dataset=dataset, name="v1", format="jsonl", queue=False
     )
     snapshot_services.snapshot_build(snapshot_id=snapshot.pk)
+    bulk_job = SampleBulkJob.objects.create(
+        dataset=dataset,
+        action="set_priority",
+        params={"filter": "", "ids": [sample.pk], "priority": 1, "reason": ""},
+        selected=1,
+    )
     return {
         "dataset_id": dataset.pk,
         "sample_id": sample.pk,
@@ -63,6 +69,7 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
         "review_id": review.pk,
         "/api/imports/": import_job.pk,
         "/api/judge-jobs/": judge_job.pk,
+        "/api/bulk-actions/": bulk_job.pk,
     }
 
 
@@ -83,7 +90,7 @@ def _failures(base_url: str, token: str, ids: dict[str, int]) -> list[str]:
     schema = schemathesis.openapi.from_url(f"{base_url}/api/schema/", headers=headers)
     failures: list[str] = []
     for result in schema.get_all_operations():
-        operation = result.ok()
+        operation = result.ok()  # type: ignore[union-attr]
         fixed = _path_parameters(operation.path, ids)
         for mode, examples in MAX_EXAMPLES.items():
             if mode == GenerationMode.NEGATIVE and not (len(operation.body) or operation.query):
@@ -112,7 +119,7 @@ def _hypothesis_test(
     def test(case: Any) -> None:
         case.call_and_validate(base_url=base_url, headers=headers, checks=CHECKS, timeout=30)
 
-    return test  # type: ignore[no-any-return]
+    return test
 
 
 @pytest.mark.parametrize("role", ["lead", "annotator"])

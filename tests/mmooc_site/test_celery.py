@@ -16,7 +16,7 @@ from annotation import services
 from annotation.models import MediaAsset
 from mmooc_site.celery import app
 from tests.annotation.factories import png_bytes, wav_bytes
-from tests.conftest import worker_on
+from tests.conftest import broker_point, worker_on
 from tests.support.processes import wait_until
 
 
@@ -63,15 +63,13 @@ def test_the_filesystem_broker_loses_no_message_between_two_worker_processes(
         "store_processed": False,
     }
     saved = app.conf.broker_url, app.conf.broker_transport_options
-    app.conf.broker_url, app.conf.broker_transport_options = "filesystem://localhost//", options
-    app._pool = app.amqp._producer_pool = None
+    broker_point(app, "filesystem://localhost//", options)
     try:
         with worker_on("filesystem://localhost//", {"CELERY_BROKER_FOLDER": str(folder)}):
             ids = _store_assets(60)
             wait_until(lambda: _all_derived(ids), timeout=120, what="60 derived assets")
     finally:
-        app.conf.broker_url, app.conf.broker_transport_options = saved
-        app._pool = app.amqp._producer_pool = None
+        broker_point(app, *saved)
 
 
 def test_production_refuses_to_start_without_a_secret_key(tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def _english_leftovers(page: Any, data: set[str]) -> list[str]:
 def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     """After switching to Chinese, every label, button and key hint of the workbench is
     Chinese, the sample's text is unchanged, and a keyboard review is saved."""
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     dataset = review_dataset(1, k=1, members=[reviewer])
     sample = dataset.samples.get()
 
@@ -79,7 +79,7 @@ def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     page.click("form [type=submit]")
     assert page.locator("html").get_attribute("lang") == "en"
     page.select_option("#language-select", "zh-hans")
-    page.wait_for_function("document.documentElement.lang === 'zh-hans'")
+    page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
 
     page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
     page.click("#start-review")
@@ -100,7 +100,7 @@ def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     page.keyboard.press("3")
     page.keyboard.press("Control+Enter")
     page.wait_for_function(
-        "document.body.innerText.length > 0 && !location.pathname.endsWith("
+        "() => document.body.innerText.length > 0 && !location.pathname.endsWith("
         f"'/review/samples/{sample.pk}/')"
     )
     review = Review.objects.get(sample=sample, reviewer=reviewer)

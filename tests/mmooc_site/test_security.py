@@ -93,10 +93,10 @@ def test_wrong_passwords_lock_the_login_out_with_a_message(settings: Any) -> Non
     """After the failure limit, even the right password is refused with a 429 page saying
     why and how long to wait; another user is not affected."""
     settings.AXES_FAILURE_LIMIT = 3
-    victim = UserFactory(username="victim")
+    victim = UserFactory.create(username="victim")
     victim.set_password("right-password")
     victim.save()
-    other = UserFactory(username="other")
+    other = UserFactory.create(username="other")
     other.set_password("other-password")
     other.save()
     client = Client()

@@ -64,8 +64,8 @@ def test_claim_runs_a_fixed_number_of_queries(django_assert_num_queries: Any) ->
     for size in (2, 40):
         dataset = review_dataset(size)
         for _ in range(size):  # half the slots already taken by others
-            services.slot_claim(dataset=dataset, reviewer=UserFactory())
-        client = client_for(UserFactory(role="lead"))
+            services.slot_claim(dataset=dataset, reviewer=UserFactory.create())
+        client = client_for(UserFactory.create(role="lead"))
         with django_assert_num_queries(CLAIM_QUERIES[connection.vendor]):
             assert _claim(client, dataset.pk).status_code == 200
 
@@ -194,7 +194,7 @@ def test_a_reviewer_amends_their_review_by_api_until_settled() -> None:
 
     dataset = logicvista_dataset(1)
     sample = Sample.objects.select_related("dataset").get(dataset=dataset)
-    author, other = UserFactory(), UserFactory()
+    author, other = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
     for user in (author, other):
         annotation_services.dataset_add_member(dataset=dataset, user=user)
     review = submit(author, sample).review

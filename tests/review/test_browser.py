@@ -1,5 +1,6 @@
 """The workbench in real headless Chromium: log in, claim, zoom, play audio, decide by
-keyboard, keep a draft across a reload, submit and move on to the next sample."""
+keyboard, keep a draft across a reload, submit and move on to the next sample; Back to a
+submitted review or adjudication shows that it was submitted."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     """A reviewer claims, zooms, plays the audio, decides by keys, reloads without losing
     the draft, submits with Ctrl+Enter and lands on the next sample."""
     unsafe, safe = trimodal_pair()
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     open_queue(unsafe.dataset, k=2, members=[reviewer])
 
     page.goto(f"{live_server.url}/login/")
@@ -71,11 +72,14 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert float(page.get_attribute(".zoom-image", "data-scale") or 0) > 2
     page.keyboard.press("f")
     page.wait_for_function(
-        "document.querySelector('.zoom-image').src.endsWith(document.querySelector('.zoom-image').dataset.full)"
+        "() => { const img = document.querySelector('.zoom-image');"
+        " return img.src.endsWith(img.dataset.full); }"
     )
 
     page.keyboard.press("p")
-    page.wait_for_function("document.getElementById('audio').currentTime > 0.3", timeout=10000)
+    page.wait_for_function(
+        "() => document.getElementById('audio').currentTime > 0.3", timeout=10000
+    )
     page.keyboard.press("p")
 
     for key in ("a", "3", "Shift+Digit4", "m", "Shift+N", "u"):
@@ -87,7 +91,7 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert page.is_checked("input[name=audio_aligned][value=false]")
 
     page.fill("#f-note", "the alarm is hard to hear")
-    page.wait_for_function("document.getElementById('save-state').dataset.state === 'server'")
+    page.wait_for_function("() => document.getElementById('save-state').dataset.state === 'server'")
     assert Draft.objects.filter(sample=unsafe, reviewer=reviewer).exists()
     page.evaluate("localStorage.clear()")  # the server draft alone must bring it back
     page.reload()
@@ -123,7 +127,7 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     from tests.conftest import SHARED_DATA
     from tests.review.factories import logicvista_dataset
 
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     image = (SHARED_DATA / "logicvista" / "images" / "v1_287.png").read_bytes()
     dataset = logicvista_dataset(2, k=1, members=[reviewer], image=image)
     first, second = Sample.objects.filter(dataset=dataset).order_by("external_id")
@@ -136,7 +140,7 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     assert page.locator("select#f-category").count() == 0
     assert page.input_value("#f-category") == "deductive"
     assert "1 of 2" in page.inner_text("[data-testid=position]")
-    page.wait_for_function("document.querySelector('.zoom-image').complete")
+    page.wait_for_function("() => document.querySelector('.zoom-image').complete")
     shown = page.evaluate(
         "(() => { const img = document.querySelector('.zoom-image');"
         " const box = img.parentElement.getBoundingClientRect();"
@@ -176,12 +180,13 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
 
 
 def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
-    """From "My reviews" the reviewer reopens a review still waiting for the others, changes
-    the category, saves with Ctrl+Enter and is back on the list; only the review changed."""
+    """Back to a submitted review shows that it was submitted, not a live form. From "My
+    reviews" the reviewer reopens a review still waiting for the others, changes the
+    category, saves with Ctrl+Enter and is back on the list; only the review changed."""
     from annotation.models import Sample
     from tests.review.factories import logicvista_dataset
 
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     dataset = logicvista_dataset(1, k=2, members=[reviewer])
     sample = Sample.objects.get(dataset=dataset)
     _log_in(page, live_server.url, reviewer)
@@ -193,9 +198,16 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     page.wait_for_url(f"**/review/datasets/{dataset.pk}/")
     assert Review.objects.get(sample=sample, reviewer=reviewer).values == {}
 
+    # Back to the submitted form: the page says it was submitted, with no live form.
+    page.go_back()
+    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_selector("[data-testid=already-submitted]")
+    assert page.locator("#review-form").count() == 0
+    assert page.locator("#next-sample").is_visible()
+
     page.click("nav >> text=My reviews")
     page.click("text=Reopen and amend")
-    page.wait_for_url(f"**/review/samples/{sample.pk}/")
+    page.wait_for_url(f"**/review/samples/{sample.pk}/?amend=1")
     assert page.is_checked("input[name=decision][value=accept]")
     page.keyboard.press("c")
     page.fill("#f-category", "inductive")
@@ -212,3 +224,35 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     page.click("nav >> text=Datasets")
     assert page.locator("progress").count() == 1
     page.screenshot(path=str(_SCREENSHOTS / "dataset-list.png"))
+
+
+def test_back_to_an_adjudicated_sample_shows_the_decision_not_the_form(
+    live_server: Any, page: Any
+) -> None:
+    """The note is labelled required; after saving the decision the lead is on the list, and
+    Back shows the sample as adjudicated (who, what) with no live form; the sample was
+    adjudicated once."""
+    from annotation.models import Sample, SampleRevision
+    from tests.review.factories import logicvista_dataset, submit
+
+    lead = UserFactory.create(role="lead")
+    dataset = logicvista_dataset(1)
+    sample = Sample.objects.get(dataset=dataset)
+    submit(UserFactory.create(), sample)
+    submit(UserFactory.create(), Sample.objects.get(pk=sample.pk), "reject")
+    _log_in(page, live_server.url, lead)
+    page.goto(f"{live_server.url}/review/samples/{sample.pk}/adjudicate/")
+    assert "(required)" in page.inner_text("label[for=id_note]")
+    assert page.get_attribute("#id_note", "required") is not None
+    page.fill("#id_note", "The image shows it.")
+    page.click("form.card [type=submit]")
+    page.wait_for_url(f"**/review/datasets/{dataset.pk}/adjudication/")
+    revisions = SampleRevision.objects.filter(sample=sample).count()
+
+    page.go_back()
+    page.wait_for_url(f"**/review/samples/{sample.pk}/adjudicate/")
+    page.wait_for_selector("[data-testid=already-adjudicated]")
+    assert lead.username in page.inner_text("[data-testid=already-adjudicated]")
+    assert page.locator("#id_note").count() == 0
+    assert SampleRevision.objects.filter(sample=sample).count() == revisions
+    assert Sample.objects.get(pk=sample.pk).status == "verified"

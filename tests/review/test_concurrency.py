@@ -28,7 +28,7 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     over k reviews, nobody reviewing a sample twice, and every sample ends with k reviews."""
     k, n_samples = 2, 30
     dataset = review_dataset(n_samples, k=k)
-    reviewers = [UserFactory() for _ in range(WORKERS)]
+    reviewers = [UserFactory.create() for _ in range(WORKERS)]
     held: dict[int, int] = {}
     double_leases: list[int] = []
     lock = threading.Lock()
@@ -73,7 +73,7 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     """Eight simultaneous claims by the same reviewer (a double click times eight) all get
     the same lease, and only one slot is held."""
     dataset = review_dataset(10, k=2)
-    reviewer = UserFactory()
+    reviewer = UserFactory.create()
     slots: list[int] = []
 
     def claim(_index: int) -> None:
@@ -89,7 +89,7 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
 def test_concurrent_duplicate_submissions_make_one_review() -> None:
     """The same submission sent eight times at once makes one review."""
     dataset = review_dataset(1, k=2)
-    reviewer = UserFactory()
+    reviewer = UserFactory.create()
     services.slot_claim(dataset=dataset, reviewer=reviewer)
     key = uuid.uuid4()
     sample_id = Sample.objects.get(dataset=dataset).pk

@@ -23,7 +23,9 @@ def test_a_dataset_with_a_review_cannot_be_deleted_but_can_be_archived(
     offers archiving, a forced POST deletes nothing, and archiving works."""
     dataset = review_dataset(n=2, members=[annotator])
     assert annotation_services.dataset_deletable(dataset=dataset)
-    submit(annotator, dataset.samples.first())
+    first = dataset.samples.first()
+    assert first is not None
+    submit(annotator, first)
     assert not annotation_services.dataset_deletable(dataset=dataset)
     with pytest.raises(ValidationError):
         annotation_services.dataset_delete(dataset=dataset)

@@ -52,9 +52,9 @@ def test_accepting_on_a_dataset_without_terms_changes_only_the_status() -> None:
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
     before = _labels(sample)
-    first = submit(UserFactory(), sample)
+    first = submit(UserFactory.create(), sample)
     assert first.review.values == {}
-    second = submit(UserFactory(), _fresh(sample), values=_untouched_form(sample))
+    second = submit(UserFactory.create(), _fresh(sample), values=_untouched_form(sample))
     assert second.review.values == {}
     assert second.settled_status == "verified"
     after = _fresh(sample)
@@ -72,8 +72,8 @@ def test_an_untouched_accept_and_a_correction_go_to_adjudication_which_writes_on
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
     before = _labels(sample)
-    submit(UserFactory(), sample)
-    result = submit(UserFactory(), _fresh(sample), values={"category_code": "inductive"})
+    submit(UserFactory.create(), sample)
+    result = submit(UserFactory.create(), _fresh(sample), values={"category_code": "inductive"})
     assert result.settled_status == "needs_adjudication"
     assert _labels(_fresh(sample)) == before
     services.sample_adjudicate(
@@ -94,7 +94,7 @@ def test_agreeing_free_text_corrections_verify_with_the_correction() -> None:
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
     for _ in range(2):
-        submit(UserFactory(), _fresh(sample), values={"category_code": " spatial "})
+        submit(UserFactory.create(), _fresh(sample), values={"category_code": " spatial "})
     after = _fresh(sample)
     assert (after.status, after.category_code, after.scenario) == ("verified", "spatial", "")
 
@@ -106,7 +106,7 @@ def test_a_value_outside_the_taxonomy_is_kept_when_nobody_edits_it() -> None:
     Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
     open_queue(dataset, k=2)
     for _ in range(2):
-        submit(UserFactory(), _fresh(sample), values=_untouched_form(_fresh(sample)))
+        submit(UserFactory.create(), _fresh(sample), values=_untouched_form(_fresh(sample)))
     after = _fresh(sample)
     assert (after.status, after.category_code) == ("verified", "RETIRED")
 
@@ -116,9 +116,9 @@ def test_reviews_stored_with_every_field_are_read_as_their_edits() -> None:
     differences, so it agrees with an untouched accept."""
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    old = submit(UserFactory(), sample)
+    old = submit(UserFactory.create(), sample)
     Review.objects.filter(pk=old.review.pk).update(values=_untouched_form(sample))
-    assert submit(UserFactory(), _fresh(sample)).settled_status == "verified"
+    assert submit(UserFactory.create(), _fresh(sample)).settled_status == "verified"
     assert _labels(_fresh(sample)) == _labels(sample)
 
 
@@ -127,7 +127,7 @@ def test_a_reviewer_amends_their_review_until_the_sample_is_settled() -> None:
     reviews; the amended edits count; once settled, amending is refused."""
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    a, b = UserFactory(), UserFactory()
+    a, b = UserFactory.create(), UserFactory.create()
     first = submit(a, sample).review
     with pytest.raises(services.ReviewConflict):
         services.review_amend(reviewer=b, review=first, decision="accept")
@@ -160,7 +160,7 @@ def test_an_amendment_is_checked_like_a_submission() -> None:
     """A rejection without a reason is refused and leaves the review as it was."""
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    reviewer = UserFactory()
+    reviewer = UserFactory.create()
     review = submit(reviewer, sample).review
     with pytest.raises(ValidationError):
         services.review_amend(reviewer=reviewer, review=review, decision="reject")
@@ -171,7 +171,7 @@ def test_trimodal_review_covers_safety_category_and_subcategory() -> None:
     """Safety category and subcategory are reviewable and checked against the taxonomy."""
     unsafe, _safe = trimodal_pair()
     open_queue(unsafe.dataset, k=2)
-    reviewers = [UserFactory(), UserFactory()]
+    reviewers = [UserFactory.create(), UserFactory.create()]
     with pytest.raises(ValidationError, match="does not belong"):
         submit(reviewers[0], _fresh(unsafe), values={"safety_subcategory": "vandalism"})
     fix = {"safety_category": "property_damage", "safety_subcategory": "vandalism"}
@@ -192,7 +192,7 @@ def test_relabelling_a_scenario_without_a_predicate_needs_no_predicate() -> None
     Sample.objects.filter(pk=safe.pk).update(predicate=[])
     open_queue(safe.dataset, k=1)
     result = services.review_submit(
-        reviewer=UserFactory(),
+        reviewer=UserFactory.create(),
         sample=_fresh(safe),
         client_uuid=uuid.uuid4(),
         decision="accept",

@@ -14,6 +14,7 @@ from review import services
 from review.models import ReviewSettings, Slot
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
+from tests.support.http import redirect_url
 
 pytestmark = pytest.mark.django_db
 
@@ -26,8 +27,12 @@ def _client(user: Any) -> Client:
 
 def _disputed(dataset: Any) -> None:
     for sample in Sample.objects.filter(dataset=dataset).select_related("dataset"):
-        submit(UserFactory(), sample)
-        submit(UserFactory(), Sample.objects.select_related("dataset").get(pk=sample.pk), "reject")
+        submit(UserFactory.create(), sample)
+        submit(
+            UserFactory.create(),
+            Sample.objects.select_related("dataset").get(pk=sample.pk),
+            "reject",
+        )
 
 
 def _queries(client: Client, url: str) -> int:
@@ -59,7 +64,7 @@ def test_workbench_runs_a_fixed_number_of_queries(lead: Any) -> None:
         sample = Sample.objects.select_related("dataset").get(dataset=dataset)
         for i in range(comments):
             services.comment_create(sample=sample, author=lead, text=f"c{i}")
-        submit(UserFactory(), sample)
+        submit(UserFactory.create(), sample)
         counts.append(_queries(_client(lead), reverse("review:workbench", args=[sample.pk])))
     assert counts[0] == counts[1], counts
 
@@ -70,8 +75,8 @@ def test_start_reviewing_opens_the_next_sample(annotator: Any) -> None:
     client = _client(annotator)
     response = client.post(reverse("review:next", args=[dataset.pk]))
     sample = Sample.objects.get(dataset=dataset)
-    assert response.url == reverse("review:workbench", args=[sample.pk])
-    page = client.get(response.url)
+    assert redirect_url(response) == reverse("review:workbench", args=[sample.pk])
+    page = client.get(redirect_url(response))
     assert page.status_code == 200
     assert b"review-config" in page.content and b"Submit and next" in page.content
     submit(annotator, Sample.objects.select_related("dataset").get(pk=sample.pk))
@@ -84,14 +89,14 @@ def test_start_reviewing_opens_the_next_sample(annotator: Any) -> None:
 
 def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> None:
     """The tri-modal form shows the pair side by side and streams audio by URL, and judge
-    votes only when hints are on."""
+    votes only when hints are on and review is not blind."""
     unsafe, safe = trimodal_pair()
     annotation_services.sample_set_note(
         sample_ids=[unsafe.pk],
         key=NoteKey.JUDGE_VOTES,
         values={unsafe.pk: [{"judge": "gpt-4o", "label": "unsafe", "category": None}]},
     )
-    annotator = UserFactory(role="annotator")
+    annotator = UserFactory.create(role="annotator")
     open_queue(unsafe.dataset, hints=False, members=[annotator])
     page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
     assert safe.external_id in page and "differ minimally" in page
@@ -99,6 +104,11 @@ def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> N
     assert "gpt-4o" not in page
     services.review_settings_update(
         dataset=unsafe.dataset, overlap=2, blind=True, show_judge_hints=True, lease_seconds=900
+    )
+    page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
+    assert "gpt-4o" not in page  # blind review hides the votes even with hints on
+    services.review_settings_update(
+        dataset=unsafe.dataset, overlap=2, blind=False, show_judge_hints=True, lease_seconds=900
     )
     page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
     assert "gpt-4o" in page

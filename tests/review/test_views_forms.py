@@ -72,8 +72,8 @@ def test_the_adjudication_form_writes_only_what_the_lead_changed(lead: Any) -> N
     the sample and writes nothing else; the form offers the values in use as suggestions."""
     dataset = logicvista_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    submit(UserFactory(), sample)
-    submit(UserFactory(), _fresh(sample), "reject")
+    submit(UserFactory.create(), sample)
+    submit(UserFactory.create(), _fresh(sample), "reject")
     page = _page(lead, "review:adjudicate", sample.pk)
     assert 'list="terms-category_code"' in page and '<datalist id="terms-category_code">' in page
     form = {
@@ -98,7 +98,7 @@ def test_the_adjudication_form_keeps_a_value_outside_the_taxonomy() -> None:
     dataset = mmooc_dataset()
     sample = mmooc_sample(dataset)
     Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
-    lead = UserFactory(role="lead")
+    lead = UserFactory.create(role="lead")
     bench = workbench_get(user=lead, sample_id=sample.pk)
     assert bench is not None
     initial = {f"value_{name}": getattr(bench.sample, name) for name in bench.fields}
@@ -141,9 +141,13 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
         assert text in title
     assert 'data-testid="category">counting_by_category' in page
     assert "Meta-task" in page
-    # The original image, in a viewer of its aspect ratio.
-    assert reverse("annotation:media_file", args=[sample.media_links.get().asset_id]) in page
-    assert "aspect-ratio: 300 / 100" in page
+    # The display image (a copy at least as large as the viewer, or the original), in a viewer
+    # of its aspect ratio; "Full resolution" loads the original.
+    asset_id = sample.media_links.get().asset_id
+    viewer = page.split('class="zoom-image"')[1].split(">")[0]
+    assert f'src="{reverse("annotation:media_display", args=[asset_id])}"' in viewer
+    assert f'data-full="{reverse("annotation:media_file", args=[asset_id])}"' in viewer
+    assert 'data-width="300"' in page and 'data-height="100"' in page
 
 
 def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
@@ -157,6 +161,8 @@ def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
     assert '<select id="f-category" name="values.safety_category">' in page
     assert '<select id="f-subcategory" name="values.safety_subcategory">' in page
     assert 'data-testid="safety-category">physical_harm' in page
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert unsafe.external_id in title and "physical_harm" in title
     assert "THEN unsafe" in page
     page = _page(annotator, "review:workbench", safe.pk)
     heading = page.split('data-testid="predicate-heading">')[1].split("</dt>")[0]
@@ -167,8 +173,8 @@ def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None
     """A reviewer proposing the pair's label shows a warning; saving it warns again."""
     unsafe, safe = trimodal_pair()
     open_queue(unsafe.dataset, k=2)
-    submit(UserFactory(), _fresh(unsafe), values={"safety_label": "safe"})
-    submit(UserFactory(), _fresh(unsafe))
+    submit(UserFactory.create(), _fresh(unsafe), values={"safety_label": "safe"})
+    submit(UserFactory.create(), _fresh(unsafe))
     assert _fresh(unsafe).status == SampleStatus.NEEDS_ADJUDICATION
     page = _page(lead, "review:adjudicate", unsafe.pk)
     assert 'data-testid="pair-warning"' in page and safe.external_id in page
@@ -185,6 +191,34 @@ def test_adjudication_warns_when_a_pair_would_share_its_label(lead: Any) -> None
     assert _fresh(unsafe).safety_label == "safe"
 
 
+def test_adjudication_relabels_a_scenario_without_a_predicate_without_asking_for_one(
+    lead: Any,
+) -> None:
+    """The lead turns a predicate-less safe scenario unsafe with the form as shown (predicate
+    left empty): it is saved, only the label is written, and the pair warning follows."""
+    unsafe, safe = trimodal_pair()
+    Sample.objects.filter(pk=safe.pk).update(predicate=[])
+    open_queue(safe.dataset, k=2)
+    submit(UserFactory.create(), _fresh(safe), values={"safety_label": "unsafe"})
+    submit(UserFactory.create(), _fresh(safe))
+    page = _page(lead, "review:adjudicate", safe.pk)
+    assert 'data-testid="pair-warning"' in page and unsafe.external_id in page
+    form = {
+        "decision": "accept",
+        "note": "The speaker is asleep by the stove.",
+        "value_safety_label": "unsafe",
+        "value_safety_category": "physical_harm",
+        "value_safety_subcategory": "health_hazard",
+        "value_predicate": "",
+    }
+    response = _client(lead).post(reverse("review:adjudicate", args=[safe.pk]), form, follow=True)
+    assert "now both labelled" in response.content.decode()
+    after = _fresh(safe)
+    assert (after.status, after.safety_label, after.predicate) == ("verified", "unsafe", [])
+    last = SampleRevision.objects.filter(sample=safe).latest("number")
+    assert set(last.after) == {"status", "safety_label"}
+
+
 def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) -> None:
     """Each review shows its edits; a sample still waiting can be reopened, a settled one
     cannot; the workbench then shows my review to amend."""
@@ -192,12 +226,16 @@ def test_my_reviews_lists_what_i_submitted_and_what_i_may_amend(annotator: Any) 
     waiting, settled = Sample.objects.filter(dataset=dataset).order_by("external_id")
     submit(annotator, _fresh(waiting), values={"category_code": "spatial"})
     submit(annotator, _fresh(settled))
-    submit(UserFactory(), _fresh(settled))
+    submit(UserFactory.create(), _fresh(settled))
     page = _page(annotator, "review:mine")
     assert page.count("Reopen and amend") == 1
     assert reverse("review:workbench", args=[waiting.pk]) in page
     assert "spatial" in page and "Settled" in page
-    bench = _page(annotator, "review:workbench", waiting.pk)
+    submitted = _page(annotator, "review:workbench", waiting.pk)
+    assert 'data-testid="already-submitted"' in submitted and 'id="review-form"' not in submitted
+    assert "?amend=1" in submitted
+    url = reverse("review:workbench", args=[waiting.pk]) + "?amend=1"
+    bench = _client(annotator).get(url).content.decode()
     assert 'data-testid="amending"' in bench and "Save my amended review" in bench
     assert 'value="spatial"' in bench  # my edit, over the sample's value
 
@@ -214,7 +252,7 @@ def test_my_reviews_runs_a_fixed_number_of_queries(
     """The page costs the same queries for 2 reviews as for 6."""
     counts = []
     for n in (2, 6):
-        reviewer = UserFactory(role="annotator")
+        reviewer = UserFactory.create(role="annotator")
         dataset = logicvista_dataset(n, members=[reviewer])
         for sample in Sample.objects.filter(dataset=dataset):
             submit(reviewer, _fresh(sample))
@@ -228,7 +266,7 @@ def test_my_reviews_runs_a_fixed_number_of_queries(
 def test_dataset_list_shows_my_work_left_in_fixed_queries() -> None:
     """Each dataset shows my reviews done of those open to me, with a progress bar, in the
     same number of queries for 1 dataset as for 4."""
-    reviewer = UserFactory(role="annotator")
+    reviewer = UserFactory.create(role="annotator")
     counts = []
     for datasets in (1, 3):
         for _ in range(datasets):

@@ -10,38 +10,31 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from annotation.snapshots.exports.hf_card import (
+    DEFAULT_SPLIT,
+    MORE_IMAGES,
+    HfCard,
+    SplitSize,
+    dataset_card,
+    hub_licence,
+)
 from annotation.snapshots.exports.parquet import (
     HF_FILE_TYPE,
     RowGroupWriter,
     label_columns,
     label_row,
 )
-from annotation.snapshots.exports.records import (
-    OPTION_FIELD,
-    STRING_LIST_FIELDS,
-    ExportRecord,
-)
+from annotation.snapshots.exports.records import ExportRecord
 
-DEFAULT_SPLIT = "train"
-MORE_IMAGES = "more_images"
+__all__ = ["HfCard", "hf_schema", "split_name", "write_hf_folder"]
+
 _SPLIT_CHARS = re.compile(r"[^\w]+")
-
-
-@dataclass
-class HfCard:
-    """What the dataset card says besides the features."""
-
-    title: str
-    description: str = ""
-    version: str = ""
-    licence_note: str = ""
-    extra_lines: list[str] = field(default_factory=list)
 
 
 def split_name(value: str) -> str:
@@ -92,6 +85,7 @@ def write_hf_folder(
     schema = hf_schema(with_audio=with_audio)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     writers: dict[str, RowGroupWriter] = {}
+    licences: set[str] = set()
     try:
         for record in records:
             split = split_name(record.text("split"))
@@ -109,64 +103,27 @@ def write_hf_folder(
             row["review"] = json.dumps(record.review, ensure_ascii=False, sort_keys=True)
             row["content_hash"] = record.content_hash
             row["extra"] = json.dumps(record.extra, ensure_ascii=False, sort_keys=True)
+            licences.update(item.licence for item in record.media)
             writer.add(row, size)
     finally:
         for writer in writers.values():
             writer.close()
-    counts = {split: writer.rows_written for split, writer in sorted(writers.items())}
-    (out_dir / "README.md").write_text(
-        dataset_card(card, counts, with_audio=with_audio), encoding="utf-8"
+    sizes = {split: _split_size(writer) for split, writer in sorted(writers.items())}
+    text = dataset_card(
+        card,
+        sizes,
+        columns=schema.names,
+        with_audio=with_audio,
+        licence=hub_licence(licences),
     )
-    return counts
+    (out_dir / "README.md").write_text(text, encoding="utf-8")
+    return {split: size.rows for split, size in sizes.items()}
 
 
-def _feature_lines(with_audio: bool) -> list[str]:
-    lines: list[str] = []
-    for column in hf_schema(with_audio=with_audio):
-        lines.append(f"  - name: {column.name}")
-        if column.name in {"image", "audio"}:
-            lines.append(f"    dtype: {column.name}")
-        elif column.name == MORE_IMAGES:
-            lines.append("    sequence: image")
-        elif column.name == OPTION_FIELD:
-            lines += [
-                "    list:",
-                "    - name: label",
-                "      dtype: string",
-                "    - name: text",
-                "      dtype: string",
-            ]
-        elif column.name in STRING_LIST_FIELDS:
-            lines.append("    sequence: string")
-        else:
-            lines.append("    dtype: string")
-    return lines
-
-
-def dataset_card(card: HfCard, counts: dict[str, int], *, with_audio: bool) -> str:
-    """The README.md: YAML front matter (configs, features, splits), then a short description.
-
-    Scalars are written as JSON strings, which YAML reads unchanged.
-    """
-    splits = counts or {DEFAULT_SPLIT: 0}
-    lines = ["---", "configs:", "- config_name: default", "  data_files:"]
-    for split in splits:
-        lines += [f"  - split: {split}", f"    path: data/{split}-*.parquet"]
-    lines += ["dataset_info:", "  features:", *_feature_lines(with_audio), "  splits:"]
-    for split, rows in splits.items():
-        lines += [f"  - name: {split}", f"    num_examples: {rows}"]
-    lines += ["---", "", f"# {card.title}", ""]
-    if card.description:
-        lines += [card.description, ""]
-    if card.version:
-        lines += [f"Version: {card.version}", ""]
-    lines += [*card.extra_lines]
-    if card.licence_note:
-        lines += ["", card.licence_note]
-    lines += [
-        "",
-        "Load with `datasets.load_dataset(<this folder>)`. The `review` column holds each "
-        "sample's review trail as JSON.",
-        "",
-    ]
-    return "\n".join(lines)
+def _split_size(writer: RowGroupWriter) -> SplitSize:
+    """Rows, uncompressed bytes (the card's ``num_bytes``) and file bytes of a split's file."""
+    metadata = pq.read_metadata(writer.path)
+    num_bytes = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    return SplitSize(
+        rows=writer.rows_written, num_bytes=num_bytes, file_bytes=writer.path.stat().st_size
+    )

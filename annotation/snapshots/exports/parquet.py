@@ -103,6 +103,7 @@ class RowGroupWriter:
         max_bytes: int = ROW_GROUP_BYTES,
     ) -> None:
         self.schema = schema
+        self.path = path
         self.rows_written = 0
         self._writer = pq.ParquetWriter(str(path), schema, compression="zstd")
         self._rows: list[dict[str, Any]] = []

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from annotation.snapshots.exports.records import ExportRecord, extra_columns
 
-EXTRA_COLUMNS = ("explanation", "answerability_group", "source_dataset")
+# The site's own columns beside VLMEvalKit's, read back by its reader into their fields.
+EXTRA_COLUMNS = (
+    "question_format",
+    "explanation",
+    "answerability_group",
+    "pipeline",
+    "source_dataset",
+)
+LIST_COLUMNS = ("generator_models",)
 
 
 def option_columns(labels: Iterable[str]) -> list[str]:
@@ -45,6 +53,7 @@ def write_tsv(
         "l2-category",
         "split",
         *EXTRA_COLUMNS,
+        *LIST_COLUMNS,
     ]
     custom = extra_columns(extra_keys, header)
     header += custom
@@ -69,8 +78,13 @@ def write_tsv(
                     record.text("scenario"),
                     record.text("split"),
                     *(record.text(name) for name in EXTRA_COLUMNS),
+                    *(_json_list(record.string_list(name)) for name in LIST_COLUMNS),
                     *(record.extra_text(key) for key in custom),
                 ]
             )
             count += 1
     return count
+
+
+def _json_list(values: list[str]) -> str:
+    return json.dumps(values, ensure_ascii=False) if values else ""

@@ -7,7 +7,7 @@ set-up works on a machine with nothing but Python.
 from pathlib import Path
 from typing import Any
 
-import polib  # type: ignore[import-untyped]
+import polib
 from django.conf import settings
 from django.core.management.base import BaseCommand
 

@@ -116,7 +116,7 @@ def test_jsonl_reads_back_with_the_projects_own_reader(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     assert write_jsonl(iter(records), path) == 3
     parsed = list(iter_jsonl(str(path)))
-    assert [p.external_id for p in parsed] == ["q0", "q1", "q2"]  # type: ignore[union-attr]
+    assert [p.external_id for p in parsed] == ["q0", "q1", "q2"]
     for sample, original in zip(parsed, records, strict=True):
         assert isinstance(sample, ParsedSample)
         _same_labels(sample, original, ALL_LABELS)

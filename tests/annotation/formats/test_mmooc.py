@@ -20,8 +20,8 @@ def png_bytes(colour: str = "red") -> bytes:
     return buffer.getvalue()
 
 
-def record(**overrides: object) -> dict:
-    values: dict = {
+def record(**overrides: object) -> dict[str, object]:
+    values: dict[str, object] = {
         "question_id": "ooc-1",
         "image": base64.b64encode(png_bytes()).decode(),
         "question": "Who painted this? (A) Monet (B) Manet (C) Degas (D) Renoir",

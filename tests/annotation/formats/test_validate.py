@@ -1,5 +1,7 @@
 """Tests for sample validation and the option/answer helpers."""
 
+from typing import Any
+
 import pytest
 
 from annotation.formats.records import MediaRef, ParsedSample
@@ -31,7 +33,7 @@ IMAGE = [MediaRef("image", 0, data=b"png")]
 
 
 def mcq(**overrides: object) -> ParsedSample:
-    values: dict = {
+    values: dict[str, Any] = {
         "row": 1,
         "external_id": "q1",
         "question": "What colour? (A) red (B) blue (C) green (D) grey",

@@ -56,7 +56,7 @@ def test_fast_bootstrap_equals_per_replicate_recomputation(level: str) -> None:
             sample.values[np.nan_to_num(sample.codes).astype(int)],
         )
         reps = result.replicates
-        alpha = krippendorff.alpha(values.T, level_of_measurement=level)
+        alpha = krippendorff.alpha(values.T, level_of_measurement=level)  # type: ignore[arg-type]
         assert reps.krippendorff_alpha[b] == pytest.approx(alpha, abs=1e-9)
         assert reps.percent_agreement[b] == pytest.approx(ag.percent_agreement(sample), abs=1e-9)
         assert reps.fleiss_kappa[b] == pytest.approx(ag.fleiss_kappa(sample), abs=1e-9)

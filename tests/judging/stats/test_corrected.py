@@ -42,12 +42,14 @@ def test_corrected_equals_ppi_python() -> None:
 
 
 def test_uncorrected_is_the_judge_mean_with_a_normal_interval() -> None:
-    """mean ± 1.96 · s/√N over all of the model's judge scores, s with ddof 1."""
+    """mean ± 1.96 · s/√N over all of the model's judge scores, s with ddof 1, cut at the
+    score's range [0, 1]."""
     judge = np.array([1.0, 0.0, 1.0, 1.0, 0.5])
     (result,) = corrected_scores(["m"] * 5, judge, [np.nan] * 5)
     half = 1.959963984540054 * judge.std(ddof=1) / np.sqrt(5)
     assert result.uncorrected.estimate == pytest.approx(0.7)
-    assert result.uncorrected.ci_high == pytest.approx(0.7 + half)
+    assert result.uncorrected.ci_low == pytest.approx(0.7 - half)
+    assert 0.7 + half > 1 and result.uncorrected.ci_high == 1.0
     assert result.corrected is None and result.too_small
     assert "no audited responses" in result.warnings[0]
 

@@ -58,11 +58,13 @@ def test_stratified_is_weighted_sum_of_strata() -> None:
     rng = np.random.default_rng(1)
     a = biased_judge(rng, 50, 400)
     b = biased_judge(rng, 80, 300)
-    first, second = ppi_mean(*a[:3]), ppi_mean(*b[:3])
-    combined = ppi_mean_stratified([Stratum(*a[:3], weight=0.2), Stratum(*b[:3], weight=0.8)])
+    first, second = ppi_mean(a[0], a[1], a[2]), ppi_mean(b[0], b[1], b[2])
+    combined = ppi_mean_stratified(
+        [Stratum(a[0], a[1], a[2], weight=0.2), Stratum(b[0], b[1], b[2], weight=0.8)]
+    )
     assert combined.estimate == pytest.approx(0.2 * first.estimate + 0.8 * second.estimate)
     assert combined.se == pytest.approx(np.hypot(0.2 * first.se, 0.8 * second.se))
-    alone = ppi_mean_stratified([Stratum(*a[:3])])
+    alone = ppi_mean_stratified([Stratum(a[0], a[1], a[2])])
     assert alone.estimate == pytest.approx(first.estimate)
     assert alone.ci_low == pytest.approx(first.ci_low)
 

@@ -1,0 +1,147 @@
+"""Bulk actions too large for a web request, run as background jobs.
+
+A selection of more than ``INLINE_MAX`` samples is not moved in the request (40,000 samples
+take 10-40 s: ``docs/performance.md``): the request records a ``SampleBulkJob`` and a worker
+runs the same action in one transaction, finishing the job in that transaction, so a worker
+that dies or a job taken over leaves nothing half done and a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import QueryDict
+from django.utils.translation import gettext as _
+
+from annotation.models import Dataset, SampleBulkJob
+from annotation.sample_filters import BulkAction, SampleFilter
+from annotation.selectors import samples_selected
+from annotation.services.bulk import PRIORITY_RANGE, samples_bulk_action
+from core.jobs import (
+    JobStatus,
+    JobStopped,
+    SweepResult,
+    job_claim,
+    job_enqueue,
+    job_finish,
+    job_heartbeat,
+    job_sweep,
+)
+from core.tasks import enqueue
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+logger = logging.getLogger(__name__)
+
+# Selections up to this size move inside the request (about 1-2 s at the measured rates).
+INLINE_MAX = 2000
+TASK = "annotation.run_sample_bulk_job"
+
+
+def bulk_action_check(*, action: str, priority: int | None, reason: str) -> None:
+    """Refuse at once what the action itself would refuse, before a job is queued."""
+    if action not in BulkAction.values:
+        raise ValidationError(
+            {"action": _("Unknown action “%(action)s”.") % {"action": action}}, code="bad_action"
+        )
+    if action == BulkAction.TAKE_DOWN and not reason.strip():
+        raise ValidationError({"reason": _("Say why these samples are taken down.")})
+    if action == BulkAction.SET_PRIORITY:
+        low, high = PRIORITY_RANGE
+        if priority is None:
+            raise ValidationError({"priority": _("Give the new priority.")}, code="no_priority")
+        if not low <= priority <= high:
+            message = _("A priority lies between %(low)d and %(high)d.") % {
+                "low": low,
+                "high": high,
+            }
+            raise ValidationError({"priority": message}, code="bad_priority")
+
+
+@transaction.atomic
+def sample_bulk_job_create(
+    *,
+    dataset: Dataset,
+    action: str,
+    filter: SampleFilter,
+    ids: Sequence[int] | None,
+    selected: int,
+    by: User | None,
+    priority: int | None = None,
+    reason: str = "",
+) -> SampleBulkJob:
+    """Record a bulk action for a worker; its task is sent once the request commits."""
+    bulk_action_check(action=action, priority=priority, reason=reason)
+    job = SampleBulkJob.objects.create(
+        dataset=dataset,
+        action=action,
+        params={
+            "filter": urlencode(filter.to_params()),
+            "ids": None if ids is None else list(ids),
+            "priority": priority,
+            "reason": reason,
+        },
+        selected=selected,
+        created_by=by,
+    )
+    transaction.on_commit(lambda: _enqueue(job.pk))
+    return job
+
+
+def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
+    """Run a queued bulk action. Safe to run twice: a finished job, or one alive in another
+    worker, is left alone; the action and the job's end commit together."""
+    claim = job_claim(SampleBulkJob, job_id)
+    job = SampleBulkJob.objects.select_related("dataset", "created_by").filter(pk=job_id).first()
+    if claim is None or job is None:
+        return job
+    params = job.params
+    try:
+        with job_heartbeat(claim), transaction.atomic():
+            filter = SampleFilter.from_params(QueryDict(params.get("filter") or ""))
+            result = samples_bulk_action(
+                dataset=job.dataset,
+                action=job.action,
+                samples=samples_selected(dataset=job.dataset, filter=filter, ids=params.get("ids")),
+                filter=filter,
+                by=job.created_by,
+                priority=params.get("priority"),
+                reason=params.get("reason") or "",
+            )
+            finished = job_finish(
+                claim,
+                status=JobStatus.SUCCEEDED,
+                changed=result.changed,
+                skipped=result.skipped,
+                slots_opened=result.slots_opened,
+            )
+            if not finished:
+                raise JobStopped
+    except JobStopped:
+        logger.info("bulk job %s was cancelled or taken over; its changes were rolled back", job_id)
+    except ValidationError as exc:
+        job_finish(claim, status=JobStatus.FAILED, message=" ".join(exc.messages))
+    except Exception as exc:
+        logger.exception("bulk job %s failed", job_id)
+        job_finish(
+            claim,
+            status=JobStatus.FAILED,
+            message=_("The action failed: %(error)s") % {"error": exc},
+        )
+    job.refresh_from_db()
+    return job
+
+
+def sample_bulk_jobs_sweep() -> SweepResult:
+    """Queue again the bulk jobs whose worker died and send those whose message was lost."""
+    return job_sweep(SampleBulkJob, send=lambda pk: enqueue(TASK, pk))
+
+
+def _enqueue(job_id: int) -> None:
+    job_enqueue(SampleBulkJob, job_id, lambda: enqueue(TASK, job_id))

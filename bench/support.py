@@ -1,0 +1,48 @@
+"""What the benches share: latency percentiles, a fresh database, a keep-alive JSON client."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import statistics
+from typing import Any
+
+import psycopg
+
+
+def percentiles(latencies: list[float]) -> dict[str, float]:
+    if len(latencies) < 2:
+        return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0}
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return {
+        "p50_ms": round(cuts[49] * 1000, 2),
+        "p95_ms": round(cuts[94] * 1000, 2),
+        "p99_ms": round(cuts[98] * 1000, 2),
+    }
+
+
+def make_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+class Http:
+    """One keep-alive connection; JSON in and out."""
+
+    def __init__(self, port: int, headers: dict[str, str] | None = None) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.headers = {"Content-Type": "application/json", "Host": "127.0.0.1", **(headers or {})}
+
+    def send(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+        payload = None if body is None else json.dumps(body)
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, path, body=payload, headers=self.headers)
+                response = self.conn.getresponse()
+                return response.status, response.read()
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()  # the server closed an idle keep-alive: reconnect once
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")

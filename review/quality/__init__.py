@@ -1,0 +1,1 @@
+"""Reviewer quality: pure computation over reviewers' labels (no Django)."""

@@ -1,0 +1,23 @@
+/* Behaviour every page shares, kept out of the markup so the Content-Security-Policy can
+   refuse all inline code: the language menu submits itself, and an image viewer takes its
+   image's aspect ratio, no taller than 70% of the window. */
+(function () {
+  "use strict";
+
+  var language = document.getElementById("language-select");
+  if (language) {
+    language.addEventListener("change", function () {
+      language.form.submit();
+    });
+  }
+
+  document.querySelectorAll("[data-viewer][data-width][data-height]").forEach(function (viewer) {
+    var width = Number(viewer.dataset.width);
+    var height = Number(viewer.dataset.height);
+    if (width > 0 && height > 0) {
+      // CSSOM properties, not a style attribute: the policy allows these.
+      viewer.style.aspectRatio = width + " / " + height;
+      viewer.style.maxWidth = "min(100%, calc(70vh * " + width + " / " + height + "))";
+    }
+  });
+})();

@@ -1,0 +1,74 @@
+"""The settings read the environment and make no folders; the processes make what they use."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CODE = """
+import os, sys
+from pathlib import Path
+var = Path(os.environ["VAR_DIR"])
+import django
+from django.conf import settings
+settings.INSTALLED_APPS  # reads the settings module
+assert not var.exists(), "importing the settings made " + str(sorted(var.rglob("*")))
+django.setup()
+assert (var / "db").is_dir(), "start-up did not make the SQLite database's folder"
+from mmooc_site.celery import app
+with app.connection_for_write() as connection:
+    connection.default_channel
+assert (var / "broker" / "queue").is_dir() and (var / "broker" / "control").is_dir()
+print("ok")
+"""
+
+
+def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_theirs(
+    tmp_path: Path,
+) -> None:
+    var = tmp_path / "var"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DEBUG": "1",
+        "VAR_DIR": str(var),
+        "DATABASE_URL": f"sqlite:///{var / 'db' / 'site.sqlite3'}",
+        "CELERY_BROKER_URL": "filesystem://localhost//",
+        "REDIS_URL": "",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", CODE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("ok")
+
+
+@pytest.mark.django_db
+def test_migrate_makes_the_database_cache_table(settings: Any) -> None:
+    """Without Redis the cache is a database table, which ``migrate`` makes (mmooc_site 0003)."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "test_site_cache",
+        }
+    }
+    assert "test_site_cache" not in connection.introspection.table_names()
+    migration = import_module("mmooc_site.migrations.0003_cache_table")
+    migration.make_cache_table(None, SimpleNamespace(connection=connection))
+    assert "test_site_cache" in connection.introspection.table_names()

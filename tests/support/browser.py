@@ -1,0 +1,35 @@
+"""Headless Chromium for browser tests: a browser, and a context signed in as a user without
+going through the login form."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.test import Client
+
+from tests.review.test_browser import CHROMIUM_ARGS
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, driven by Playwright's sync API."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def sign_in(context: Any, base: str, user: Any) -> None:
+    """Give a browser context the session of `user` on the live server at `base`."""
+    client = Client()
+    client.force_login(user)
+    session = client.cookies["sessionid"].value
+    context.add_cookies([{"name": "sessionid", "value": session, "url": base}])
