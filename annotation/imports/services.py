@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
-from itertools import islice
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from django.utils.translation import ngettext
 from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
 from annotation.formats.validate import is_trimodal
+from annotation.imports import reader
 from annotation.imports.formats import FORMATS, ImportFormat
 from annotation.imports.jobs import (
     import_dataset_check_open,
@@ -398,10 +398,17 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 attempt=claim.attempt,
                 resume=import_job_counts(job),
             )
-            rows = fmt.read(opened.dataset_path, job.options)
-            while chunk := list(islice(rows, CHUNK_ROWS)):
-                heartbeat.beat()
-                run.process(chunk)
+            chunks = reader.read_checked(
+                lambda: fmt.read(opened.dataset_path, job.options),
+                run.checker,
+                CHUNK_ROWS,
+                skip_media=job.rows_done,
+                parallel=total >= reader.PARALLEL_MIN_ROWS,
+            )
+            with closing(chunks):
+                for chunk in chunks:
+                    heartbeat.beat()
+                    run.process(chunk)
             run.link_pairs()
     except JobStopped:
         logger.info("import job %s was cancelled or taken over", job.pk)
