@@ -1,0 +1,69 @@
+"""The data of a benchmark and its life: datasets, taxonomies, samples, media and history.
+
+One model serves all three benchmarks (MMOOC, MCBench, MMT-Bench): the taxonomy is data held by
+each dataset, the tri-modal fields are empty on image-question samples and vice versa. The
+models live in one module per theme; the apps import them from here.
+"""
+
+from annotation.models.datasets import (
+    Dataset,
+    DatasetKind,
+    DatasetMembership,
+    TaxonomyTerm,
+    TermKind,
+)
+from annotation.models.jobs import (
+    ImportedVersion,
+    ImportJob,
+    ImportJobStatus,
+    ImportKind,
+    ImportRowError,
+    ImportSourceKind,
+    SampleBulkJob,
+)
+from annotation.models.samples import (
+    ChangeSource,
+    MediaAsset,
+    MediaKind,
+    MediaRole,
+    NoteKey,
+    Pipeline,
+    SafetyLabel,
+    Sample,
+    SampleMedia,
+    SampleNote,
+    SampleRevision,
+    SampleStatus,
+)
+from annotation.models.snapshots import Snapshot, SnapshotEntry
+from core.jobs import JobStatus
+
+__all__ = [
+    "ChangeSource",
+    "Dataset",
+    "DatasetKind",
+    "DatasetMembership",
+    "ImportJob",
+    "ImportJobStatus",
+    "ImportKind",
+    "ImportRowError",
+    "ImportSourceKind",
+    "ImportedVersion",
+    "JobStatus",
+    "MediaAsset",
+    "MediaKind",
+    "MediaRole",
+    "NoteKey",
+    "Pipeline",
+    "SafetyLabel",
+    "Sample",
+    "SampleBulkJob",
+    "SampleMedia",
+    "SampleNote",
+    "SampleRevision",
+    "SampleStatus",
+    "Snapshot",
+    "SnapshotEntry",
+    "TaxonomyTerm",
+    "TermKind",
+]

@@ -1,0 +1,254 @@
+"""Samples, their media assets and links, the typed notes other apps keep on them, and their
+history."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models.datasets import Dataset
+
+
+class MediaKind(models.TextChoices):
+    IMAGE = "image", _("Image")
+    AUDIO = "audio", _("Audio")
+
+
+class MediaAsset(models.Model):
+    """A media file stored once per content (sha256), with what a worker derived from it."""
+
+    sha256 = models.CharField(_("sha256"), max_length=64, unique=True)
+    kind = models.CharField(_("kind"), max_length=16, choices=MediaKind.choices)
+    file = models.FileField(_("file"), max_length=300)
+    mime_type = models.CharField(_("MIME type"), max_length=100)
+    size_bytes = models.BigIntegerField(_("size in bytes"))
+    width = models.PositiveIntegerField(_("width"), null=True, blank=True)
+    height = models.PositiveIntegerField(_("height"), null=True, blank=True)
+    duration_seconds = models.FloatField(_("duration in seconds"), null=True, blank=True)
+    sample_rate = models.PositiveIntegerField(_("sample rate"), null=True, blank=True)
+    channels = models.PositiveSmallIntegerField(_("channels"), null=True, blank=True)
+    source_url = models.URLField(_("source URL"), max_length=1000, blank=True, default="")
+    licence = models.CharField(_("licence"), max_length=200, blank=True, default="")
+    thumbnail = models.FileField(_("thumbnail"), max_length=300, blank=True, default="")
+    # Only for images larger than the workbench's viewer needs; others are shown as they are.
+    display = models.FileField(_("display image"), max_length=300, blank=True, default="")
+    peaks = models.JSONField(_("waveform peaks"), null=True, blank=True)
+    derived_at = models.DateTimeField(_("derived at"), null=True, blank=True)
+    derive_error = models.TextField(_("derivation error"), blank=True, default="")
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("media asset")
+        verbose_name_plural = _("media assets")
+        indexes = [
+            models.Index(
+                fields=["kind"], name="media_underived_idx", condition=Q(derived_at__isnull=True)
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.sha256[:12]}"
+
+
+class SampleStatus(models.TextChoices):
+    IMPORTED = "imported", _("Imported")
+    PENDING_REVIEW = "pending_review", _("Pending review")
+    IN_REVIEW = "in_review", _("In review")
+    VERIFIED = "verified", _("Verified")
+    REJECTED = "rejected", _("Rejected")
+    NEEDS_ADJUDICATION = "needs_adjudication", _("Needs adjudication")
+    REMOVED = "removed", _("Removed on takedown")
+
+
+class Pipeline(models.TextChoices):
+    NONE = "", _("Unknown")
+    MLLM_GENERATED = "mllm_generated", _("MLLM-generated")
+    HUMAN_DESIGNED = "human_designed", _("Human-designed")
+    AUTO_SHUFFLE = "auto_shuffle", _("Auto-shuffle")
+
+
+class SafetyLabel(models.TextChoices):
+    NONE = "", _("Not applicable")
+    SAFE = "safe", _("Safe")
+    UNSAFE = "unsafe", _("Unsafe")
+
+
+class Sample(models.Model):
+    """One benchmark item: an image-question pair or a tri-modal safety scenario."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="samples")
+    external_id = models.CharField(_("external id"), max_length=200)
+    question = models.TextField(_("question"), blank=True, default="")
+    question_format = models.CharField(_("question format"), max_length=50, blank=True, default="")
+    options = models.JSONField(_("options"), default=list, blank=True)
+    reference_answer = models.TextField(_("reference answer"), blank=True, default="")
+    explanation = models.TextField(_("explanation"), blank=True, default="")
+    answerability_group = models.CharField(
+        _("answerability group"), max_length=50, blank=True, default=""
+    )
+    category_code = models.CharField(_("category"), max_length=100, blank=True, default="")
+    scenario = models.CharField(_("scenario"), max_length=100, blank=True, default="")
+    split = models.CharField(_("split"), max_length=100, blank=True, default="")
+    # Provenance.
+    pipeline = models.CharField(
+        _("pipeline"), max_length=32, choices=Pipeline.choices, blank=True, default=""
+    )
+    source_dataset = models.CharField(_("source dataset"), max_length=200, blank=True, default="")
+    generator_models = models.JSONField(_("generator models"), default=list, blank=True)
+    status = models.CharField(
+        _("status"), max_length=32, choices=SampleStatus.choices, default=SampleStatus.IMPORTED
+    )
+    # Tri-modal fields.
+    image_description = models.TextField(_("image description"), blank=True, default="")
+    audio_description = models.TextField(_("audio description"), blank=True, default="")
+    speech_utterance = models.TextField(_("speech utterance"), blank=True, default="")
+    safety_label = models.CharField(
+        _("safety label"), max_length=16, choices=SafetyLabel.choices, blank=True, default=""
+    )
+    safety_category = models.CharField(_("safety category"), max_length=100, blank=True, default="")
+    safety_subcategory = models.CharField(
+        _("safety subcategory"), max_length=100, blank=True, default=""
+    )
+    predicate = models.JSONField(_("predicate conditions"), default=list, blank=True)
+    pair = models.OneToOneField(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("paired sample"),
+    )
+    # Set by judging when the judges disagree; the review queue serves these first.
+    judges_disagree = models.BooleanField(_("judges disagree"), default=False)
+    priority = models.IntegerField(_("priority"), default=0)
+    media: models.ManyToManyField[MediaAsset, SampleMedia] = models.ManyToManyField(
+        MediaAsset, through="SampleMedia", related_name="samples"
+    )
+    content_hash = models.CharField(_("content hash"), max_length=64, blank=True, default="")
+    revision = models.PositiveIntegerField(_("revision"), default=1)
+    extra = models.JSONField(_("extra"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        ordering = ["dataset", "id"]
+        verbose_name = _("sample")
+        verbose_name_plural = _("samples")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "external_id"], name="uniq_sample_external_id"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=SampleStatus.values), name="sample_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(safety_label__in=SafetyLabel.values), name="sample_safety_label_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "status"], name="sample_dataset_status_idx"),
+            models.Index(fields=["dataset", "category_code"], name="sample_dataset_category_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}:{self.external_id}"
+
+
+class MediaRole(models.TextChoices):
+    IMAGE = "image", _("Image")
+    AUDIO = "audio", _("Audio")
+
+
+class SampleMedia(models.Model):
+    """Links a sample to its images (several in multi-image variants) and its audio."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="media_links")
+    asset = models.ForeignKey(MediaAsset, on_delete=models.PROTECT, related_name="sample_links")
+    role = models.CharField(max_length=16, choices=MediaRole.choices)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["sample", "role", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sample", "role", "position"], name="uniq_sample_media_slot"
+            )
+        ]
+        verbose_name = _("sample media")
+        verbose_name_plural = _("sample media")
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} {self.role}#{self.position}"
+
+
+class NoteKey(models.TextChoices):
+    """What another app may note about a sample; each key has one owner that writes it."""
+
+    JUDGE_VOTES = "judge_votes", _("judge votes")
+    REVIEW_SUMMARY = "review_summary", _("review summary")
+
+
+class SampleNote(models.Model):
+    """A typed note that review or judging keeps on a sample (never a label).
+
+    One row per (sample, key), written by a single upsert, so two apps noting different keys
+    at the same moment never overwrite each other.
+    """
+
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="notes", verbose_name=_("sample")
+    )
+    key = models.CharField(_("key"), max_length=40, choices=NoteKey.choices)
+    value = models.JSONField(_("value"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated at"))
+
+    class Meta:
+        verbose_name = _("sample note")
+        verbose_name_plural = _("sample notes")
+        constraints = [models.UniqueConstraint(fields=["sample", "key"], name="uniq_sample_note")]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id}: {self.key}"
+
+
+class ChangeSource(models.TextChoices):
+    CREATE = "create", _("Created")
+    IMPORT = "import", _("Import")
+    REVIEW = "review", _("Review")
+    ADJUDICATION = "adjudication", _("Adjudication")
+    EDIT = "edit", _("Edit")
+    TAKEDOWN = "takedown", _("Takedown")
+    STATUS = "status", _("Status change")
+
+
+class SampleRevision(models.Model):
+    """One change to a sample's labels: who, when, before, after and why."""
+
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField(_("revision"))
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("changed by"),
+    )
+    changed_at = models.DateTimeField(_("changed at"), auto_now_add=True)
+    source = models.CharField(_("source"), max_length=32, choices=ChangeSource.choices)
+    before = models.JSONField(_("before"), default=dict)
+    after = models.JSONField(_("after"), default=dict)
+    reason = models.TextField(_("reason"), blank=True, default="")
+
+    class Meta:
+        ordering = ["sample", "number", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "number"], name="uniq_revision_number")
+        ]
+        verbose_name = _("sample revision")
+        verbose_name_plural = _("sample revisions")
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} r{self.number}"
