@@ -20,7 +20,7 @@ from review.hooks import ReviewQueueForAnnotation
 from review.models import Slot
 from review.services import queue_sync, slot_claim
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
-from tests.annotation.test_imports_services import build_mmooc, dataset_for
+from tests.annotation.imports_support import build_mmooc, dataset_for
 from tests.review.factories import open_queue, submit
 
 pytestmark = pytest.mark.django_db

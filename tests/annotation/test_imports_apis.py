@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import ImportJob, ImportJobStatus, JobStatus, MediaAsset, Sample
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     dataset_for,
     mmooc_record,
     run_import,

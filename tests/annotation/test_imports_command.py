@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from annotation.models import Dataset, DatasetKind, Sample, TaxonomyTerm
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     LOGICVISTA,
     build_trimodal,
     mmooc_record,

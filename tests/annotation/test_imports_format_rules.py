@@ -30,7 +30,7 @@ from annotation.models import (
 from annotation.snapshots.exports.parquet import write_parquet
 from annotation.snapshots.exports.records import ExportMedia, ExportRecord
 from tests.annotation.factories import wav_bytes
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     LOGICVISTA,
     build_mmooc,
     build_trimodal,

@@ -14,7 +14,7 @@ from annotation.formats.validate import TaxonomyView
 from annotation.imports import reader
 from annotation.imports.pipeline import CHUNK_ROWS
 from annotation.models import ImportRowError, Sample
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     b64,
     dataset_for,
     huge_header_png,

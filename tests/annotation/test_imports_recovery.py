@@ -22,7 +22,7 @@ from annotation.imports import services as import_services
 from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
 from annotation.models import ImportJob, ImportJobStatus, ImportRowError, JobStatus, Sample
 from core.jobs import broker_down_message
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     b64,
     dataset_for,
     image,

@@ -23,7 +23,7 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     build_trimodal,
     dataset_for,
     mmooc_record,
@@ -287,7 +287,7 @@ def test_plan_changes_rules(
 
 def test_a_changed_image_after_review_is_applied_and_sent_back(tmp_path: Path) -> None:
     """Media are not reviewed: a new image from the source replaces the old one."""
-    from tests.annotation.test_imports_services import b64, image
+    from tests.annotation.imports_support import b64, image
 
     dataset, path = imported_file(tmp_path, mmooc_record(1))
     sample = Sample.objects.get()

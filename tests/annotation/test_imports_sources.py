@@ -15,7 +15,7 @@ from annotation.imports import services as import_services
 from annotation.imports.formats import FORMATS
 from annotation.imports.sources import SourceError, open_local
 from annotation.models import ImportJob, ImportJobStatus, ImportSourceKind, JobStatus, Sample
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     build_mmooc,
     build_trimodal,
     dataset_for,

@@ -22,7 +22,7 @@ from annotation.models import (
     ImportRowError,
     ImportSourceKind,
 )
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     dataset_for,
     mmooc_record,
     run_import,

@@ -53,7 +53,7 @@ from judging.models import (
     Verdict,
 )
 from tests.annotation.factories import UserFactory, mmooc_dataset
-from tests.annotation.test_imports_services import (
+from tests.annotation.imports_support import (
     b64,
     dataset_for,
     image,

@@ -16,7 +16,7 @@ from annotation.models import ImportSourceKind
 from annotation.snapshots import services as snapshot_services
 from judging import services as judging_services
 from tests.annotation.factories import UserFactory
-from tests.annotation.test_imports_services import mmooc_record, write_lines
+from tests.annotation.imports_support import mmooc_record, write_lines
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
 from tests.review.factories import open_queue, trimodal_pair
