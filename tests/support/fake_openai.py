@@ -21,84 +21,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import json
 import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Any
 
-FAULT_KINDS = (
-    "error_500",
-    "rate_limit",
-    "hang",
-    "malformed",
-    "truncated",
-    "bad_request",
-    "invalid_body",
+from tests.support.fake_openai_protocol import (
+    FAULT_KINDS,
+    REASONS,
+    RequestRecord,
+    Responder,
+    default_responder,
+    error_body,
+    hash_prompt,
+    prompt_text,
 )
-REASONING_SCORES = (0, 0.25, 0.5, 0.75, 1)
 
-Responder = Callable[[dict[str, Any], str], str]
-
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}
-
-
-@dataclass
-class RequestRecord:
-    """One request as the server saw it; times are time.monotonic() in this process."""
-
-    index: int
-    method: str
-    path: str
-    received_at: float
-    prompt_hash: str | None
-    fault: str | None
-    body: dict[str, Any] | None
-    status: int | None = None
-    responded_at: float | None = None
-    # A judge's test call (header X-Judge-Probe), which scripted faults leave alone.
-    probe: bool = False
-
-
-def prompt_text(request: Mapping[str, Any]) -> str:
-    """All text of a chat request's messages, in order (media parts left out)."""
-    chunks: list[str] = []
-    for message in request.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            chunks.append(content)
-        elif isinstance(content, list):
-            chunks.extend(part.get("text", "") for part in content if part.get("type") == "text")
-    return "\n".join(chunks)
-
-
-def hash_prompt(request: Mapping[str, Any]) -> str:
-    """A short stable hash of the request's prompt text."""
-    return hashlib.sha256(prompt_text(request).encode("utf-8")).hexdigest()[:16]
-
-
-def default_responder(request: dict[str, Any], digest: str) -> str:
-    """A valid JSON verdict for the task the prompt asks for, fixed per prompt hash."""
-    text = prompt_text(request)
-    seed = int(digest, 16)
-    if '"answer_score"' in text:
-        verdict: dict[str, Any] = {
-            "answer_score": seed % 2,
-            "reasoning_score": REASONING_SCORES[(seed >> 3) % 5],
-            "reason": f"fake verdict {digest[:6]}",
-        }
-    elif '"answerable"' in text:
-        verdict = {"answerable": bool(seed % 2), "category": None, "reason": "fake"}
-    elif '"label"' in text:
-        verdict = {"label": "safe" if seed % 2 else "unsafe", "reason": "fake"}
-    else:
-        verdict = {"answer_score": 1, "reasoning_score": 0.75, "reason": "fake default"}
-    return json.dumps(verdict)
+__all__ = ["FakeOpenAI", "hash_prompt"]
 
 
 class FakeOpenAI:
@@ -301,7 +244,7 @@ class FakeOpenAI:
         extra_headers: Mapping[str, str] | None = None,
         declared_length: int | None = None,
     ) -> None:
-        reason = _REASONS.get(status, "Internal Server Error" if status >= 500 else "Error")
+        reason = REASONS.get(status, "Internal Server Error" if status >= 500 else "Error")
         lines = [
             f"HTTP/1.1 {status} {reason}",
             "Content-Type: application/json",
@@ -357,13 +300,15 @@ class FakeOpenAI:
             return True
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
             self._record(record)
-            await self._reply(record, writer, 404, _error("not found", "not_found"))
+            await self._reply(record, writer, 404, error_body("not found", "not_found"))
             return True
         try:
             request = json.loads(body)
         except json.JSONDecodeError:
             self._record(record)
-            await self._reply(record, writer, 400, _error("body is not JSON", "invalid_request"))
+            await self._reply(
+                record, writer, 400, error_body("body is not JSON", "invalid_request")
+            )
             return True
         record.body = request
         record.prompt_hash = hash_prompt(request)
@@ -373,7 +318,7 @@ class FakeOpenAI:
         # Concurrent requests per model: lets a benchmark prove a judge's cap held.
         model = str(request.get("model", ""))
         if self.known_models is not None and model not in self.known_models:
-            error = _error(f"The model `{model}` does not exist", "invalid_request_error")
+            error = error_body(f"The model `{model}` does not exist", "invalid_request_error")
             error["error"]["code"] = "model_not_found"
             await self._reply(record, writer, 404, error)
             return True
@@ -396,18 +341,20 @@ class FakeOpenAI:
     ) -> bool:
         kind, _, argument = (record.fault or "").partition(":")
         if kind == "error_500":
-            await self._reply(record, writer, 500, _error("fake server error", "server_error"))
+            await self._reply(record, writer, 500, error_body("fake server error", "server_error"))
         elif kind == "rate_limit":
             wait = float(argument) if argument else self.retry_after
             await self._reply(
                 record,
                 writer,
                 429,
-                _error("rate limited", "rate_limit_exceeded"),
+                error_body("rate limited", "rate_limit_exceeded"),
                 {"Retry-After": f"{wait:g}"},
             )
         elif kind == "bad_request":
-            await self._reply(record, writer, 400, _error("fake bad request", "invalid_request"))
+            await self._reply(
+                record, writer, 400, error_body("fake bad request", "invalid_request")
+            )
         elif kind == "hang":
             # Until hang_s passes or the client gives up (closes): a request abandoned by its
             # client no longer counts as in flight.
@@ -482,10 +429,6 @@ class FakeOpenAI:
                 "total_tokens": prompt_tokens + len(content.split()),
             },
         }
-
-
-def _error(message: str, code: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": code, "code": code}}
 
 
 def main(argv: list[str] | None = None) -> None:
