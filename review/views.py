@@ -38,6 +38,7 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "blind": settings.blind,
             "show_judge_hints": settings.show_judge_hints,
             "lease_minutes": max(settings.lease_seconds // 60, 1),
+            "gold_percent": round(settings.gold_rate * 100, 2),
         }
     )
     return render(
@@ -71,6 +72,7 @@ def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
             blind=data["blind"],
             show_judge_hints=data["show_judge_hints"],
             lease_seconds=data["lease_minutes"] * 60,
+            gold_rate=None if data["gold_percent"] is None else data["gold_percent"] / 100,
         )
     except ValidationError as exc:
         for error in exc.messages:
