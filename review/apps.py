@@ -8,7 +8,7 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from review import work
+        from review import gold_views, work
         from review.hooks import ReviewQueueForAnnotation
 
         extensions.dataset_list_column_register(
@@ -17,6 +17,15 @@ class ReviewConfig(AppConfig):
                 template="review/_dataset_work.html",
                 load=work.dataset_list_work,
             )
+        )
+        # A lead marks gold items from the sample page and the sample list.
+        extensions.sample_panel_register(
+            extensions.SamplePanel(
+                template="review/_sample_gold.html", load=gold_views.sample_gold_panel
+            )
+        )
+        extensions.sample_list_button_register(
+            extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())
