@@ -144,3 +144,19 @@ def sample_panels(*, user: Any, sample: Any) -> list[tuple[str, Any]]:
     """The sample page's extra cards: (template, value) for each panel that has one."""
     loaded = [(panel.template, panel.load(user=user, sample=sample)) for panel in _sample_panels]
     return [(template, value) for template, value in loaded if value is not None]
+
+
+# Called with the dataset at the end of every import (whether or not its samples were sent to
+# review): review makes the verified samples that the file flagged ``gold`` gold items.
+_import_finished: list[Callable[..., object]] = []
+
+
+def import_finished_register(callback: Callable[..., object]) -> None:
+    """Call ``callback(dataset=…)`` at the end of each import."""
+    if callback not in _import_finished:
+        _import_finished.append(callback)
+
+
+def import_finished(*, dataset: Dataset) -> None:
+    for callback in _import_finished:
+        callback(dataset=dataset)

@@ -10,6 +10,7 @@ class ReviewConfig(AppConfig):
         from annotation import extensions
         from review import gold_views, work
         from review.hooks import ReviewQueueForAnnotation
+        from review.services import gold as gold_services
 
         extensions.dataset_list_column_register(
             extensions.DatasetListColumn(
@@ -27,5 +28,6 @@ class ReviewConfig(AppConfig):
         extensions.sample_list_button_register(
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )
+        extensions.import_finished_register(gold_services.gold_mark_flagged)
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())

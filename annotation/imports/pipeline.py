@@ -21,7 +21,7 @@ from annotation.formats.records import ParsedSample, RowError
 from annotation.formats.validate import is_trimodal, validate_sample
 from annotation.imports.checks import shape_problems
 from annotation.imports.media import inspect, max_bytes, store_file, sweep_files
-from annotation.imports.reimport import apply_row
+from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
@@ -311,6 +311,9 @@ class ImportRun:
                     self.counts.adjudication += outcome.to_adjudication
                     recorded.append((r, sample, outcome.conflicts))
                 self._record_versions(recorded)
+                # Rows written above took their extra (and its gold flag) with them.
+                kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
+                gold_flags_refresh([(r.parsed.extra, s) for r, s in kept])
                 ImportRowError.objects.bulk_create(
                     ImportRowError(
                         job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message

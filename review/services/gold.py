@@ -172,6 +172,18 @@ def gold_unmark(*, sample: Sample) -> bool:
     return deleted > 0
 
 
+def gold_mark_flagged(*, dataset: Dataset, sample_ids: Iterable[int] | None = None) -> int:
+    """Make gold items of the verified samples that an import flagged ``gold`` (its key or
+    column in this site's own formats), with their current values as the expected answer;
+    called at the end of each import and when a flagged sample is verified. Returns how many."""
+    flagged = annotation_selectors.sample_ids_flagged_gold(
+        dataset=dataset, statuses=GOLD_STATUSES, sample_ids=sample_ids
+    )
+    if not flagged:
+        return 0
+    return gold_mark_bulk(dataset=dataset, sample_ids=flagged, by=None).marked
+
+
 def gold_candidates(*, dataset_id: int, reviewer: User, besides: int | None) -> list[int]:
     """The gold samples this reviewer may still be served: never served to them before,
     never reviewed by them, and still verified; in sample order."""

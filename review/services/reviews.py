@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import services as annotation_services
+from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
 from review.models import (
@@ -306,6 +307,8 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
     )
     if status != consensus.NEEDS_ADJUDICATION:
         _write_summary(sample, names, agreement=True, adjudicated=False, note="")
+    if status == consensus.VERIFIED and sample.extra.get(GOLD_KEY) is True:
+        gold_services.gold_mark_flagged(dataset=sample.dataset, sample_ids=[sample.pk])
     Slot.objects.filter(sample=sample, done=False, gold=False).delete()
     return status
 
