@@ -140,10 +140,23 @@ class ReviewOutput(serializers.Serializer[Any]):
     seconds_spent = serializers.FloatField()
     created_at = serializers.DateTimeField()
     settled_status = serializers.SerializerMethodField()
+    # Only after a gold item, when the dataset's gold feedback is on (else always null).
+    feedback = serializers.SerializerMethodField()
 
     def get_settled_status(self, review: Any) -> str | None:
         value: str | None = self.context.get("settled_status")
         return value
+
+    def get_feedback(self, review: Any) -> dict[str, Any] | None:
+        shown = selectors.gold_feedback_get(submitted=review)
+        if shown is None:
+            return None
+        return {
+            "matched": shown.matched,
+            "matches": shown.matches,
+            "expected": shown.expected,
+            "explanation": shown.explanation,
+        }
 
 
 class ReviewFieldsInput(serializers.Serializer[Any]):
@@ -286,12 +299,20 @@ class CommentApi(APIView):
 class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
     class Meta:
         model = ReviewSettings
-        fields = ["overlap", "blind", "show_judge_hints", "lease_seconds", "gold_rate"]
+        fields = [
+            "overlap",
+            "blind",
+            "show_judge_hints",
+            "lease_seconds",
+            "gold_rate",
+            "gold_feedback",
+        ]
         # PUT replaces the settings: every field is needed (an empty body gets field errors),
         # but the gold rate, which older clients do not send, is kept when left out.
         extra_kwargs = {
             **{name: {"required": True} for name in fields},
             "gold_rate": {"required": False, "min_value": 0, "max_value": 0.5},
+            "gold_feedback": {"required": False},
         }
 
 
@@ -305,8 +326,9 @@ class ReviewSettingsApi(APIView):
 
     @extend_schema(request=ReviewSettingsSerializer, responses=ReviewSettingsSerializer)
     def put(self, request: Request, dataset_id: int) -> Response:
-        """A lead sets overlap k, blind review, judge hints, the lease duration and the share
-        of claims that serve a gold item (``gold_rate``, 0 to 0.5; 0 turns gold off)."""
+        """A lead sets overlap k, blind review, judge hints, the lease duration, the share of
+        claims that serve a gold item (``gold_rate``, 0 to 0.5; 0 turns gold off) and whether
+        reviewers see feedback after a gold item (``gold_feedback``)."""
         if not is_lead(request.user):
             self.permission_denied(request, message=IsLead.message)
         dataset = dataset_or_404(request, dataset_id)

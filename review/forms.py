@@ -26,6 +26,9 @@ class ReviewSettingsForm(MarkedForm):
         required=False,
         help_text=_("Reviewers are served gold items at this rate; 0 turns them off."),
     )
+    gold_feedback = forms.BooleanField(
+        label=_("Show reviewers feedback after a gold item"), required=False
+    )
 
 
 def field_labels(*, preset: str) -> dict[str, str]:

@@ -42,6 +42,14 @@ class ReviewSettings(models.Model):
         default=DEFAULT_GOLD_RATE,
         help_text=_("The share of claims that serve a gold item instead (0 turns gold off)."),
     )
+    gold_feedback = models.BooleanField(
+        _("feedback after gold items"),
+        default=False,
+        help_text=_(
+            "After answering a gold item, a reviewer sees whether they matched, the expected "
+            "answer and its explanation."
+        ),
+    )
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:

@@ -283,6 +283,34 @@ def _gold_slot(*, user: User, sample: Sample) -> Slot | None:
     )
 
 
+@dataclass(frozen=True)
+class GoldFeedback:
+    matched: bool
+    matches: dict[str, bool]
+    expected: dict[str, Any]
+    explanation: str
+
+
+def gold_feedback_get(*, submitted: Any) -> GoldFeedback | None:
+    """What a reviewer is shown after answering a gold item, when its dataset turned gold
+    feedback on; None for a review, or with feedback off (two queries, gold answers only)."""
+    if not isinstance(submitted, GoldAnswer):
+        return None
+    if not ReviewSettings.objects.filter(
+        dataset_id=submitted.dataset_id, gold_feedback=True
+    ).exists():
+        return None
+    item = GoldItem.objects.filter(pk=submitted.gold_item_id).first()
+    if item is None:
+        return None
+    return GoldFeedback(
+        matched=submitted.matched,
+        matches=dict(submitted.matches),
+        expected=dict(item.expected),
+        explanation=item.explanation,
+    )
+
+
 def gold_item_get(*, sample: Sample) -> GoldItem | None:
     return GoldItem.objects.filter(sample=sample).first()
 

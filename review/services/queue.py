@@ -57,9 +57,10 @@ def review_settings_update(
     show_judge_hints: bool,
     lease_seconds: int,
     gold_rate: float | None = None,
+    gold_feedback: bool | None = None,
 ) -> ReviewSettings:
     """Save a dataset's review settings; a changed overlap resizes an open queue. The gold
-    rate is kept as it is when not given."""
+    rate and feedback are kept as they are when not given."""
     if not 1 <= overlap <= 10:
         raise ValidationError(
             {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
@@ -83,6 +84,8 @@ def review_settings_update(
         current.lease_seconds = lease_seconds
         if gold_rate is not None:
             current.gold_rate = gold_rate
+        if gold_feedback is not None:
+            current.gold_feedback = gold_feedback
         current.save()
         if resized and Slot.objects.filter(dataset=dataset).exists():
             queue_sync(dataset=dataset)

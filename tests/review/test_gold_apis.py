@@ -123,3 +123,6 @@ def test_the_gold_rate_is_a_review_setting(lead: Any) -> None:
     assert client.put(url, {**settings, "gold_rate": 0.1}, format="json").json()["gold_rate"] == 0.1
     assert client.put(url, settings, format="json").json()["gold_rate"] == 0.1  # kept
     assert client.put(url, {**settings, "gold_rate": 0.9}, format="json").status_code == 400
+    assert client.get(url).json()["gold_feedback"] is False
+    on = client.put(url, {**settings, "gold_feedback": True}, format="json").json()
+    assert on["gold_feedback"] is True and on["gold_rate"] == 0.1

@@ -9,9 +9,13 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Sample, SampleStatus
+from review import services
 from review.models import GoldItem
+from review.services import gold
 from tests.annotation.factories import mmooc_sample
+from tests.conftest import client_for
 from tests.review.factories import review_dataset
+from tests.review.test_services_gold import AlwaysGold
 
 pytestmark = pytest.mark.django_db
 
@@ -81,3 +85,53 @@ def test_the_sample_list_marks_ticked_verified_samples_in_bulk(lead: Any) -> Non
     assert GoldItem.objects.count() == 2
     empty = client.post(bulk, {}, follow=True).content.decode()
     assert "Tick some samples first" in empty
+
+
+def _served_and_answered(annotator: Any, *, feedback: bool) -> tuple[Sample, Any]:
+    dataset = review_dataset(1, members=[annotator])
+    services.review_settings_update(
+        dataset=dataset,
+        overlap=2,
+        blind=True,
+        show_judge_hints=False,
+        lease_seconds=900,
+        gold_feedback=feedback,
+    )
+    verified = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    gold.gold_mark(
+        sample=Sample.objects.select_related("dataset").get(pk=verified.pk),
+        by=None,
+        explanation="No car is shown.",
+    )
+    lease = services.slot_claim(dataset=dataset, reviewer=annotator, rng=AlwaysGold())
+    assert lease is not None and lease.gold
+    body = {
+        "client_uuid": "5b0d2f1e-0000-4000-8000-000000000001",
+        "sample": verified.pk,
+        "decision": "accept",
+        "values": {"category_code": "MA"},
+    }
+    response = client_for(annotator).post(reverse("api_reviews"), body, format="json")
+    assert response.status_code == 201
+    return verified, response.json()
+
+
+def test_after_a_gold_item_the_reviewer_sees_feedback_when_the_dataset_says_so(
+    annotator: Any,
+) -> None:
+    sample, answered = _served_and_answered(annotator, feedback=True)
+    assert answered["feedback"]["matched"] is False
+    assert answered["feedback"]["matches"]["category_code"] is False
+    assert answered["feedback"]["expected"]["category_code"] == "VFP"
+    page = _client(annotator).get(reverse("review:workbench", args=[sample.pk]))
+    html = page.content.decode()
+    assert 'data-testid="already-submitted"' in html and 'data-testid="gold-feedback"' in html
+    assert "your answer differs from the expected one" in html and "No car is shown." in html
+
+
+def test_without_feedback_a_gold_answer_reads_as_any_submitted_review(annotator: Any) -> None:
+    sample, answered = _served_and_answered(annotator, feedback=False)
+    assert answered["feedback"] is None and answered["settled_status"] is None
+    html = _client(annotator).get(reverse("review:workbench", args=[sample.pk])).content.decode()
+    assert 'data-testid="already-submitted"' in html
+    assert "gold-feedback" not in html and "No car is shown." not in html
