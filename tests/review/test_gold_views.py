@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Sample, SampleStatus
 from review import services
-from review.models import GoldItem
+from review.models import GoldItem, ReviewSettings
 from review.services import gold
 from tests.annotation.factories import mmooc_sample
 from tests.conftest import client_for
@@ -135,3 +135,18 @@ def test_without_feedback_a_gold_answer_reads_as_any_submitted_review(annotator:
     html = _client(annotator).get(reverse("review:workbench", args=[sample.pk])).content.decode()
     assert 'data-testid="already-submitted"' in html
     assert "gold-feedback" not in html and "No car is shown." not in html
+
+
+def test_the_queue_page_sets_the_gold_rate_and_feedback(lead: Any) -> None:
+    dataset = review_dataset(0)
+    client = _client(lead)
+    url = reverse("review:settings", args=[dataset.pk])
+    form = {"overlap": 2, "lease_minutes": 15, "blind": "on"}
+    client.post(url, {**form, "gold_percent": "10", "gold_feedback": "on"})
+    saved = ReviewSettings.objects.get(dataset=dataset)
+    assert (saved.gold_rate, saved.gold_feedback) == (0.1, True)
+    page = client.post(url, {**form, "gold_percent": "90"}, follow=True).content.decode()
+    assert "Ensure this value is less than or equal to 50" in page
+    assert ReviewSettings.objects.get(dataset=dataset).gold_rate == 0.1
+    queue = client.get(reverse("review:queue", args=[dataset.pk])).content.decode()
+    assert 'name="gold_percent"' in queue and 'value="10.0"' in queue
