@@ -8,6 +8,7 @@ from annotation.models import (
     ImportRowError,
     MediaAsset,
     Sample,
+    SampleBulkJob,
     SampleMedia,
     SampleNote,
     SampleRevision,
@@ -120,6 +121,14 @@ class ImportRowErrorAdmin(admin.ModelAdmin[ImportRowError]):
     list_display = ["job", "row", "external_id", "message"]
     list_select_related = ["job"]
     raw_id_fields = ["job"]
+
+
+@admin.register(SampleBulkJob)
+class SampleBulkJobAdmin(admin.ModelAdmin[SampleBulkJob]):
+    list_display = ["id", "dataset", "action", "status", "selected", "changed", "created_at"]
+    list_filter = ["status", "action"]
+    list_select_related = ["dataset"]
+    readonly_fields = ["params"]
 
 
 @admin.register(Snapshot)

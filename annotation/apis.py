@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.lookups import dataset_or_404
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -105,20 +106,13 @@ class DatasetListCreateApi(APIView):
         return Response(DatasetDetailOutput(dataset).data, status=status.HTTP_201_CREATED)
 
 
-def _visible_dataset(request: Request, dataset_id: int) -> Dataset:
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise NotFound()
-    return dataset
-
-
 class DatasetDetailApi(APIView):
     class DatasetUpdateInputSerializer(serializers.Serializer[Any]):
         auto_send_to_review = serializers.BooleanField()
 
     @extend_schema(responses=DatasetDetailOutput)
     def get(self, request: Request, dataset_id: int) -> Response:
-        dataset = _visible_dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         return Response(DatasetDetailOutput(dataset).data)
 
     @extend_schema(request=DatasetUpdateInputSerializer, responses=DatasetDetailOutput)
@@ -126,7 +120,7 @@ class DatasetDetailApi(APIView):
         """A lead turns "send new imports to review automatically" on or off."""
         if not is_lead(request.user):
             self.permission_denied(request, message=IsLead.message)
-        dataset = _visible_dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.DatasetUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.dataset_set_auto_send(
@@ -143,7 +137,7 @@ class DatasetMemberApi(APIView):
 
     @extend_schema(request=MemberAddInputSerializer, responses={204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
-        dataset = _visible_dataset(request, dataset_id)
+        dataset = dataset_or_404(request, dataset_id)
         payload = self.MemberAddInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user = get_object_or_404(get_user_model(), username=payload.validated_data["username"])
@@ -277,7 +271,7 @@ class DatasetSampleListApi(ListAPIView[Sample]):
     def get_queryset(self):  # type: ignore[no-untyped-def]
         # The roles first: loaded once, they also spare the visibility test its role subquery.
         hints = sees_judge_votes(self.request.user)
-        dataset = _visible_dataset(self.request, self.kwargs["dataset_id"])
+        dataset = dataset_or_404(self.request, self.kwargs["dataset_id"])
         filter = _filter(self.request)
         if filter.judges_disagree is not None and not hints:
             # Filtering on the flag would reveal it sample by sample.
@@ -330,7 +324,7 @@ BULK_RESPONSES = {200: BulkResultOutput, 202: BulkJobOutput}
 def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, Any]) -> Response:
     """Run the action in the request, or, on more than ``INLINE_MAX`` samples, queue it as a
     background job: 202 with the job, whose ``status_url`` tells when it is done."""
-    dataset = _visible_dataset(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id)
     filter = _filter(request)
     samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids"))
     selected = samples.count()

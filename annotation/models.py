@@ -400,9 +400,19 @@ class ImportJobStatus(models.TextChoices):
     QUEUED = JobStatus.QUEUED.value, JobStatus.QUEUED.label
     RUNNING = JobStatus.RUNNING.value, JobStatus.RUNNING.label
     SUCCEEDED = JobStatus.SUCCEEDED.value, JobStatus.SUCCEEDED.label
-    SUCCEEDED_WITH_ERRORS = "succeeded_with_errors", _("Succeeded with errors")
+    SUCCEEDED_WITH_ERRORS = "succeeded_with_errors", _("Finished with errors")
     FAILED = JobStatus.FAILED.value, JobStatus.FAILED.label
     CANCELLED = JobStatus.CANCELLED.value, JobStatus.CANCELLED.label
+
+
+class ImportKind(models.TextChoices):
+    """What an import brings in: candidate samples, or (for the judging app) evaluated models'
+    responses and verdicts made elsewhere. Each kind is run by its own task (see
+    ``annotation.imports.kinds``) and shares the job's page, progress, errors and recovery."""
+
+    SAMPLES = "samples", _("Samples")
+    RESPONSES = "responses", _("Model responses")
+    VERDICTS = "verdicts", _("Verdicts")
 
 
 class ImportSourceKind(models.TextChoices):
@@ -417,6 +427,9 @@ class ImportJob(RecoverableJob):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_jobs")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    kind = models.CharField(
+        _("kind"), max_length=20, choices=ImportKind.choices, default=ImportKind.SAMPLES
     )
     source_kind = models.CharField(
         _("source kind"), max_length=20, choices=ImportSourceKind.choices
@@ -445,6 +458,9 @@ class ImportJob(RecoverableJob):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["dataset", "kind", "-created_at"], name="import_job_kind_idx")
+        ]
         verbose_name = _("import job")
         verbose_name_plural = _("import jobs")
 

@@ -10,7 +10,7 @@ from celery import shared_task
 
 from annotation.imports.services import import_job_run, import_jobs_sweep
 from annotation.services.bulk_jobs import sample_bulk_job_run, sample_bulk_jobs_sweep
-from annotation.services.media import media_asset_derive
+from annotation.services.media import media_asset_derive, media_assets_derive
 from annotation.snapshots.services import snapshot_build, snapshots_sweep
 
 
@@ -23,8 +23,7 @@ def derive_media_asset(asset_id: int) -> None:
 @shared_task(name="annotation.derive_media_assets", acks_late=True)
 def derive_media_assets(asset_ids: list[int]) -> None:
     """Derive the thumbnails or peaks of a batch of assets an import stored (idempotent)."""
-    for asset_id in asset_ids:
-        media_asset_derive(asset_id=asset_id)
+    media_assets_derive(asset_ids=asset_ids)
 
 
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mimetypes
 from typing import Any
 
 from django.contrib import messages
@@ -172,7 +173,9 @@ def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]
 
 
 def _derivative_type(name: str) -> str:
-    return "image/jpeg" if name.endswith(".jpg") else "image/webp"
+    """A WEBP or JPEG made by the worker, or the image itself (a small one is its own
+    thumbnail)."""
+    return mimetypes.guess_type(name)[0] or "image/webp"
 
 
 @login_not_required

@@ -5,7 +5,15 @@ from __future__ import annotations
 from django.contrib import admin
 
 from judging.forms import JudgeAdminForm
-from judging.models import Judge, JudgeJob, JudgeJobChunk, JudgeJobJudge, ModelResponse, Verdict
+from judging.models import (
+    Judge,
+    JudgeCheck,
+    JudgeJob,
+    JudgeJobChunk,
+    JudgeJobJudge,
+    ModelResponse,
+    Verdict,
+)
 
 
 @admin.register(Judge)
@@ -60,3 +68,11 @@ class JudgeJobChunkAdmin(admin.ModelAdmin[JudgeJobChunk]):
     list_display = ["job", "judge", "index", "status"]
     list_filter = ["status"]
     list_select_related = ["job", "judge"]
+
+
+@admin.register(JudgeCheck)
+class JudgeCheckAdmin(admin.ModelAdmin[JudgeCheck]):
+    list_display = ["judge", "status", "ok", "latency_ms", "error_kind", "created_at"]
+    list_filter = ["status", "ok", "error_kind"]
+    readonly_fields = ["reply", "error", "latency_ms", "finished_at"]
+    list_select_related = ["judge"]

@@ -2,11 +2,15 @@
 
 from django.urls import include, path
 
-from judging import apis
+from judging import apis, judge_apis
 
 urlpatterns = [
     path("judges/", apis.JudgeListCreateApi.as_view(), name="api_judges"),
     path("judges/<int:judge_id>/", apis.JudgeDetailApi.as_view(), name="api_judge"),
+    path("judges/<int:judge_id>/test/", judge_apis.JudgeTestApi.as_view(), name="api_judge_test"),
+    path(
+        "judge-checks/<int:check_id>/", judge_apis.JudgeCheckApi.as_view(), name="api_judge_check"
+    ),
     path(
         "datasets/<int:dataset_id>/judge-jobs/",
         apis.DatasetJobListCreateApi.as_view(),

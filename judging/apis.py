@@ -14,11 +14,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.imports.apis import ImportJobOutput
 from annotation.lookups import dataset_or_404
 from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
+from judging.imports import services as import_services
 from judging.models import Judge, JudgeJob, JudgeKind
 
 MAX_JOBS_LISTED = 50
@@ -88,9 +90,17 @@ class JudgeDetailApi(APIView):
         judge = services.judge_update(judge=self._judge(judge_id), changes=payload.validated_data)
         return Response(JudgeOutput(judge).data)
 
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, judge_id: int) -> Response:
+        """Delete a judge without verdicts (400 with the reason otherwise: disable it)."""
+        services.judge_delete(judge=self._judge(judge_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
 
 class JobOutput(serializers.ModelSerializer[JudgeJob]):
     judges = serializers.SerializerMethodField()
+    # Failed calls per judge and kind ({judge: {kind: n}}), when the list gave them.
+    error_counts = serializers.SerializerMethodField()
     dataset_name = serializers.CharField(source="dataset.name")
 
     class Meta:
@@ -110,6 +120,7 @@ class JobOutput(serializers.ModelSerializer[JudgeJob]):
             "finished_at",
             "cancel_requested",
             "message",
+            "error_counts",
         ]
 
     def get_judges(self, job: JudgeJob) -> list[dict[str, str]]:
@@ -117,6 +128,22 @@ class JobOutput(serializers.ModelSerializer[JudgeJob]):
             {"name": jj.judge.name, "prompt_version": jj.prompt_version}
             for jj in job.job_judges.all()
         ]
+
+    def get_error_counts(self, job: JudgeJob) -> dict[str, dict[str, int]]:
+        return dict(self.context.get("error_counts", {}).get(job.pk, {}))
+
+
+class ErrorCountOutput(serializers.Serializer[Any]):
+    judge = serializers.CharField()
+    kind = serializers.CharField()
+    n = serializers.IntegerField()
+
+
+class RecentErrorOutput(serializers.Serializer[Any]):
+    judge = serializers.CharField()
+    item = serializers.CharField()
+    kind = serializers.CharField()
+    error = serializers.CharField()
 
 
 class ProgressOutput(serializers.Serializer[Any]):
@@ -141,6 +168,10 @@ class ProgressOutput(serializers.Serializer[Any]):
     rate_limit_scope = serializers.CharField()
     message = serializers.CharField()
     error_kinds = serializers.DictField(child=serializers.IntegerField())
+    finished = serializers.BooleanField()
+    can_retry = serializers.BooleanField()
+    error_counts = ErrorCountOutput(many=True)
+    recent_errors = RecentErrorOutput(many=True)
 
 
 def _job(request: Request, job_id: int) -> JudgeJob:
@@ -159,8 +190,11 @@ class DatasetJobListCreateApi(APIView):
 
     @extend_schema(responses=JobOutput(many=True))
     def get(self, request: Request, dataset_id: int) -> Response:
-        jobs = selectors.job_list(dataset=dataset_or_404(request, dataset_id))[:MAX_JOBS_LISTED]
-        return Response(JobOutput(jobs, many=True).data)
+        jobs = list(
+            selectors.job_list(dataset=dataset_or_404(request, dataset_id))[:MAX_JOBS_LISTED]
+        )
+        counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
+        return Response(JobOutput(jobs, many=True, context={"error_counts": counts}).data)
 
     @extend_schema(request=JobCreateInput, responses={201: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
@@ -244,29 +278,25 @@ class LeaderboardApi(APIView):
         return Response(asdict(board))
 
 
-class ImportOutput(serializers.Serializer[Any]):
-    imported = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    rejected = serializers.IntegerField()
-    rejections = serializers.ListField(child=serializers.DictField())
-    notes = serializers.ListField(child=serializers.CharField())
-
-
 class VerdictImportApi(APIView):
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser]
 
     class VerdictImportInput(serializers.Serializer[Any]):
-        file = serializers.FileField()
+        file = serializers.FileField(help_text="JSON lines, or a zip of such files")
 
-    @extend_schema(request=VerdictImportInput, responses=ImportOutput)
+    @extend_schema(request=VerdictImportInput, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
+        """Queue the import of verdicts made elsewhere; watch the job at its ``page_url``."""
         dataset = dataset_or_404(request, dataset_id)
         payload = self.VerdictImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        summary = services.verdict_import(dataset=dataset, source=payload.validated_data["file"])
-        return Response(ImportOutput(summary.as_dict()).data)
+        job = import_services.verdict_upload_create(
+            dataset=dataset,
+            upload=payload.validated_data["file"],
+            created_by=acting_user(request.user),
+        )
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ResponseImportApi(APIView):
@@ -274,17 +304,22 @@ class ResponseImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     class ResponseImportInput(serializers.Serializer[Any]):
-        file = serializers.FileField()
+        file = serializers.FileField(help_text="one file, or a zip of files of the format")
         format = serializers.ChoiceField(choices=list(services.RESPONSE_FORMATS))
-        model = serializers.CharField(required=False, allow_blank=True, default="")
+        model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
-    @extend_schema(request=ResponseImportInput, responses=ImportOutput)
+    @extend_schema(request=ResponseImportInput, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
+        """Queue the import of model responses; watch the job at its ``page_url``."""
         dataset = dataset_or_404(request, dataset_id)
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        summary = services.response_import(
-            dataset=dataset, source=data["file"], format=data["format"], model=data["model"]
+        job = import_services.response_upload_create(
+            dataset=dataset,
+            format=data["format"],
+            upload=data["file"],
+            model=data["model"],
+            created_by=acting_user(request.user),
         )
-        return Response(ImportOutput(summary.as_dict()).data)
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)

@@ -17,3 +17,11 @@ class JudgingConfig(AppConfig):
                 load=work.dataset_list_audits,
             )
         )
+
+        from annotation.imports.kinds import ImportKindSpec, import_kind_register
+        from annotation.models import ImportKind
+
+        # Response and verdict uploads run on annotation's import jobs, by this app's task.
+        spec = ImportKindSpec("judging.run_import_job", "judging:dataset_judging")
+        import_kind_register(ImportKind.RESPONSES, spec)
+        import_kind_register(ImportKind.VERDICTS, spec)

@@ -1,16 +1,20 @@
-"""The worker side of a judge job: many chat-completions calls to one judge, concurrently.
+"""The worker side of a judge job: many chat-completions calls to judges, concurrently.
 
 Django-free. A process keeps one event loop, its HTTP clients (connections are reused from
 chunk to chunk), its per-judge concurrency caps and its rate limiter; a chunk hands over the
-calls and gets one outcome per call back.
+calls and gets one outcome per call back (``run``), or a lane hands over every judge's calls
+and gets outcomes back in batches as they end (``stream``): each judge's slots stay busy,
+a call starting as soon as another ends, so a hung call holds only its own slot.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import random
-from collections.abc import Hashable, Sequence
+import threading
+from collections.abc import Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +62,22 @@ class Call:
 
     key: Hashable
     messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Window:
+    """One judge's calls in a lane: at most `slots` HTTP requests in flight in this process
+    (the judge's cap across processes is held in Redis), the next call starting as soon as a
+    request ends. Calls are taken from the iterable only when they can start."""
+
+    spec: EndpointSpec
+    calls: Iterable[Call]
+    task: str
+    slots: int
+
+
+# (index of the window in the lane, call key, outcome)
+Ended = tuple[int, Hashable, JudgeOutcome]
 
 
 class JudgeRunner:
@@ -133,6 +153,108 @@ class JudgeRunner:
             return RedisRateLimiter(self._redis_client(), {spec.key: limit})
         self._local.set_limit(spec.key, limit)
         return self._local
+
+    def stream(
+        self, windows: Sequence[Window], *, step_s: float = 0.25
+    ) -> Generator[list[Ended], None, None]:
+        """Run every window's calls; yield the outcomes that ended, every `step_s` seconds.
+
+        The calls run on this runner's event loop in a thread of their own, so they go on
+        while the caller handles a batch (its database writes stay in the caller's thread);
+        closing the generator early cancels the calls still under way.
+        """
+        ended: queue.SimpleQueue[Ended] = queue.SimpleQueue()
+        main = self.loop.create_task(self._windows(windows, ended))
+        failure: list[BaseException] = []
+
+        def drive() -> None:
+            try:
+                self.loop.run_until_complete(main)
+            except BaseException as exc:  # raised again in the caller's thread
+                failure.append(exc)
+
+        def drain() -> list[Ended]:
+            batch = []
+            while True:
+                try:
+                    batch.append(ended.get_nowait())
+                except queue.Empty:
+                    return batch
+
+        thread = threading.Thread(target=drive, name="judge-calls", daemon=True)
+        thread.start()
+        try:
+            while thread.is_alive():
+                thread.join(step_s)
+                if batch := drain():
+                    yield batch
+            if batch := drain():
+                yield batch
+            if failure:
+                raise failure[0]
+        finally:
+            if thread.is_alive():
+                self.loop.call_soon_threadsafe(main.cancel)
+                thread.join()
+
+    async def _windows(self, windows: Sequence[Window], ended: queue.SimpleQueue[Ended]) -> None:
+        await asyncio.gather(*(self._window(i, w, ended) for i, w in enumerate(windows)))
+
+    async def _window(self, index: int, window: Window, ended: queue.SimpleQueue[Ended]) -> None:
+        spec = window.spec
+        client = self._client(spec)
+        shared = self._shared_cap(spec)
+        limiter = self._limiter(spec)
+        rng = random.Random()  # noqa: S311 - backoff jitter
+        requests = asyncio.Semaphore(max(1, window.slots))
+        # Calls under way, some waiting out a backoff without holding a request slot.
+        under_way = asyncio.Semaphore(2 * max(1, window.slots))
+        shared_key = f"{spec.key}@{spec.base_url}"
+
+        async def before_attempt() -> None:
+            if limiter is not None:
+                await limiter.acquire(spec.key)
+
+        async def attempt(*args: Any, **kwargs: Any) -> CallResult:
+            async with requests:
+                if shared is None:
+                    return await call_judge_lean(*args, **kwargs)
+                lease_s = spec.timeout_s + 10
+                async with shared.slot(shared_key, spec.max_concurrency, lease_s=lease_s):
+                    return await call_judge_lean(*args, **kwargs)
+
+        async def one(call: Call) -> None:
+            try:
+                outcome = await judge_with_retries(
+                    client,
+                    spec.model,
+                    call.messages,
+                    window.task,
+                    policy=spec.policy,
+                    temperature=spec.temperature,
+                    timeout=spec.timeout_s,
+                    max_tokens=spec.max_tokens,
+                    before_attempt=before_attempt,
+                    rng=rng,
+                    call=attempt,
+                )
+                ended.put((index, call.key, outcome))
+            finally:
+                under_way.release()
+
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            for call in window.calls:
+                await under_way.acquire()
+                for ended_task in [t for t in tasks if t.done()]:
+                    ended_task.result()  # a call that raised ends the lane with its error
+                tasks = [t for t in tasks if not t.done()]
+                tasks.append(asyncio.create_task(one(call)))
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def run(self, spec: EndpointSpec, calls: Sequence[Call], task: str) -> list[JudgeOutcome]:
         """Make every call (retrying as the policy says); outcomes in the order of `calls`."""

@@ -61,6 +61,15 @@ class JudgeForm(_JudgeFields):
         ]
 
 
+class JudgeEditForm(_JudgeFields):
+    """A judge's settings on its edit page: everything but its name, which verdict imports
+    refer to."""
+
+    class Meta:
+        model = Judge
+        fields = [f for f in JudgeForm.Meta.fields if f != "name"] + ["enabled"]
+
+
 class JudgeAdminForm(_JudgeFields):
     """The admin's judge form: the same checks as every other way of saving a judge."""
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from annotation.models import Dataset, DatasetKind
 from annotation.selectors import dataset_list_visible
 from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
+    JUDGE_JOB_RETRYABLE,
     ChunkStatus,
     Judge,
+    JudgeCheck,
     JudgeJob,
     JudgeJobJudge,
     JudgeTask,
@@ -29,6 +31,44 @@ if TYPE_CHECKING:
 
 def judge_list() -> QuerySet[Judge]:
     return Judge.objects.order_by("name")
+
+
+@dataclass(frozen=True)
+class JudgeRow:
+    """A judge on the judges page: whether it has verdicts (then it cannot be deleted) and
+    its latest test."""
+
+    judge: Judge
+    has_verdicts: bool
+    last_check: JudgeCheck | None
+
+
+def judge_rows() -> list[JudgeRow]:
+    """Every judge with its latest test, in two queries."""
+    judges = list(
+        Judge.objects.annotate(
+            has_verdicts=Exists(Verdict.objects.filter(judge=OuterRef("pk"), error_kind="")),
+            last_check_id=Subquery(
+                JudgeCheck.objects.filter(judge=OuterRef("pk"))
+                .order_by("-created_at", "-id")
+                .values("id")[:1]
+            ),
+        ).order_by("name")
+    )
+    wanted = [j.last_check_id for j in judges if j.last_check_id]
+    checks = JudgeCheck.objects.in_bulk(wanted) if wanted else {}
+    return [
+        JudgeRow(
+            judge=j,
+            has_verdicts=j.has_verdicts,
+            last_check=checks.get(j.last_check_id),
+        )
+        for j in judges
+    ]
+
+
+def judge_check_get(*, check_id: int) -> JudgeCheck | None:
+    return JudgeCheck.objects.select_related("judge").filter(pk=check_id).first()
 
 
 def judges_by_names(names: list[str]) -> tuple[list[Judge], list[str]]:
@@ -92,9 +132,35 @@ class JobProgress:
     rate_limit_scope: str
     message: str
     error_kinds: dict[str, int]
+    finished: bool
+    # Whether the job may be retried (the page shows its Retry form to leads).
+    can_retry: bool
+    # Failed calls per judge and kind: [{"judge", "kind", "n"}], by judge then kind.
+    error_counts: list[dict[str, Any]]
+    # The latest failed calls: [{"judge", "item", "kind", "error"}], newest first.
+    recent_errors: list[dict[str, Any]]
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _error_counts(verdicts: QuerySet[Verdict]) -> list[tuple[int, str, str, int]]:
+    """(job id, judge name, error kind, n) of the failed calls among the verdicts."""
+    return list(
+        verdicts.exclude(error_kind="")
+        .values_list("job_id", "judge__name", "error_kind")
+        .annotate(n=Count("id"))
+        .order_by("job_id", "judge__name", "error_kind")
+        .values_list("job_id", "judge__name", "error_kind", "n")
+    )
+
+
+def job_error_counts(*, job_ids: list[int]) -> dict[int, dict[str, dict[str, int]]]:
+    """Per job, its failed calls per judge and per error kind (one query for any list)."""
+    counts: dict[int, dict[str, dict[str, int]]] = {}
+    for job_id, judge, kind, n in _error_counts(Verdict.objects.filter(job_id__in=job_ids)):
+        counts.setdefault(job_id, {}).setdefault(judge, {})[kind] = n
+    return counts
 
 
 def job_progress(*, job: JudgeJob) -> JobProgress:
@@ -107,12 +173,10 @@ def job_progress(*, job: JudgeJob) -> JobProgress:
         completion=Sum("completion_tokens"),
         last=Max("created_at"),
     )
-    kinds = dict(
-        verdicts.exclude(error_kind="")
-        .values_list("error_kind")
-        .annotate(n=Count("id"))
-        .values_list("error_kind", "n")
-    )
+    counts = _error_counts(verdicts)
+    kinds: dict[str, int] = {}
+    for _job, _judge, kind, n in counts:
+        kinds[kind] = kinds.get(kind, 0) + n
     chunks = job.chunks.aggregate(
         total=Count("id"),
         done=Count("id", filter=Q(status=ChunkStatus.DONE)),
@@ -149,6 +213,18 @@ def job_progress(*, job: JudgeJob) -> JobProgress:
         rate_limit_scope=job.rate_limit_scope,
         message=job.message,
         error_kinds=kinds,
+        finished=job.is_finished,
+        can_retry=job.status in JUDGE_JOB_RETRYABLE,
+        error_counts=[{"judge": j, "kind": k, "n": n} for _job, j, k, n in counts],
+        recent_errors=[
+            {
+                "judge": v.judge.name,
+                "item": v.sample.external_id,
+                "kind": v.error_kind,
+                "error": v.error[:200],
+            }
+            for v in job_recent_errors(job=job)
+        ],
     )
 
 
@@ -157,6 +233,7 @@ def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
         Verdict.objects.filter(job=job)
         .exclude(error_kind="")
         .select_related("judge", "sample")
+        .only("judge__name", "sample__external_id", "error_kind", "error")
         .order_by("-id")[:limit]
     )
 

@@ -14,6 +14,8 @@ from django.db import DatabaseError
 from judging import services
 from judging.audit import computations
 from judging.audit import services as audit_services
+from judging.imports import services as import_services
+from judging.services import checks as check_services
 
 
 class _ChunkTask(Task):  # type: ignore[type-arg]
@@ -83,6 +85,18 @@ def compute_audit_figures(computation_id: int) -> None:
     computations.computation_run(computation_id=computation_id)
 
 
+@shared_task(name="judging.run_import_job", acks_late=True, soft_time_limit=50 * 60)
+def run_import_job(job_id: int) -> None:
+    """Run (or resume) one import of responses or verdicts (annotation's sweep resumes it)."""
+    import_services.judging_import_job_run(job_id=job_id)
+
+
+@shared_task(name="judging.check_judge", acks_late=True, soft_time_limit=120)
+def check_judge(check_id: int) -> None:
+    """Make a judge's test call and record its latency and reply, or its error."""
+    check_services.judge_check_run(check_id=check_id)
+
+
 @shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
     """Run by Celery beat: recover judge jobs, audit draws and audit computations whose worker
@@ -90,3 +104,4 @@ def sweep_jobs() -> None:
     services.judge_jobs_sweep()
     audit_services.audit_sets_sweep()
     computations.computations_sweep()
+    check_services.judge_checks_sweep()

@@ -11,15 +11,20 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.imports import selectors as import_selectors
 from annotation.lookups import dataset_or_404
-from core.jobs import RETRYABLE
+from annotation.models import Dataset, ImportKind
 from core.roles import acting_user, is_lead, require_lead
 from judging import selectors, services
 from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
-from judging.models import JudgeJob
+from judging.imports import services as import_services
+from judging.imports.forms import UploadForm
+from judging.models import JUDGE_JOB_RETRYABLE, SCORING_TASKS, JudgeJob
+from judging.services import checks as check_services
 
 MAX_JOBS_SHOWN = 50
+UPLOAD_KINDS = (ImportKind.RESPONSES, ImportKind.VERDICTS)
 CHART_WIDTH = 300
 
 
@@ -43,9 +48,12 @@ def judge_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Judge saved."))
             return redirect("judging:judge_list")
-    judges = list(selectors.judge_list())
-    rows = [(judge, services.judge_problems(judge)) for judge in judges]
-    return render(request, "judging/judge_list.html", {"rows": rows, "form": form})
+    rows = [
+        (row, services.judge_problems(row.judge), check_services.error_label(row.last_check))
+        for row in selectors.judge_rows()
+    ]
+    status = 400 if request.method == "POST" else 200
+    return render(request, "judging/judge_list.html", {"rows": rows, "form": form}, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -70,17 +78,72 @@ def dataset_judging(request: HttpRequest, dataset_id: int) -> HttpResponse:
             else:
                 messages.success(request, _("Job started."))
                 return redirect("judging:job_detail", job_id=job.pk)
+    status = 400 if request.method == "POST" else 200
+    return _judging_page(request, dataset, models, form=form, status=status)
+
+
+def _judging_page(
+    request: HttpRequest,
+    dataset: Dataset,
+    models: list[tuple[str, int]],
+    *,
+    form: JobStartForm | None = None,
+    upload_form: UploadForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    lead = is_lead(request.user)
+    jobs = list(selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN])
+    error_counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
     return render(
         request,
         "judging/dataset_judging.html",
         {
             "dataset": dataset,
-            "jobs": selectors.job_list(dataset=dataset)[:MAX_JOBS_SHOWN],
+            "jobs": [(job, error_counts.get(job.pk, {})) for job in jobs],
             "models": models,
-            "form": form,
-            "can_run": is_lead(request.user),
+            "form": form or JobStartForm(model_names=[name for name, _n in models]),
+            "upload_form": upload_form or UploadForm(),
+            "uploads": (
+                import_selectors.import_job_list(dataset=dataset, kinds=UPLOAD_KINDS)[
+                    :MAX_JOBS_SHOWN
+                ]
+                if lead
+                else []
+            ),
+            "can_run": lead,
         },
+        status=status,
     )
+
+
+@require_POST
+def dataset_upload(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """Queue the import of uploaded responses or verdicts and show its job (the judging page
+    again, with the reasons, when the form is wrong)."""
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
+    form = UploadForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["kind"] == ImportKind.VERDICTS:
+                job = import_services.verdict_upload_create(
+                    dataset=dataset, upload=data["file"], created_by=acting_user(request.user)
+                )
+            else:
+                job = import_services.response_upload_create(
+                    dataset=dataset,
+                    format=data["format"],
+                    upload=data["file"],
+                    model=data["model"],
+                    created_by=acting_user(request.user),
+                )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            return redirect("annotation:import_job", job_id=job.pk)
+    models = selectors.response_models(dataset=dataset)
+    return _judging_page(request, dataset, models, upload_form=form, status=400)
 
 
 @require_GET
@@ -92,9 +155,11 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         {
             "job": job,
             "progress": selectors.job_progress(job=job),
-            "errors": selectors.job_recent_errors(job=job),
             "can_cancel": is_lead(request.user) and not job.is_finished,
-            "can_retry": is_lead(request.user) and job.status in RETRYABLE,
+            "scoring": job.task in SCORING_TASKS,
+            "is_lead": is_lead(request.user),
+            "can_retry": is_lead(request.user) and job.status in JUDGE_JOB_RETRYABLE,
+            "retryable": [str(status) for status in JUDGE_JOB_RETRYABLE],
         },
     )
 

@@ -297,6 +297,7 @@ SPECTACULAR_SETTINGS = {
         "SampleStatusEnum": "annotation.models.SampleStatus",
         "JobStatusEnum": "annotation.models.JobStatus",
         "ImportJobStatusEnum": "annotation.models.ImportJobStatus",
+        "ImportKindEnum": "annotation.models.ImportKind",
     },
 }
 
@@ -377,5 +378,11 @@ JUDGE_KEY_ENV_PREFIX = env.str("JUDGE_KEY_ENV_PREFIX", default="JUDGE_KEY_")
 if not JUDGE_KEY_ENV_PREFIX:
     raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
 JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
+# A judge job's calls to endpoints run in lanes: each lane (one worker process) keeps every
+# judge busy with its share of the judge's concurrency, a call starting as soon as one ends.
+# Match JUDGE_JOB_LANES to the worker processes free for judging; a lane takes at most
+# JUDGE_LANE_ITEMS items (more lanes are queued for a larger job).
+JUDGE_JOB_LANES = env.int("JUDGE_JOB_LANES", default=2)
+JUDGE_LANE_ITEMS = env.int("JUDGE_LANE_ITEMS", default=1000)
 
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["JudgeKindEnum"] = "judging.models.JudgeKind"  # type: ignore[index]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -21,6 +21,7 @@ from annotation.lookups import dataset_or_404
 from annotation.models import (
     ImportJob,
     ImportJobStatus,
+    ImportKind,
     ImportRowError,
     ImportSourceKind,
 )
@@ -52,6 +53,7 @@ class ImportJobOutput(serializers.ModelSerializer[ImportJob]):
         fields = [
             "id",
             "dataset",
+            "kind",
             "status",
             "status_label",
             "finished",
@@ -144,9 +146,21 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
             required=False, allow_blank=True, default="", max_length=300
         )
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("kind", str, enum=list(ImportKind.values), required=False),
+        ]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
     def get_queryset(self):  # type: ignore[no-untyped-def]
+        # ?kind=responses (or verdicts, or samples, the default) lists the imports of a kind.
+        kind = self.request.query_params.get("kind", ImportKind.SAMPLES)
+        if kind not in ImportKind.values:
+            raise ValidationError({"kind": [f"one of {', '.join(ImportKind.values)}"]})
         return import_selectors.import_job_list(
-            dataset=dataset_or_404(self.request, self.kwargs["dataset_id"])
+            dataset=dataset_or_404(self.request, self.kwargs["dataset_id"]), kinds=(kind,)
         )
 
     @extend_schema(request=ImportCreateInputSerializer, responses={201: ImportJobOutput})

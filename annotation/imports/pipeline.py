@@ -8,8 +8,8 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +18,23 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
-from annotation.formats.validate import is_trimodal, validate_sample
-from annotation.imports.checks import shape_problems
-from annotation.imports.media import inspect, max_bytes, store_file, sweep_files
+from annotation.imports.media import inspect, max_bytes, sweep_files
+from annotation.imports.reader import Chunk, Inspected, RowChecker
 from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
+from annotation.imports.writes import (
+    STORE_THREADS,
+    FileWrites,
+    Media,
+    NewAsset,
+    Row,
+    create_samples,
+    insert_assets,
+    record_new_versions,
+)
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
-    ChangeSource,
     Dataset,
-    DatasetKind,
     ImportedVersion,
     ImportJob,
     ImportRowError,
@@ -37,12 +44,9 @@ from annotation.models import (
     MediaRole,
     SafetyLabel,
     Sample,
-    SampleMedia,
-    SampleRevision,
     SampleStatus,
 )
 from annotation.selectors import taxonomy_view
-from annotation.services.media import media_storage_name
 from annotation.services.samples import (
     LABEL_FIELDS,
     sample_content_hash,
@@ -55,39 +59,22 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 CHUNK_ROWS = 500
-STORE_THREADS = 8
 
 
 @dataclass
-class _Media:
-    role: str
-    position: int
-    sha: str
-    data: bytes | None = None
-    path: str = ""
+class _Plan:
+    """What one chunk writes: new assets, new samples, changed ones, versions, row errors."""
 
-
-@dataclass
-class _Row:
-    parsed: ParsedSample
-    media: list[_Media]
-    values: dict[str, Any]
-    # Every problem found with the row; a row with any is rejected with all of them.
-    problems: list[str] = field(default_factory=list)
-    content_hash: str = ""
-
-    @property
-    def slots(self) -> list[tuple[str, int, str]]:
-        return [(m.role, m.position, m.sha) for m in self.media]
-
-
-@dataclass
-class _NewAsset:
-    kind: str
-    data: bytes
-    fields: dict[str, Any]
-    source_url: str
-    licence: str
+    new_assets: dict[str, NewAsset]
+    needed: set[str]
+    fresh: list[Row]
+    changed: list[tuple[Row, Sample]]
+    unrecorded: list[tuple[Row, Sample]]
+    versions: Mapping[int, ImportedVersion]
+    errors: list[RowError]
+    seen: int
+    # Unchanged rows' gold flags ({extra}, sample): the flag is no label, so it changes no hash.
+    gold_flags: list[tuple[Mapping[str, Any], Sample]] = field(default_factory=list)
 
 
 @dataclass
@@ -102,7 +89,7 @@ class Counts:
     unpaired: list[str] = field(default_factory=list)
 
 
-def _media_label(media: _Media) -> str:
+def _media_label(media: Media) -> str:
     label = _("%(role)s %(number)s") % {
         "role": MediaRole(media.role).label,
         "number": media.position + 1,
@@ -125,7 +112,7 @@ class ImportRun:
         resume: Counts | None = None,
     ) -> None:
         self.job, self.dataset, self.source, self.by = job, dataset, source, by
-        self.taxonomy = taxonomy_view(dataset)
+        self.checker = RowChecker.for_dataset(dataset.kind, taxonomy_view(dataset))
         # The counts an earlier attempt committed: its rows are read again, to rebuild what
         # later rows refer to, but neither stored nor counted twice.
         self.counts = resume or Counts()
@@ -136,31 +123,15 @@ class ImportRun:
         self.first_row: dict[str, int] = {}
         # VLMEvalKit rows reuse an earlier row's image: external id -> its media.
         self.track_media_owners = track_media_owners
-        self.media_of: dict[str, list[_Media]] = {}
+        self.media_of: dict[str, list[Media]] = {}
         self.pairs: list[tuple[str, str]] = []
         self.reason = _("Import job #%(job)s") % {"job": job.pk}
 
     # -- checking ------------------------------------------------------------------------
 
-    def _row_problems(self, parsed: ParsedSample) -> list[str]:
-        problems = shape_problems(parsed)
-        if problems:
-            return problems
-        trimodal = is_trimodal(parsed)
-        if trimodal != (self.dataset.kind == DatasetKind.TRIMODAL):
-            problems.append(
-                _("this row is a tri-modal scenario, but the dataset holds image-question samples")
-                if trimodal
-                else _(
-                    "this row is an image-question sample, "
-                    "but the dataset holds tri-modal scenarios"
-                )
-            )
-        return problems + validate_sample(parsed, self.taxonomy)
-
-    def _read_media(self, parsed: ParsedSample) -> list[_Media]:
+    def _read_media(self, parsed: ParsedSample) -> list[Media]:
         """The row's media with their bytes and hashes; MediaMissing explains a failure."""
-        media: list[_Media] = []
+        media: list[Media] = []
         for ref in sorted(parsed.media, key=lambda r: (r.role, r.position)):
             if ref.problem is not None:
                 raise MediaMissing(ref.problem)
@@ -171,7 +142,7 @@ class ImportRun:
                         _("the image is the one of the row '%(id)s', which could not be imported")
                         % {"id": ref.same_as}
                     )
-                media.extend(_Media(m.role, m.position, m.sha, path=m.path) for m in owned)
+                media.extend(Media(m.role, m.position, m.sha, path=m.path) for m in owned)
                 continue
             if ref.data is not None:
                 data = ref.data
@@ -179,15 +150,20 @@ class ImportRun:
                 data = self.source.read_media(ref.path, max_bytes(ref.role))
             else:
                 raise MediaMissing(_("a media entry has neither data nor a path"))
-            media.append(_Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
+            media.append(Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
         # Positions within each role, as SampleMedia stores them.
         positions: dict[str, int] = {}
         for item in media:
             item.position = positions[item.role] = positions.get(item.role, -1) + 1
         return media
 
-    def _prepare(self, parsed: ParsedSample, errors: list[RowError]) -> _Row | None:
-        """The row with its media read and every problem found; None for a repeated id."""
+    def _prepare(
+        self, parsed: ParsedSample, checked: list[str] | None, errors: list[RowError]
+    ) -> Row | None:
+        """The row with its media read and every problem found; None for a repeated id.
+
+        ``checked`` holds the row's problems when the reader checked it already.
+        """
         external_id = parsed.external_id
         first = self.first_row.get(external_id)
         if first is not None:
@@ -201,8 +177,10 @@ class ImportRun:
             )
             return None
         self.first_row[external_id] = parsed.row
-        problems = [*parsed.problems, *self._row_problems(parsed)]
-        media: list[_Media] = []
+        if checked is None:
+            checked = self.checker.problems(parsed)
+        problems = [*parsed.problems, *checked]
+        media: list[Media] = []
         try:
             media = self._read_media(parsed)
         except MediaMissing as exc:
@@ -210,23 +188,23 @@ class ImportRun:
         if not problems and self.track_media_owners and any(m.data is not None for m in media):
             # Registered now, so later rows of the same chunk can reuse the image.
             self.media_of[external_id] = [
-                _Media(m.role, m.position, m.sha, path=m.path) for m in media
+                Media(m.role, m.position, m.sha, path=m.path) for m in media
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
-        return _Row(parsed, media, values, problems)
+        return Row(parsed, media, values, problems)
 
     # -- a chunk ---------------------------------------------------------------------------
 
-    def process(self, items: Iterable[ParsedSample | RowError]) -> None:
+    def process(self, chunk: Chunk) -> None:
         """Check, store and count one chunk of rows, in one transaction."""
         errors: list[RowError] = []
-        rows: list[_Row] = []
+        rows: list[Row] = []
         seen = 0
-        for item in items:
+        for item, checked in zip(chunk.items, chunk.problems, strict=True):
             seen += 1
             if isinstance(item, RowError):
                 errors.append(item)
-            elif (row := self._prepare(item, errors)) is not None:
+            elif (row := self._prepare(item, checked, errors)) is not None:
                 rows.append(row)
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
@@ -236,7 +214,7 @@ class ImportRun:
                 sha256__in={m.sha for row in rows for m in row.media}
             ).values_list("sha256", "kind")
         )
-        new_assets = self._inspect_new_media(rows, known)
+        new_assets = self._inspect_new_media(rows, known, chunk.media)
         for row in rows:
             if row.problems:
                 external_id = row.parsed.external_id
@@ -260,10 +238,10 @@ class ImportRun:
             v.sample_id: v
             for v in ImportedVersion.objects.filter(sample_id__in=[s.pk for s in existing.values()])
         }
-        fresh: list[_Row] = []
-        changed: list[tuple[_Row, Sample]] = []
+        fresh: list[Row] = []
+        changed: list[tuple[Row, Sample]] = []
         # Unchanged rows of samples with no imported version yet: it is recorded now.
-        unrecorded: list[tuple[_Row, Sample]] = []
+        unrecorded: list[tuple[Row, Sample]] = []
         for r in rows:
             sample = existing.get(r.parsed.external_id)
             if sample is None:
@@ -281,71 +259,99 @@ class ImportRun:
         # Only the media of rows that will be written are stored.
         needed = {m.sha for r in (*fresh, *(r for r, _s in changed)) for m in r.media}
         new_assets = {sha: a for sha, a in new_assets.items() if sha in needed}
-        written: list[tuple[str, str]] = []
-        try:
-            with transaction.atomic():
-                asset_ids = self._store_assets(new_assets, written)
-                asset_ids |= dict(
-                    MediaAsset.objects.filter(sha256__in=needed - set(asset_ids)).values_list(
-                        "sha256", "id"
-                    )
-                )
-                created = self._create_samples(fresh, asset_ids)
-                recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]] = [
-                    (r, s, []) for r, s in (*zip(fresh, created, strict=True), *unrecorded)
-                ]
-                updated = 0
-                for r, sample in changed:
-                    outcome = apply_row(
-                        sample=sample,
-                        version=versions.get(sample.pk),
-                        values=r.values,
-                        media=r.slots,
-                        extra=r.parsed.extra,
-                        asset_ids=asset_ids,
-                        job_id=self.job.pk,
-                        by=self.by,
-                        reason=self.reason,
-                    )
-                    updated += outcome.updated
-                    self.counts.adjudication += outcome.to_adjudication
-                    recorded.append((r, sample, outcome.conflicts))
-                self._record_versions(recorded)
-                # Rows written above took their extra (and its gold flag) with them.
+        # The files are written by threads while the rows are inserted; the transaction
+        # commits only once every file is stored, and a failure deletes the ones written.
+        with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
+            files = FileWrites(pool, new_assets)
+            try:
                 kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
-                gold_flags_refresh([(r.parsed.extra, s) for r, s in kept])
-                ImportRowError.objects.bulk_create(
-                    ImportRowError(
-                        job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message
-                    )
-                    for e in errors
+                self._write_chunk(
+                    _Plan(
+                        new_assets,
+                        needed,
+                        fresh,
+                        changed,
+                        unrecorded,
+                        versions,
+                        errors,
+                        seen,
+                        gold_flags=[(r.parsed.extra, s) for r, s in kept],
+                    ),
+                    files,
+                    kept=len(rows),
                 )
-                counts = self.counts
-                counts.rows_done += seen
-                counts.imported += len(fresh)
-                counts.updated += updated
-                counts.unchanged += len(rows) - len(fresh) - updated
-                counts.rejected += len(errors)
-                mine = ImportJob.objects.filter(pk=self.job.pk)
-                if self.attempt is not None:
-                    mine = mine.filter(status=JobStatus.RUNNING, attempts=self.attempt)
-                if not mine.update(
-                    rows_done=counts.rows_done,
-                    imported=counts.imported,
-                    unchanged=counts.unchanged,
-                    updated=counts.updated,
-                    rejected=counts.rejected,
-                    heartbeat_at=timezone.now(),
-                ):
-                    raise JobStopped
-                stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
-                if stored:
-                    transaction.on_commit(lambda: enqueue("annotation.derive_media_assets", stored))
-        except BaseException:
-            sweep_files(written)
-            raise
+            except BaseException:
+                sweep_files(files.written())
+                raise
 
-    def _record_versions(self, recorded: list[tuple[_Row, Sample, list[dict[str, Any]]]]) -> None:
+    def _write_chunk(self, plan: _Plan, files: FileWrites, *, kept: int) -> None:
+        """Insert a chunk's rows and count them, in one transaction."""
+        new_assets, needed, fresh = plan.new_assets, plan.needed, plan.fresh
+        versions, errors = plan.versions, plan.errors
+        with transaction.atomic():
+            insert_assets(new_assets, files)
+            asset_ids = dict(
+                MediaAsset.objects.filter(sha256__in=needed).values_list("sha256", "id")
+            )
+            created = create_samples(
+                fresh,
+                asset_ids,
+                dataset_id=self.dataset.pk,
+                by_id=self.by.pk if self.by is not None else None,
+                reason=self.reason,
+            )
+            record_new_versions(fresh, created, job_id=self.job.pk)
+            recorded: list[tuple[Row, Sample, list[dict[str, Any]]]] = [
+                (r, s, []) for r, s in plan.unrecorded
+            ]
+            updated = 0
+            for r, sample in plan.changed:
+                outcome = apply_row(
+                    sample=sample,
+                    version=versions.get(sample.pk),
+                    values=r.values,
+                    media=r.slots,
+                    extra=r.parsed.extra,
+                    asset_ids=asset_ids,
+                    job_id=self.job.pk,
+                    by=self.by,
+                    reason=self.reason,
+                )
+                updated += outcome.updated
+                self.counts.adjudication += outcome.to_adjudication
+                recorded.append((r, sample, outcome.conflicts))
+            self._record_versions(recorded)
+            gold_flags_refresh(plan.gold_flags)
+            ImportRowError.objects.bulk_create(
+                ImportRowError(
+                    job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message
+                )
+                for e in errors
+            )
+            files.wait()  # a file that could not be stored fails the chunk
+            counts = self.counts
+            counts.rows_done += plan.seen
+            counts.imported += len(fresh)
+            counts.updated += updated
+            counts.unchanged += kept - len(fresh) - updated
+            counts.rejected += len(errors)
+            mine = ImportJob.objects.filter(pk=self.job.pk)
+            if self.attempt is not None:
+                mine = mine.filter(status=JobStatus.RUNNING, attempts=self.attempt)
+            if not mine.update(
+                rows_done=counts.rows_done,
+                imported=counts.imported,
+                unchanged=counts.unchanged,
+                updated=counts.updated,
+                rejected=counts.rejected,
+                heartbeat_at=timezone.now(),
+            ):
+                raise JobStopped
+            stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
+            if stored:
+                transaction.on_commit(lambda: enqueue("annotation.derive_media_assets", stored))
+
+    def _record_versions(self, recorded: list[tuple[Row, Sample, list[dict[str, Any]]]]) -> None:
         """Keep each written row as the sample's imported version, for the next re-import."""
         if not recorded:
             return
@@ -367,13 +373,12 @@ class ImportRun:
         )
 
     def _inspect_new_media(
-        self, rows: list[_Row], known: Mapping[str, str]
-    ) -> dict[str, _NewAsset]:
-        """Decode every media file not stored yet; a file that fails is a problem of its row.
-
-        Returns the new assets by hash.
+        self, rows: list[Row], known: Mapping[str, str], decoded: Mapping[str, Inspected]
+    ) -> dict[str, NewAsset]:
+        """Decode every media file not stored yet (unless the reader ``decoded`` it); a file
+        that fails is a problem of its row. Returns the new assets by hash.
         """
-        assets: dict[str, _NewAsset] = {}
+        assets: dict[str, NewAsset] = {}
         failed: dict[str, str] = {}
         for row in rows:
             for media in row.media:
@@ -382,13 +387,18 @@ class ImportRun:
                 )
                 problem = failed.get(media.sha)
                 if problem is None and kind is None and media.data is not None:
-                    try:
-                        fields = inspect(media.role, media.data)
-                    except MediaError as exc:
-                        problem = failed[media.sha] = exc.message
+                    found = decoded.get(media.sha)
+                    if found is None or found.role != media.role:
+                        try:
+                            found = Inspected(media.role, inspect(media.role, media.data))
+                        except MediaError as exc:
+                            found = Inspected(media.role, None, exc.message)
+                    fields = found.fields
+                    if fields is None:
+                        problem = failed[media.sha] = found.problem
                     else:
                         kind = media.role
-                        assets[media.sha] = _NewAsset(
+                        assets[media.sha] = NewAsset(
                             media.role,
                             media.data,
                             fields,
@@ -408,73 +418,6 @@ class ImportRun:
         return assets
 
     # -- writing ---------------------------------------------------------------------------
-
-    def _store_assets(
-        self, assets: Mapping[str, _NewAsset], written: list[tuple[str, str]]
-    ) -> dict[str, int]:
-        names = {
-            sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
-            for sha, a in assets.items()
-        }
-        # Storage writes wait on the disk or the network, not the GIL: a few threads help.
-        with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
-            futures = [pool.submit(store_file, names[sha], a.data) for sha, a in assets.items()]
-            wait(futures)
-        for sha, future in zip(assets, futures, strict=True):
-            if future.exception() is None and future.result():
-                written.append((sha, names[sha]))
-        for future in futures:
-            future.result()  # re-raise the first failure, after recording every write
-        # Another import may store the same content at the same time: the first row wins.
-        MediaAsset.objects.bulk_create(
-            (
-                MediaAsset(
-                    sha256=sha,
-                    kind=asset.kind,
-                    file=names[sha],
-                    size_bytes=len(asset.data),
-                    source_url=asset.source_url,
-                    licence=asset.licence,
-                    **asset.fields,
-                )
-                for sha, asset in assets.items()
-            ),
-            ignore_conflicts=True,
-        )
-        return dict(MediaAsset.objects.filter(sha256__in=list(assets)).values_list("sha256", "id"))
-
-    def _create_samples(self, rows: list[_Row], asset_ids: Mapping[str, int]) -> list[Sample]:
-        if not rows:
-            return []
-        samples = Sample.objects.bulk_create(
-            Sample(
-                dataset=self.dataset,
-                external_id=row.parsed.external_id,
-                status=SampleStatus.IMPORTED,
-                content_hash=row.content_hash,
-                extra=row.parsed.extra,
-                **row.values,
-            )
-            for row in rows
-        )
-        SampleMedia.objects.bulk_create(
-            SampleMedia(sample=sample, asset_id=asset_ids[m.sha], role=m.role, position=m.position)
-            for sample, row in zip(samples, rows, strict=True)
-            for m in row.media
-        )
-        SampleRevision.objects.bulk_create(
-            SampleRevision(
-                sample=sample,
-                number=1,
-                changed_by=self.by,
-                source=ChangeSource.IMPORT,
-                before={},
-                after={**row.values, "status": SampleStatus.IMPORTED},
-                reason=self.reason,
-            )
-            for sample, row in zip(samples, rows, strict=True)
-        )
-        return samples
 
     def link_pairs(self) -> None:
         """Pair tri-modal scenarios with their safe/unsafe twins once every row is in."""

@@ -12,16 +12,20 @@ from annotation.models import (
     Dataset,
     ImportedVersion,
     ImportJob,
+    ImportKind,
     ImportRowError,
     Sample,
     SampleStatus,
 )
 
 
-def import_job_list(*, dataset: Dataset) -> QuerySet[ImportJob]:
-    """A dataset's import jobs, newest first, with who started them, in one query."""
+def import_job_list(
+    *, dataset: Dataset, kinds: tuple[str, ...] = (ImportKind.SAMPLES,)
+) -> QuerySet[ImportJob]:
+    """A dataset's import jobs of these kinds, newest first, with who started them, in one
+    query."""
     return (
-        ImportJob.objects.filter(dataset=dataset)
+        ImportJob.objects.filter(dataset=dataset, kind__in=kinds)
         .select_related("created_by")
         .order_by("-created_at", "-id")
     )

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from itertools import islice
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +28,20 @@ from annotation import extensions
 from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
 from annotation.formats.validate import is_trimodal
+from annotation.imports import reader
 from annotation.imports.formats import FORMATS, ImportFormat
-from annotation.imports.pipeline import CHUNK_ROWS, Counts, ImportRun
+from annotation.imports.jobs import (
+    import_dataset_check_open,
+    import_job_conclude,
+    import_job_counts,
+    import_job_enqueue,
+    import_job_finish,
+    import_upload_store,
+)
+from annotation.imports.jobs import import_job_cancel as import_job_cancel
+from annotation.imports.jobs import import_job_retry as import_job_retry
+from annotation.imports.jobs import import_jobs_sweep as import_jobs_sweep
+from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
 from annotation.imports.sources import (
     OpenedSource,
     SourceError,
@@ -45,28 +55,13 @@ from annotation.models import (
     DatasetKind,
     ImportedVersion,
     ImportJob,
-    ImportJobStatus,
-    ImportRowError,
+    ImportKind,
     ImportSourceKind,
     Sample,
 )
 from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
-from core.jobs import (
-    ACTIVE,
-    RETRYABLE,
-    Claim,
-    JobStatus,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_retry_fields,
-    job_sweep,
-)
-from core.tasks import enqueue
+from core.jobs import Claim, JobStatus, JobStopped, job_claim, job_heartbeat
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -151,25 +146,11 @@ def import_job_create(
     links resolved, when the job runs. Raises ValidationError with a readable message for
     anything that cannot be imported.
     """
-    if dataset.archived:
-        raise ValidationError(
-            _("“%(name)s” is archived: nothing can be imported into it.") % {"name": dataset.name},
-            code="archived",
-        )
+    import_dataset_check_open(dataset)
     _check_format(dataset, format)
     source_name = ""
     if source_kind == ImportSourceKind.UPLOAD:
-        if upload is None or not upload.name:
-            raise ValidationError(_("Choose a file to upload."), code="no_file")
-        if upload.size is not None and upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
-            raise ValidationError(
-                _("The file is %(size)s bytes, more than the limit of %(limit)s bytes.")
-                % {"size": upload.size, "limit": settings.IMPORT_MAX_UPLOAD_BYTES},
-                code="too_big",
-            )
-        source_name = Path(upload.name).name
-        stored = f"imports/{uuid.uuid4().hex}/{get_valid_filename(source_name) or 'upload'}"
-        source = default_storage.save(stored, upload)
+        source, source_name = import_upload_store(upload)
     elif source_kind == ImportSourceKind.SERVER_PATH:
         source = _check_server_path(source.strip(), trusted=trusted)
         source_name = Path(source).name
@@ -196,12 +177,8 @@ def import_job_create(
         trusted=trusted and source_kind == ImportSourceKind.SERVER_PATH,
     )
     if queue:
-        transaction.on_commit(lambda: _enqueue(job.pk))
+        transaction.on_commit(lambda: import_job_enqueue(job.pk, ImportKind.SAMPLES))
     return job
-
-
-def _enqueue(job_id: int) -> None:
-    job_enqueue(ImportJob, job_id, lambda: enqueue("annotation.run_import_job", job_id))
 
 
 def import_dataset_get_or_create(
@@ -350,17 +327,9 @@ def _open_source(
 
 
 def _finish(claim: Claim, run: ImportRun | None, status: str, message: str) -> None:
-    fields: dict[str, Any] = {}
-    if run is not None:
-        counts = run.counts
-        fields |= {
-            "rows_done": counts.rows_done,
-            "imported": counts.imported,
-            "unchanged": counts.unchanged,
-            "updated": counts.updated,
-            "rejected": counts.rejected,
-        }
-    job_finish(claim, status=status, message=message, **fields)
+    import_job_finish(
+        claim, counts=None if run is None else run.counts, status=status, message=message
+    )
 
 
 def _summary(run: ImportRun) -> str:
@@ -400,22 +369,6 @@ def _summary(run: ImportRun) -> str:
     return " ".join(parts)
 
 
-def _finish_run(claim: Claim, run: ImportRun) -> bool:
-    """End a job that read its whole source: failed when every row was rejected, succeeded
-    with errors when some were, succeeded otherwise. True unless it failed."""
-    counts = run.counts
-    kept = counts.imported + counts.unchanged + counts.updated
-    if counts.rejected and not kept:
-        message = _summary(run) + " " + _("Every row was rejected: nothing was imported.")
-        _finish(claim, run, ImportJobStatus.FAILED, message)
-        return False
-    if counts.rejected:
-        _finish(claim, run, ImportJobStatus.SUCCEEDED_WITH_ERRORS, _summary(run))
-    else:
-        _finish(claim, run, ImportJobStatus.SUCCEEDED, _summary(run))
-    return True
-
-
 def import_job_run(*, job_id: int) -> ImportJob | None:
     """Run an import job to its end; safe to call twice (a finished job is left alone).
 
@@ -444,18 +397,19 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 by=job.created_by,
                 track_media_owners=fmt.code == "vlmevalkit",
                 attempt=claim.attempt,
-                resume=Counts(
-                    rows_done=job.rows_done,
-                    imported=job.imported,
-                    unchanged=job.unchanged,
-                    updated=job.updated,
-                    rejected=job.rejected,
-                ),
+                resume=import_job_counts(job),
             )
-            rows = fmt.read(opened.dataset_path, job.options)
-            while chunk := list(islice(rows, CHUNK_ROWS)):
-                heartbeat.beat()
-                run.process(chunk)
+            chunks = reader.read_checked(
+                lambda: fmt.read(opened.dataset_path, job.options),
+                run.checker,
+                CHUNK_ROWS,
+                skip_media=job.rows_done,
+                parallel=total >= reader.PARALLEL_MIN_ROWS,
+            )
+            with closing(chunks):
+                for chunk in chunks:
+                    heartbeat.beat()
+                    run.process(chunk)
             run.link_pairs()
     except JobStopped:
         logger.info("import job %s was cancelled or taken over", job.pk)
@@ -477,7 +431,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         _finish(claim, run, JobStatus.FAILED, _("The import stopped because of an internal error."))
     else:
         assert run is not None
-        succeeded = _finish_run(claim, run)
+        succeeded = import_job_conclude(claim, counts=run.counts, summary=_summary(run))
     # An upload is kept until its import succeeds, so that a failed one can be retried.
     if succeeded and job.source_kind == ImportSourceKind.UPLOAD:
         default_storage.delete(job.source)
@@ -485,62 +439,3 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
     extensions.import_finished(dataset=job.dataset)
     return job
-
-
-def import_job_cancel(*, job: ImportJob, by: User | None = None) -> ImportJob:
-    """End a queued or running import at once; the rows it already stored stay.
-
-    A worker still running it stops at its next chunk without storing that chunk.
-    """
-    name = by.get_username() if by is not None else ""
-    message = (
-        _("Cancelled by %(user)s after %(rows)s rows; the rows imported so far stay.")
-        if name
-        else _("Cancelled after %(rows)s rows; the rows imported so far stay.")
-    )
-    with transaction.atomic():
-        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
-        if locked.status not in ACTIVE:
-            raise ValidationError(_("The import has already ended."), code="ended")
-        locked.status = JobStatus.CANCELLED
-        locked.finished_at = timezone.now()
-        locked.message = message % {"user": name, "rows": locked.rows_done}
-        locked.save(update_fields=["status", "finished_at", "message"])
-    job.refresh_from_db()
-    return job
-
-
-def import_job_retry(*, job: ImportJob) -> ImportJob:
-    """Run a failed or cancelled import again from its first row (stored rows stay unchanged)."""
-    with transaction.atomic():
-        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
-        if locked.status not in RETRYABLE:
-            raise ValidationError(
-                _("Only a failed or cancelled import can be retried."), code="not_ended"
-            )
-        if locked.source_kind == ImportSourceKind.UPLOAD and not default_storage.exists(
-            locked.source
-        ):
-            raise ValidationError(
-                _("The uploaded file is no longer stored; upload it again."), code="no_upload"
-            )
-        ImportRowError.objects.filter(job=locked).delete()
-        ImportJob.objects.filter(pk=locked.pk).update(
-            **job_retry_fields(),
-            total_rows=None,
-            rows_done=0,
-            imported=0,
-            unchanged=0,
-            updated=0,
-            rejected=0,
-            started_at=None,
-            finished_at=None,
-        )
-        transaction.on_commit(lambda: _enqueue(locked.pk))
-    job.refresh_from_db()
-    return job
-
-
-def import_jobs_sweep() -> SweepResult:
-    """Resume imports whose worker died and send again those whose message was lost."""
-    return job_sweep(ImportJob, send=lambda job_id: enqueue("annotation.run_import_job", job_id))

@@ -8,12 +8,14 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.forms import ImportForm
+from annotation.imports.kinds import import_kind_spec
 from annotation.lookups import dataset_or_404
 from annotation.models import ImportJob
 from core import csv as safe_csv
@@ -65,10 +67,11 @@ def dataset_import(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job(request, job_id)
     errors = import_selectors.import_row_errors(job=job)[:ERRORS_SHOWN]
+    home = reverse(import_kind_spec(job.kind).home_url, kwargs={"dataset_id": job.dataset_id})
     return render(
         request,
         "annotation/import_job.html",
-        {"job": job, "errors": errors, "errors_shown": ERRORS_SHOWN},
+        {"job": job, "errors": errors, "errors_shown": ERRORS_SHOWN, "home_url": home},
     )
 
 

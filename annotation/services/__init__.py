@@ -23,7 +23,7 @@ from annotation.services.datasets import (
     dataset_set_archived,
     dataset_set_auto_send,
 )
-from annotation.services.media import media_asset_derive, media_asset_store
+from annotation.services.media import media_asset_derive, media_asset_store, media_assets_derive
 from annotation.services.samples import (
     LABEL_FIELDS,
     SampleInvalid,
@@ -57,6 +57,7 @@ __all__ = [
     "dataset_set_auto_send",
     "media_asset_derive",
     "media_asset_store",
+    "media_assets_derive",
     "sample_advance_status",
     "sample_bulk_job_create",
     "sample_bulk_job_run",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import mimetypes
+from collections.abc import Sequence
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.media_checks import (
@@ -97,28 +99,70 @@ def _queue_derive(asset_id: int) -> None:
     transaction.on_commit(lambda: enqueue("annotation.derive_media_asset", asset_id))
 
 
+# Images a browser shows as they are: one that already fits the thumbnail box is its own
+# thumbnail (re-encoding a 24×24 PNG costs more than it saves, and a file more to store).
+OWN_THUMBNAIL_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+THUMBNAIL_SIZE = 320
+
+
 def media_asset_derive(*, asset_id: int) -> MediaAsset | None:
     """Make an image's thumbnail (and display copy, when it is larger than DISPLAY_SIZE) or an
     audio clip's waveform peaks; safe to run twice."""
-    asset = MediaAsset.objects.filter(pk=asset_id).first()
-    if asset is None or asset.derived_at is not None:
-        return asset
+    media_assets_derive(asset_ids=[asset_id])
+    return MediaAsset.objects.filter(pk=asset_id).first()
+
+
+def _derive_one(asset: MediaAsset) -> dict[str, object]:
+    """What deriving one asset sets on it (a thumbnail and display copy stored, or peaks, or
+    the error)."""
     with default_storage.open(asset.file.name, "rb") as handle:
         data = handle.read()
-    update: dict[str, object] = {"derived_at": timezone.now(), "derive_error": ""}
     try:
-        if asset.kind == MediaKind.IMAGE:
-            update["thumbnail"] = _store_derivative(asset, "thumbs", *make_thumbnail(data))
-            if max(asset.width or 0, asset.height or 0) > DISPLAY_SIZE:
-                display = make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
-                update["display"] = _store_derivative(asset, "display", *display)
-        else:
-            update["peaks"] = waveform_peaks(data)
+        if asset.kind != MediaKind.IMAGE:
+            return {"peaks": waveform_peaks(data)}
+        update: dict[str, object] = {
+            "thumbnail": _store_derivative(
+                asset, "thumbs", *make_thumbnail(data, size=THUMBNAIL_SIZE)
+            )
+        }
+        if max(asset.width or 0, asset.height or 0) > DISPLAY_SIZE:
+            display = make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
+            update["display"] = _store_derivative(asset, "display", *display)
     except MediaError as exc:
-        update["derive_error"] = str(exc)
-    MediaAsset.objects.filter(pk=asset.pk).update(**update)
-    asset.refresh_from_db()
-    return asset
+        return {"derive_error": str(exc)}
+    return update
+
+
+def media_assets_derive(*, asset_ids: Sequence[int]) -> int:
+    """Derive a batch of assets (an import's chunk): thumbnails, display copies and waveform
+    peaks, written with a few statements for the whole batch. Assets already derived are left
+    alone; returns how many were derived now."""
+    now = timezone.now()
+    pending = MediaAsset.objects.filter(pk__in=list(asset_ids), derived_at__isnull=True)
+    # Small images in a format browsers show are their own thumbnail (and, being smaller than
+    # DISPLAY_SIZE, need no display copy): one UPDATE, no file read or written.
+    own = pending.filter(
+        kind=MediaKind.IMAGE,
+        width__lte=THUMBNAIL_SIZE,
+        height__lte=THUMBNAIL_SIZE,
+        mime_type__in=OWN_THUMBNAIL_MIMES,
+    ).update(thumbnail=F("file"), derived_at=now, derive_error="")
+    assets = list(pending.only("id", "sha256", "kind", "file", "width", "height"))
+    fields = ["thumbnail", "display", "peaks", "derived_at", "derive_error"]
+    for asset in assets:
+        # Every updated field set, so that none is loaded (deferred) one asset at a time.
+        update: dict[str, object] = {
+            "thumbnail": "",
+            "display": "",
+            "peaks": None,
+            "derived_at": now,
+            "derive_error": "",
+        }
+        update |= _derive_one(asset)
+        for name, value in update.items():
+            setattr(asset, name, value)
+    MediaAsset.objects.bulk_update(assets, fields, batch_size=200)
+    return own + len(assets)
 
 
 def _store_derivative(asset: MediaAsset, folder: str, data: bytes, mime: str) -> str:

@@ -10,15 +10,19 @@ from judging.models.audit import (
     AuditTask,
     SafetyVerdict,
 )
+from judging.models.checks import JudgeCheck
 from judging.models.computations import AuditComputation, ComputationKind
 from judging.models.judges import (
     CHUNK_FINISHED,
+    JUDGE_JOB_ENDED,
+    JUDGE_JOB_RETRYABLE,
     SCORING_TASKS,
     ChunkStatus,
     Judge,
     JudgeJob,
     JudgeJobChunk,
     JudgeJobJudge,
+    JudgeJobStatus,
     JudgeKind,
     JudgeTask,
     ModelResponse,
@@ -28,6 +32,8 @@ from judging.models.judges import (
 
 __all__ = [
     "CHUNK_FINISHED",
+    "JUDGE_JOB_ENDED",
+    "JUDGE_JOB_RETRYABLE",
     "REASONING_QUARTERS",
     "SCORING_TASKS",
     "AllocationMethod",
@@ -40,9 +46,11 @@ __all__ = [
     "ChunkStatus",
     "ComputationKind",
     "Judge",
+    "JudgeCheck",
     "JudgeJob",
     "JudgeJobChunk",
     "JudgeJobJudge",
+    "JudgeJobStatus",
     "JudgeKind",
     "JudgeTask",
     "ModelResponse",

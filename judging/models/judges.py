@@ -112,6 +112,26 @@ class JudgeTask(models.TextChoices):
 SCORING_TASKS = (JudgeTask.MMOOC_SCORING, JudgeTask.MCBENCH_SAFETY)
 
 
+class JudgeJobStatus(models.TextChoices):
+    """JobStatus, plus the end of a job some (not all) of whose calls failed."""
+
+    QUEUED = JobStatus.QUEUED.value, JobStatus.QUEUED.label
+    RUNNING = JobStatus.RUNNING.value, JobStatus.RUNNING.label
+    SUCCEEDED = JobStatus.SUCCEEDED.value, JobStatus.SUCCEEDED.label
+    WITH_ERRORS = "with_errors", _("Finished with errors")
+    FAILED = JobStatus.FAILED.value, JobStatus.FAILED.label
+    CANCELLED = JobStatus.CANCELLED.value, JobStatus.CANCELLED.label
+
+
+JUDGE_JOB_ENDED = (
+    JudgeJobStatus.SUCCEEDED,
+    JudgeJobStatus.WITH_ERRORS,
+    JudgeJobStatus.FAILED,
+    JudgeJobStatus.CANCELLED,
+)
+JUDGE_JOB_RETRYABLE = (JudgeJobStatus.FAILED, JudgeJobStatus.CANCELLED, JudgeJobStatus.WITH_ERRORS)
+
+
 class JudgeJob(RecoverableJob):
     """One run of judges over a dataset's samples or responses, done in chunks by workers."""
 
@@ -124,7 +144,7 @@ class JudgeJob(RecoverableJob):
     model_names = models.JSONField(_("evaluated models"), default=list, blank=True)
     chunk_size = models.PositiveIntegerField(_("items per chunk"), default=50)
     status = models.CharField(
-        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
+        _("status"), max_length=20, choices=JudgeJobStatus.choices, default=JobStatus.QUEUED
     )
     total = models.PositiveIntegerField(_("verdicts wanted"), default=0)
     preexisting = models.PositiveIntegerField(_("verdicts already present"), default=0)
@@ -151,7 +171,7 @@ class JudgeJob(RecoverableJob):
 
     @property
     def is_finished(self) -> bool:
-        return self.status in {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED}
+        return self.status in JUDGE_JOB_ENDED
 
 
 class JudgeJobJudge(models.Model):
@@ -181,10 +201,16 @@ CHUNK_FINISHED = (ChunkStatus.DONE, ChunkStatus.FAILED, ChunkStatus.CANCELLED)
 
 
 class JudgeJobChunk(RecoverableJob):
-    """A slice of a job's items for one judge: one Celery task, safe to run twice."""
+    """A slice of a job's items: one Celery task, safe to run twice.
+
+    A lane (no judge) runs every judge of the job over its items, each judge's calls in a
+    sliding window; a chunk with a judge runs that judge only (the rule judge's batches).
+    """
 
     job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="chunks")
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
     index = models.PositiveIntegerField()
     # Sample ids (answerability) or model-response ids (scoring).
     item_ids = models.JSONField(default=list)
@@ -196,7 +222,7 @@ class JudgeJobChunk(RecoverableJob):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ["job", "index", "judge"]
+        ordering = ["job", "index", "judge_id"]
         constraints = [
             models.UniqueConstraint(fields=["job", "judge", "index"], name="uniq_job_chunk")
         ]

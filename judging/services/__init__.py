@@ -1,9 +1,9 @@
 """Writes and business rules of the judging app: ``from judging import services``."""
 
-from judging.services.chunks import judge_chunk_fail, judge_chunk_run
 from judging.services.jobs import (
     job_task_for,
     judge_job_apply_consensus,
+    judge_job_end,
     judge_job_finish_if_done,
     judge_job_plan,
     judge_job_start,
@@ -15,14 +15,17 @@ from judging.services.judges import (
     judge_allowed_hosts,
     judge_api_key,
     judge_create,
+    judge_delete,
     judge_get_or_create_external,
     judge_key_prefix,
     judge_problems,
+    judge_set_enabled,
     judge_update,
     judge_validate,
 )
 from judging.services.recovery import judge_job_cancel, judge_job_retry, judge_jobs_sweep
 from judging.services.responses import RESPONSE_FORMATS, ImportSummary, response_import
+from judging.services.runs import judge_chunk_fail, judge_chunk_run
 from judging.services.verdicts import verdict_import
 
 __all__ = [
@@ -35,9 +38,11 @@ __all__ = [
     "judge_chunk_fail",
     "judge_chunk_run",
     "judge_create",
+    "judge_delete",
     "judge_get_or_create_external",
     "judge_job_apply_consensus",
     "judge_job_cancel",
+    "judge_job_end",
     "judge_job_finish_if_done",
     "judge_job_plan",
     "judge_job_retry",
@@ -45,6 +50,7 @@ __all__ = [
     "judge_jobs_sweep",
     "judge_key_prefix",
     "judge_problems",
+    "judge_set_enabled",
     "judge_update",
     "judge_validate",
     "response_import",

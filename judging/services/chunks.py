@@ -10,6 +10,7 @@ what is missing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,29 +18,16 @@ import redis.exceptions
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Prefetch
-from django.utils import timezone
 
 from annotation.models import Sample as SampleRow
 from annotation.models import SampleMedia, TaxonomyTerm, TermKind
-from core.jobs import (
-    Claim,
-    gave_up_message,
-    job_claim,
-    job_finish,
-    job_heartbeat,
-    job_release,
-    job_send,
-)
-from core.tasks import enqueue
 from judging import rule_judge
 from judging.consensus import ABSTAIN
 from judging.execution import Call, EndpointSpec, JudgeRunner
 from judging.llm_client import JudgeOutcome, RetryPolicy
 from judging.llm_output import AnswerabilityOutput, SafetyOutput, ScoringOutput
 from judging.models import (
-    CHUNK_FINISHED,
     SCORING_TASKS,
-    ChunkStatus,
     Judge,
     JudgeJob,
     JudgeJobChunk,
@@ -50,7 +38,7 @@ from judging.models import (
     Verdict,
 )
 from judging.services.items import answerability_messages, rule_sample, scoring_messages
-from judging.services.jobs import judge_job_finish_if_done, prompt_version_of
+from judging.services.jobs import prompt_version_of
 from judging.services.judges import judge_allowed_hosts, judge_api_key, judge_base_url
 
 logger = logging.getLogger(__name__)
@@ -75,14 +63,16 @@ class _Todo:
     retry_of: int | None  # pk of an error verdict from an earlier job, replaced on success
 
 
-def _todo(chunk: JudgeJobChunk, job: JudgeJob, prompt_version: str) -> list[_Todo]:
+def _todo(item_ids: list[int], judge_id: int, job: JudgeJob, prompt_version: str) -> list[_Todo]:
+    """The (item, repeat) pairs of a judge still lacking a verdict (or holding an error from
+    another job, which a success replaces)."""
     field = "response_id" if job.task in SCORING_TASKS else "sample_id"
     existing = Verdict.objects.filter(
-        judge_id=chunk.judge_id,
+        judge_id=judge_id,
         task=job.task,
         prompt_version=prompt_version,
         repeat__lt=job.repeats,
-        **{f"{field}__in": chunk.item_ids},
+        **{f"{field}__in": item_ids},
     )
     if field == "sample_id":
         existing = existing.filter(response__isnull=True)
@@ -93,7 +83,7 @@ def _todo(chunk: JudgeJobChunk, job: JudgeJob, prompt_version: str) -> list[_Tod
         )
     }
     todo = []
-    for item in chunk.item_ids:
+    for item in item_ids:
         for repeat in range(job.repeats):
             row = found.get((item, repeat))
             if row is None:
@@ -185,13 +175,15 @@ def _spec(judge: Judge) -> EndpointSpec:
 
 
 def _load_items(
-    job: JudgeJob, judge: Judge, ids: set[int]
+    job: JudgeJob, judge: Judge, ids: set[int], *, media: bool | None = None
 ) -> dict[int, tuple[SampleRow, ModelResponse | None]]:
     if job.task in SCORING_TASKS:
         responses = ModelResponse.objects.filter(pk__in=ids).select_related("sample")
         return {r.pk: (r.sample, r) for r in responses}
     samples = SampleRow.objects.filter(pk__in=ids)
-    if judge.kind == JudgeKind.OPENAI and not judge.text_only:
+    if media is None:
+        media = judge.kind == JudgeKind.OPENAI and not judge.text_only
+    if media:
         samples = samples.prefetch_related(
             Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
         )
@@ -218,20 +210,34 @@ def _outcomes(
     try:
         spec = _spec(judge)
     except ValueError as exc:
-        # A configuration error is recorded on every item, so the job ends and says why.
-        return [{"error_kind": "config", "error": str(exc), "attempts": 0} for _t in todo]
+        return _config_errors(todo, exc)
     categories = _categories(job.dataset_id) if job.task == JudgeTask.ANSWERABILITY else []
-    calls = []
+    calls = list(_calls(job, judge, todo, items, categories))
+    runner = JudgeRunner.for_process(settings.REDIS_URL)
+    outcomes = runner.run(spec, calls, job.task)
+    return [_verdict_fields(job.task, outcome) for outcome in outcomes]
+
+
+def _calls(
+    job: JudgeJob,
+    judge: Judge,
+    todo: list[_Todo],
+    items: dict[int, tuple[SampleRow, ModelResponse | None]],
+    categories: list[str],
+) -> Iterator[Call]:
+    """The requests of the items to do, each made when it is about to be sent."""
     for t in todo:
         sample, response = items[t.item_id]
         if response is None:
             messages = answerability_messages(judge, sample, categories)
         else:
             messages = scoring_messages(judge, job.task, response)
-        calls.append(Call((t.item_id, t.repeat), messages))
-    runner = JudgeRunner.for_process(settings.REDIS_URL)
-    outcomes = runner.run(spec, calls, job.task)
-    return [_verdict_fields(job.task, outcome) for outcome in outcomes]
+        yield Call((t.item_id, t.repeat), messages)
+
+
+def _config_errors(todo: list[_Todo], exc: Exception) -> list[dict[str, Any]]:
+    # A configuration error is recorded on every item, so the job ends and says why.
+    return [{"error_kind": "config", "error": str(exc), "attempts": 0} for _t in todo]
 
 
 _RESETTABLE = (
@@ -301,13 +307,14 @@ def _store_failed(fields: dict[str, Any]) -> bool:
     )
 
 
-def _judge(chunk: JudgeJobChunk, job: JudgeJob, judge: Judge) -> int:
+def judge_chunk_items(chunk: JudgeJobChunk, job: JudgeJob, judge: Judge) -> int:
+    """Judge the items of a one-judge chunk still lacking a verdict; how many were judged."""
     prompt_version = (
         JudgeJobJudge.objects.filter(job=job, judge=judge)
         .values_list("prompt_version", flat=True)
         .first()
     ) or prompt_version_of(judge)
-    todo = _todo(chunk, job, prompt_version)
+    todo = _todo(chunk.item_ids, judge.pk, job, prompt_version)
     if not todo:
         return 0
     items = _load_items(job, judge, {t.item_id for t in todo})
@@ -320,50 +327,3 @@ def _judge(chunk: JudgeJobChunk, job: JudgeJob, judge: Judge) -> int:
             f"{len(todo) - len(kept)} calls could not reach the rate-limit store (Redis)"
         )
     return len(todo)
-
-
-def _retry_or_fail(claim: Claim, exc: BaseException) -> None:
-    """Queue the chunk again after a growing delay, or give it up after its last attempt."""
-    reason = f"{type(exc).__name__}: {exc}"[:2000]
-    if claim.attempt >= settings.JOB_MAX_ATTEMPTS:
-        job_finish(claim, status=ChunkStatus.FAILED, message=gave_up_message(claim.attempt, reason))
-        return
-    if job_release(claim, message=reason):
-        delay = min(60, 5 * 2 ** (claim.attempt - 1))
-        job_send(lambda: enqueue("judging.run_judge_chunk", claim.pk, countdown=delay))
-
-
-def judge_chunk_run(*, chunk_id: int) -> int:
-    """Judge the items of one chunk that still lack a verdict; returns how many were judged."""
-    claim = job_claim(JudgeJobChunk, chunk_id)
-    if claim is None:
-        return 0
-    chunk = JudgeJobChunk.objects.select_related("job", "judge").get(pk=chunk_id)
-    job = chunk.job
-    if job.cancel_requested or job.is_finished:
-        job_finish(claim, status=ChunkStatus.CANCELLED)
-        judge_job_finish_if_done(job_id=job.pk)
-        return 0
-    JudgeJobChunk.objects.filter(pk=chunk.pk).update(started_at=timezone.now())
-    try:
-        with job_heartbeat(claim):
-            judged = _judge(chunk, job, chunk.judge)
-    except Exception as exc:
-        logger.warning("chunk %s failed (attempt %s)", chunk_id, claim.attempt, exc_info=True)
-        _retry_or_fail(claim, exc)
-        judged = 0
-    else:
-        job_finish(claim, status=ChunkStatus.DONE)
-    judge_job_finish_if_done(job_id=job.pk)
-    return judged
-
-
-def judge_chunk_fail(*, chunk_id: int, message: str) -> None:
-    """Record a chunk whose task gave up, so the job can still end (as failed)."""
-    chunk = JudgeJobChunk.objects.filter(pk=chunk_id).first()
-    if chunk is None:
-        return
-    JudgeJobChunk.objects.filter(pk=chunk_id).exclude(status__in=CHUNK_FINISHED).update(
-        status=ChunkStatus.FAILED, message=message[:2000], finished_at=timezone.now()
-    )
-    judge_job_finish_if_done(job_id=chunk.job_id)

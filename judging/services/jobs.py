@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -43,12 +43,15 @@ from judging.models import (
     JudgeJob,
     JudgeJobChunk,
     JudgeJobJudge,
+    JudgeJobStatus,
     JudgeKind,
     JudgeTask,
     ModelResponse,
     Verdict,
 )
 from judging.prompts import PROMPTS
+from judging.services.checks import judges_preflight
+from judging.services.judges import judge_problems
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -100,6 +103,11 @@ def _check_start(
             errors["judges"].append(
                 _("Judge %(name)s only holds imported verdicts and cannot be run.")
                 % {"name": judge.name}
+            )
+        for problem in judge_problems(judge) if judge.kind == JudgeKind.OPENAI else []:
+            errors["judges"].append(
+                _("Judge %(name)s cannot be called: %(problem)s")
+                % {"name": judge.name, "problem": problem}
             )
         if judge.kind == JudgeKind.OPENAI and (task, judge.prompt_version) not in PROMPTS:
             errors["judges"].append(
@@ -196,11 +204,33 @@ def _item_ids(job: JudgeJob) -> list[int]:
     return list(samples.order_by("id").values_list("id", flat=True))
 
 
-def _chunk_size(job: JudgeJob, judge: Judge) -> int:
-    """A whole number of concurrency windows, so no slot idles at a chunk's end."""
-    if judge.kind == JudgeKind.RULE:
-        return RULE_CHUNK
-    return math.ceil(job.chunk_size / judge.max_concurrency) * judge.max_concurrency
+def _plan_chunks(
+    job: JudgeJob, job_judges: Sequence[JudgeJobJudge], items: list[int]
+) -> list[JudgeJobChunk]:
+    """The rule judge's items in batches of RULE_CHUNK; the endpoint judges' items in lanes.
+
+    Lanes run every endpoint judge over their items, a call starting as soon as one ends:
+    JUDGE_JOB_LANES of them (one per worker process), more when the job has more than
+    JUDGE_LANE_ITEMS items a lane.
+    """
+    chunks = [
+        JudgeJobChunk(
+            job=job, judge=jj.judge, index=index, item_ids=items[start : start + RULE_CHUNK]
+        )
+        for jj in job_judges
+        if jj.judge.kind == JudgeKind.RULE
+        for index, start in enumerate(range(0, len(items), RULE_CHUNK))
+    ]
+    if items and any(jj.judge.kind != JudgeKind.RULE for jj in job_judges):
+        count = max(settings.JUDGE_JOB_LANES, math.ceil(len(items) / settings.JUDGE_LANE_ITEMS))
+        size = math.ceil(len(items) / min(count, len(items)))
+        chunks += [
+            JudgeJobChunk(job=job, judge=None, index=index, item_ids=items[start : start + size])
+            for index, start in enumerate(range(0, len(items), size))
+        ]
+    # Lanes first (they take the longest), then the rule judge's batches.
+    chunks.sort(key=lambda c: (c.judge_id is not None, c.index, c.judge_id or 0))
+    return chunks
 
 
 def _scope(job: JudgeJob, job_judge: JudgeJobJudge) -> Q:
@@ -215,9 +245,29 @@ def _scope(job: JudgeJob, job_judge: JudgeJobJudge) -> Q:
     return scope
 
 
+def _preflight_refused(job_id: int) -> bool:
+    """Before a job's first plan, test each of its endpoint judges once; when one cannot
+    answer, the job does not start: it fails with every judge's reason (True)."""
+    job = JudgeJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).first()
+    if job is None or job.chunks.exists():
+        return False
+    problems = judges_preflight([jj.judge for jj in job.job_judges.select_related("judge")])
+    if not problems:
+        return False
+    message = _(
+        "The job did not start: %(problems)s Change the judge or its worker's settings, test "
+        "it on the judges page, then press Retry."
+    ) % {"problems": " ".join(f"{p.rstrip('.')}." for p in problems)}
+    JudgeJob.objects.filter(pk=job_id, status=JobStatus.QUEUED).update(
+        status=JobStatus.FAILED, message=message, finished_at=timezone.now()
+    )
+    return True
+
+
 def judge_job_plan(*, job_id: int) -> None:
-    """Split the job into chunks (once) and queue every chunk not yet finished."""
-    if not _plan_attempt(job_id):
+    """Check the judges (before the first plan), split the job into chunks (once) and queue
+    every chunk not yet finished."""
+    if not _plan_attempt(job_id) or _preflight_refused(job_id):
         return
     with transaction.atomic():
         job = JudgeJob.objects.select_for_update().filter(pk=job_id).first()
@@ -229,21 +279,7 @@ def judge_job_plan(*, job_id: int) -> None:
         job_judges = list(job.job_judges.select_related("judge"))
         items = _item_ids(job)
         if not job.chunks.exists():
-            chunks = []
-            for job_judge in job_judges:
-                size = _chunk_size(job, job_judge.judge)
-                for index, start in enumerate(range(0, len(items), size)):
-                    chunks.append(
-                        JudgeJobChunk(
-                            job=job,
-                            judge=job_judge.judge,
-                            index=index,
-                            item_ids=items[start : start + size],
-                        )
-                    )
-            # Interleave judges so that every judge advances from the start.
-            chunks.sort(key=lambda c: (c.index, c.judge_id))
-            JudgeJobChunk.objects.bulk_create(chunks, ignore_conflicts=True)
+            JudgeJobChunk.objects.bulk_create(_plan_chunks(job, job_judges, items))
             present = Q(pk__in=[])
             for job_judge in job_judges:
                 present |= _scope(job, job_judge)
@@ -261,7 +297,7 @@ def judge_job_plan(*, job_id: int) -> None:
             job.save()
         pending = list(
             job.chunks.exclude(status__in=CHUNK_FINISHED)
-            .order_by("index", "judge_id")
+            .order_by(F("judge_id").asc(nulls_first=True), "index")
             .values_list("pk", flat=True)
         )
         if not pending:
@@ -287,26 +323,61 @@ def judge_job_finish_if_done(*, job_id: int) -> None:
         judge_job_end(job=job)
 
 
+def _error_summary(job: JudgeJob) -> tuple[int, int, str]:
+    """(calls made, calls failed, "kind: n, …") of a job's own verdicts."""
+    verdicts = Verdict.objects.filter(job=job)
+    counts = verdicts.aggregate(made=Count("id"), errors=Count("id", filter=~Q(error_kind="")))
+    kinds = (
+        verdicts.exclude(error_kind="")
+        .values_list("error_kind")
+        .annotate(n=Count("id"))
+        .order_by("-n", "error_kind")
+        .values_list("error_kind", "n")
+    )
+    return counts["made"], counts["errors"], ", ".join(f"{kind} {n}" for kind, n in kinds)
+
+
 def judge_job_end(*, job: JudgeJob) -> None:
-    """Record the end of a job whose chunks have all ended (the caller holds its row lock)."""
+    """Record the end of a job whose chunks have all ended (the caller holds its row lock).
+
+    The state tells the truth: "failed" when a chunk was given up or every call failed,
+    "finished with errors" when some calls failed, "succeeded" only when none did.
+    """
+    job.message = ""
     if job.cancel_requested:
-        job.status = JobStatus.CANCELLED
+        job.status = JudgeJobStatus.CANCELLED
     elif (
         reason := job.chunks.filter(status=ChunkStatus.FAILED)
         .values_list("message", flat=True)
         .first()
     ) is not None:
-        job.status = JobStatus.FAILED
+        job.status = JudgeJobStatus.FAILED
         job.message = _(
             "Some chunks failed after their retries (%(reason)s). Press Retry to run them again."
         ) % {"reason": reason or _("no reason recorded")}
+    elif (summary := _error_summary(job))[1] and summary[1] == summary[0]:
+        job.status = JudgeJobStatus.FAILED
+        job.message = _("Every call failed (%(errors)s): %(kinds)s.") % {
+            "errors": summary[1],
+            "kinds": summary[2],
+        }
+    elif summary[1]:
+        job.status = JudgeJobStatus.WITH_ERRORS
+        job.message = _("%(errors)s of %(made)s calls failed: %(kinds)s.") % {
+            "errors": summary[1],
+            "made": summary[0],
+            "kinds": summary[2],
+        }
     else:
-        job.status = JobStatus.SUCCEEDED
+        job.status = JudgeJobStatus.SUCCEEDED
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "message", "finished_at"])
     # Whatever the ending, the verdicts it made count: the frames and audit figures follow.
     computations.dataset_figures_request(dataset_id=job.dataset_id, judge_tasks=[job.task])
-    if job.task == JudgeTask.ANSWERABILITY and job.status == JobStatus.SUCCEEDED:
+    if job.task == JudgeTask.ANSWERABILITY and job.status in (
+        JudgeJobStatus.SUCCEEDED,
+        JudgeJobStatus.WITH_ERRORS,
+    ):
         judge_job_apply_consensus(job=job)
 
 

@@ -16,8 +16,9 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core.jobs import ACTIVE
 from judging import egress
-from judging.models import Judge, JudgeKind
+from judging.models import Judge, JudgeJobChunk, JudgeJobJudge, JudgeKind, Verdict
 from judging.prompts import PROMPTS
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -222,3 +223,45 @@ def judge_get_or_create_external(*, name: str) -> tuple[Judge, bool]:
     if judge is not None:
         return judge, False
     return judge_create(name=name, kind=JudgeKind.EXTERNAL), True
+
+
+def judge_set_enabled(*, judge: Judge, enabled: bool) -> Judge:
+    """Enable or disable a judge: a disabled one keeps its verdicts but starts no new job."""
+    Judge.objects.filter(pk=judge.pk).update(enabled=enabled)
+    judge.enabled = enabled
+    return judge
+
+
+@transaction.atomic
+def judge_delete(*, judge: Judge) -> None:
+    """Delete a judge that has no verdicts; one with verdicts can only be disabled.
+
+    It leaves the ended jobs it was part of (the errors of its calls go with it); while a job
+    that uses it is queued or running, it cannot be deleted.
+    """
+    locked = Judge.objects.select_for_update().get(pk=judge.pk)
+    if locked.kind == JudgeKind.RULE:
+        raise ValidationError(
+            _("The built-in rule judge cannot be deleted; disable it instead."), code="built_in"
+        )
+    if Verdict.objects.filter(judge=locked, error_kind="").exists():
+        raise ValidationError(
+            _("Judge %(name)s has verdicts: disable it instead, so that they keep their judge.")
+            % {"name": locked.name},
+            code="has_verdicts",
+        )
+    active = (
+        JudgeJobJudge.objects.filter(judge=locked, job__status__in=ACTIVE)
+        .values_list("job_id", flat=True)
+        .first()
+    )
+    if active is not None:
+        raise ValidationError(
+            _("Judge %(name)s is part of job #%(job)s, which has not ended.")
+            % {"name": locked.name, "job": active},
+            code="in_active_job",
+        )
+    Verdict.objects.filter(judge=locked).delete()
+    JudgeJobChunk.objects.filter(judge=locked).delete()
+    JudgeJobJudge.objects.filter(judge=locked).delete()
+    locked.delete()

@@ -16,9 +16,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import JobStatus
-from core.jobs import RETRYABLE, SweepResult, job_retry_fields, job_sweep, job_sweep_lost
+from core.jobs import SweepResult, job_retry_fields, job_sweep, job_sweep_lost
 from core.tasks import enqueue
-from judging.models import CHUNK_FINISHED, ChunkStatus, JudgeJob, JudgeJobChunk
+from judging.models import (
+    CHUNK_FINISHED,
+    JUDGE_JOB_RETRYABLE,
+    ChunkStatus,
+    JudgeJob,
+    JudgeJobChunk,
+    Verdict,
+)
 from judging.services.jobs import enqueue_plan, judge_job_end, judge_job_finish_if_done
 
 
@@ -39,14 +46,17 @@ def judge_job_cancel(*, job: JudgeJob) -> JudgeJob:
 
 
 def judge_job_retry(*, job: JudgeJob) -> JudgeJob:
-    """Run a failed or cancelled job again: only the verdicts still missing are made."""
+    """Run a job that failed, was cancelled or finished with errors again: only the verdicts
+    still missing, and the calls that failed, are made."""
     with transaction.atomic():
         locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
-        if locked.status not in RETRYABLE:
-            raise ValidationError(_("Only a failed or cancelled job can be retried."))
-        locked.chunks.filter(status__in=(ChunkStatus.FAILED, ChunkStatus.CANCELLED)).update(
-            **job_retry_fields(), started_at=None, finished_at=None
-        )
+        if locked.status not in JUDGE_JOB_RETRYABLE:
+            raise ValidationError(
+                _("Only a job that failed, was cancelled or finished with errors can be retried.")
+            )
+        # Its failed calls count as another job's, so they are made again (and replaced).
+        Verdict.objects.filter(job=locked).exclude(error_kind="").update(job=None)
+        locked.chunks.update(**job_retry_fields(), started_at=None, finished_at=None)
         planned = locked.chunks.exists()
         JudgeJob.objects.filter(pk=locked.pk).update(
             **{

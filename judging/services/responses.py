@@ -55,7 +55,7 @@ def _batches(
         yield batch
 
 
-def _reader(source: Source, fmt: str, model: str) -> Iterator[ParsedResponse | RowError]:
+def response_reader(source: Source, fmt: str, model: str) -> Iterator[ParsedResponse | RowError]:
     if fmt == "jsonl":
         return iter_responses_jsonl(source, model=model)
     if fmt == "logicvista":
@@ -78,8 +78,8 @@ def response_import(
     summary = ImportSummary()
     seen: set[tuple[str, str]] = set()
     try:
-        for batch in _batches(_reader(source, format, model)):
-            _import_batch(dataset, batch, summary, seen)
+        for batch in _batches(response_reader(source, format, model)):
+            response_import_batch(dataset, batch, summary, seen)
     except FormatError as exc:
         raise ValidationError(exc.message) from exc
     finally:
@@ -89,12 +89,14 @@ def response_import(
 
 
 @transaction.atomic
-def _import_batch(
+def response_import_batch(
     dataset: Dataset,
     batch: list[ParsedResponse | RowError],
     summary: ImportSummary,
     seen: set[tuple[str, str]],
 ) -> None:
+    """Store one batch of rows, counting them in ``summary``; ``seen`` holds the (sample id,
+    model) pairs of earlier rows, whose repeats are rejected."""
     parsed = [row for row in batch if isinstance(row, ParsedResponse)]
     summary.rejected += [row for row in batch if isinstance(row, RowError)]
     sample_ids = annotation_selectors.sample_ids_by_external_id(

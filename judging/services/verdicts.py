@@ -83,29 +83,43 @@ def verdict_import(*, dataset: Dataset, source: Source) -> ImportSummary:
     judges: dict[str, Judge] = {}
     try:
         for row, record in iter_json_objects(source):
-            if isinstance(record, RowError):
-                summary.rejected.append(record)
-                continue
-            try:
-                outcome = _import_line(dataset, row, record, judges, summary)
-            except (ValidationError, MalformedOutput) as exc:
-                reason = (
-                    exc.message if isinstance(exc, MalformedOutput) else "; ".join(exc.messages)
-                )
-                summary.rejected.append(
-                    RowError(
-                        row,
-                        _text(record, "sample_id", "id", "question_id"),
-                        _("line %(row)s: %(reason)s") % {"row": row, "reason": reason},
-                    )
-                )
-                continue
-            setattr(summary, outcome, getattr(summary, outcome) + 1)
+            verdict_import_record(
+                dataset=dataset, row=row, record=record, judges=judges, summary=summary
+            )
     except FormatError as exc:
         raise ValidationError(exc.message) from exc
     finally:
         computations.dataset_figures_request(dataset_id=dataset.pk)
     return summary
+
+
+def verdict_import_record(
+    *,
+    dataset: Dataset,
+    row: int,
+    record: dict[str, Any] | RowError,
+    judges: dict[str, Judge],
+    summary: ImportSummary,
+) -> None:
+    """Import one line (in its own transaction, or savepoint), counting it in ``summary``:
+    imported, unchanged, updated, or rejected with its line and reason. ``judges`` caches
+    the judges by name across lines."""
+    if isinstance(record, RowError):
+        summary.rejected.append(record)
+        return
+    try:
+        outcome = _import_line(dataset, row, record, judges, summary)
+    except (ValidationError, MalformedOutput) as exc:
+        reason = exc.message if isinstance(exc, MalformedOutput) else "; ".join(exc.messages)
+        summary.rejected.append(
+            RowError(
+                row,
+                _text(record, "sample_id", "id", "question_id"),
+                _("line %(row)s: %(reason)s") % {"row": row, "reason": reason},
+            )
+        )
+        return
+    setattr(summary, outcome, getattr(summary, outcome) + 1)
 
 
 @transaction.atomic

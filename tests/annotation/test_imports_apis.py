@@ -68,7 +68,7 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
     job_id = response.json()["id"]
     detail = client.get(reverse("api_import_job", args=[job_id])).json()
     assert detail["status"] == ImportJobStatus.SUCCEEDED_WITH_ERRORS and detail["finished"] is True
-    assert detail["status_label"] == "Succeeded with errors"
+    assert detail["status_label"] == "Finished with errors"
     assert (detail["total_rows"], detail["rows_done"], detail["percent"]) == (3, 3, 100)
     assert (detail["imported"], detail["rejected"]) == (1, 2)
     assert [e["row"] for e in detail["row_errors"]] == [2, 3]

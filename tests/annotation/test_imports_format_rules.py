@@ -366,7 +366,7 @@ def test_a_job_that_rejects_every_row_fails_and_one_that_rejects_some_succeeds_w
     partial = run_import(dataset, "mmooc", some)
     assert (partial.status, partial.get_status_display()) == (
         ImportJobStatus.SUCCEEDED_WITH_ERRORS,
-        "Succeeded with errors",
+        "Finished with errors",
     )
     clean = run_import(dataset, "mmooc", write_lines(tmp_path / "ok.jsonl", [mmooc_record(3)]))
     assert clean.status == ImportJobStatus.SUCCEEDED

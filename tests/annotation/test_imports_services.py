@@ -31,7 +31,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation import services
 from annotation.formats.jsonl import write_jsonl
 from annotation.formats.records import MediaRef, ParsedSample
-from annotation.imports import pipeline
+from annotation.imports import pipeline, writes
 from annotation.imports import services as import_services
 from annotation.models import (
     ChangeSource,
@@ -46,6 +46,7 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
+from core import bulk
 from tests.annotation.factories import png_bytes, wav_bytes
 from tests.annotation.formats.test_vlmevalkit import HEADER as TSV_HEADER
 from tests.annotation.formats.test_vlmevalkit import write_tsv
@@ -612,10 +613,14 @@ def test_a_failing_chunk_removes_the_media_it_stored(
     """If writing a chunk fails, its samples, assets and stored files are all gone."""
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(n) for n in range(1, 4)])
 
-    def explode(*args: Any, **kwargs: Any) -> None:
-        raise RuntimeError("database went away")
+    original = bulk.rows_insert
 
-    monkeypatch.setattr(SampleRevision.objects, "bulk_create", explode)
+    def explode(model: Any, rows: Any) -> list[int]:
+        if model is SampleRevision:  # after the assets, samples and links are written
+            raise RuntimeError("database went away")
+        return original(model, rows)
+
+    monkeypatch.setattr(writes, "rows_insert", explode)
     job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
     assert job.status == JobStatus.FAILED
     assert "internal error" in job.message

@@ -86,9 +86,9 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert response.status_code == 302
     assert response["Location"] == reverse("annotation:import_job", args=[job.pk])
     page = client.get(response["Location"]).content.decode()
-    assert job.get_status_display() == "Succeeded with errors"
+    assert job.get_status_display() == "Finished with errors"
     assert 'data-status="succeeded_with_errors"' in page
-    assert "Succeeded with errors" in page
+    assert "Finished with errors" in page
     assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
     assert "js/job-progress.js" in page
@@ -190,7 +190,7 @@ def test_job_page_shows_progress_live_in_a_browser(
             status = page.locator('[data-field="status_label"]')
             expect(status).to_have_text("Queued")
             import_services.import_job_run(job_id=job.pk)
-            expect(status).to_have_text("Succeeded with errors", timeout=15_000)
+            expect(status).to_have_text("Finished with errors", timeout=15_000)
             # Its own badge colour (amber), not the neutral one of a running job.
             expect(status).to_have_attribute("data-status", "succeeded_with_errors")
             expect(status).to_have_css("background-color", "rgb(254, 243, 199)")

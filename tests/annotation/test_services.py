@@ -6,7 +6,10 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation import services
 from annotation.models import (
@@ -300,6 +303,45 @@ def test_derivation_makes_thumbnails_and_peaks() -> None:
     derived_at = image.derived_at
     again = services.media_asset_derive(asset_id=image.pk)
     assert again is not None and again.derived_at == derived_at
+
+
+def test_a_batch_is_derived_in_a_few_statements_whatever_its_size(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """Images that fit the thumbnail box are their own thumbnail (no new file), larger ones get
+    a WEBP, audio gets peaks; the statements do not grow with the batch; a second run does
+    nothing."""
+
+    def batch(count: int, first: int) -> list[int]:
+        with django_capture_on_commit_callbacks(execute=False):
+            small = [
+                services.media_asset_store(data=png_bytes(24, 24, (n, 1, 2)), kind="image").pk
+                for n in range(first, first + count)
+            ]
+            big = services.media_asset_store(data=png_bytes(900, 400, (first, 9, 9)), kind="image")
+            audio = services.media_asset_store(data=wav_bytes(freq=200 + first), kind="audio")
+        return [*small, big.pk, audio.pk]
+
+    few, many = batch(2, 0), batch(8, 10)
+    with CaptureQueriesContext(connection) as small_batch:
+        assert services.media_assets_derive(asset_ids=few) == 4
+    with CaptureQueriesContext(connection) as large_batch:
+        assert services.media_assets_derive(asset_ids=many) == 10
+    assert len(large_batch.captured_queries) == len(small_batch.captured_queries) <= 5
+    small, big, audio = (MediaAsset.objects.get(pk=pk) for pk in (many[0], many[-2], many[-1]))
+    assert small.thumbnail.name == small.file.name and small.derived_at is not None
+    assert big.thumbnail.name.endswith((".webp", ".jpg")) and big.thumbnail.name != big.file.name
+    assert default_storage.exists(big.thumbnail.name) and audio.peaks
+    assert services.media_assets_derive(asset_ids=many) == 0
+
+
+def test_a_stored_file_that_cannot_be_thumbnailed_records_its_error() -> None:
+    asset = services.media_asset_store(data=png_bytes(900, 400), kind="image")
+    default_storage.delete(asset.file.name)
+    default_storage.save(asset.file.name, ContentFile(b"not an image any more"))
+    services.media_assets_derive(asset_ids=[asset.pk])
+    asset.refresh_from_db()
+    assert asset.derived_at is not None and asset.derive_error and not asset.thumbnail
 
 
 def test_only_an_image_larger_than_the_viewer_needs_gets_a_display_copy() -> None:

@@ -125,7 +125,7 @@ def test_media_on_s3_is_stored_once_and_served_by_presigned_redirect(
     s3_storage: str, lead: Any, annotator: Any
 ) -> None:
     """On S3 the file is stored once; members are redirected to a short-lived presigned URL."""
-    data = png_bytes(colour=(1, 99, 1))
+    data = png_bytes(800, 600, colour=(1, 99, 1))  # larger than a thumbnail: one is stored
     asset = services.media_asset_store(data=data, kind="image")
     assert services.media_asset_store(data=data, kind="image").pk == asset.pk
     sample = mmooc_sample(media=[("image", asset)])

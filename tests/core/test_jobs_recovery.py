@@ -26,13 +26,33 @@ from django.urls import reverse
 
 from annotation.imports import services as import_services
 from annotation.imports.pipeline import CHUNK_ROWS
-from annotation.models import ImportJob, ImportRowError, JobStatus, Sample, Snapshot
+from annotation.models import (
+    ImportJob,
+    ImportRowError,
+    JobStatus,
+    Sample,
+    SampleBulkJob,
+    SampleRevision,
+    SampleStatus,
+    Snapshot,
+)
+from annotation.sample_filters import SampleFilter
+from annotation.services.bulk_jobs import sample_bulk_job_create
 from annotation.snapshots import services as snapshot_services
 from core.jobs import broker_down_message
 from judging import services as judging_services
+from judging.audit import computations
 from judging.audit import services as audit_services
-from judging.models import AuditItem, AuditSet, JudgeJob, JudgeJobChunk, ModelResponse, Verdict
-from tests.annotation.factories import mmooc_dataset
+from judging.models import (
+    AuditComputation,
+    AuditItem,
+    AuditSet,
+    JudgeJob,
+    JudgeJobChunk,
+    ModelResponse,
+    Verdict,
+)
+from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.annotation.test_imports_services import (
     b64,
     dataset_for,
@@ -41,7 +61,7 @@ from tests.annotation.test_imports_services import (
     write_lines,
 )
 from tests.conftest import client_for, site_broker, worker_on
-from tests.judging.audit_factories import scoring_dataset
+from tests.judging.audit_factories import add_member, draw, rate_all, scoring_dataset
 from tests.judging.factories import bulk_responses, bulk_samples, fake_judge, rule_judge
 from tests.support.processes import RedisServer, kill_worker, wait_until
 
@@ -52,8 +72,9 @@ DEADLINE = 120  # seconds: a job must end this soon after a crash, with default 
 
 
 @contextmanager
-def tables_locked(*tables: str) -> Iterator[None]:
-    """Hold an exclusive lock on the tables (reads pass, writes wait) from another connection."""
+def tables_locked(*tables: str, mode: str = "EXCLUSIVE") -> Iterator[None]:
+    """Hold a lock on the tables from another connection: EXCLUSIVE lets reads pass and makes
+    writes wait; ACCESS EXCLUSIVE makes reads wait too."""
     db = connection.settings_dict
     with psycopg.connect(
         host=db["HOST"],
@@ -62,7 +83,7 @@ def tables_locked(*tables: str) -> Iterator[None]:
         password=db["PASSWORD"] or None,
         dbname=db["NAME"],
     ) as locker:
-        locker.execute(f"LOCK TABLE {', '.join(tables)} IN EXCLUSIVE MODE")
+        locker.execute(f"LOCK TABLE {', '.join(tables)} IN {mode} MODE")
         try:
             yield
         finally:
@@ -194,6 +215,64 @@ def test_every_kind_of_job_finishes_after_its_worker_is_killed(
     assert max(JudgeJobChunk.objects.filter(job=job).values_list("attempts", flat=True)) == 2
 
 
+def test_bulk_jobs_and_audit_computations_finish_after_their_worker_is_killed(
+    transactional_db: None, lead: Any
+) -> None:
+    """A bulk take-down (stuck writing the samples' history) and an audit's figures (stuck
+    reading the ratings) are claimed and running in a worker that is SIGKILLed; a new
+    worker's sweep takes both over within two minutes: every sample taken down once, with one
+    history entry each, and the figures stored."""
+    bulk_dataset = mmooc_dataset(name="bulk")
+    bulk_samples(bulk_dataset, 300)
+    audited, _judges = scoring_dataset(n_samples=30)
+    auditor = UserFactory.create(role="auditor")
+    add_member(audited, auditor)
+    audit_set = draw(audited, size=8, double_rating_fraction=0)
+    rate_all(audit_set, [auditor])
+    broker = os.environ["REDIS_URL"]
+
+    with (
+        tables_locked("annotation_samplerevision"),
+        tables_locked("judging_auditrating", mode="ACCESS EXCLUSIVE"),
+        worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=2) as worker,
+    ):
+        bulk = sample_bulk_job_create(
+            dataset=bulk_dataset,
+            action="take_down",
+            filter=SampleFilter(),
+            ids=None,
+            selected=300,
+            by=lead,
+            reason="recovery test",
+        )
+        computations.audit_statistics_request(audit_set=audit_set)
+        computation = AuditComputation.objects.get(audit_set=audit_set)
+        for table in ("annotation_samplerevision", "judging_auditrating"):
+            wait_until(partial(waiting_on, table), timeout=60, what=f"a wait on {table}")
+        assert status_of(SampleBulkJob, bulk.pk) == JobStatus.RUNNING
+        assert status_of(AuditComputation, computation.pk) == JobStatus.RUNNING
+        kill_worker(worker)
+
+    with worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=2):
+        wait_until(
+            ended((SampleBulkJob, bulk.pk), (AuditComputation, computation.pk)),
+            timeout=DEADLINE,
+            what="the bulk job and the computation to end after the kill",
+        )
+
+    bulk.refresh_from_db()
+    assert bulk.status == JobStatus.SUCCEEDED, bulk.message
+    assert bulk.attempts == 2 and bulk.changed == 300
+    taken_down = Sample.objects.filter(dataset=bulk_dataset, status=SampleStatus.REMOVED)
+    assert taken_down.count() == 300
+    history = SampleRevision.objects.filter(sample__dataset=bulk_dataset)
+    assert history.filter(after__status=SampleStatus.REMOVED).count() == 300
+    computation.refresh_from_db()
+    assert computation.status == JobStatus.SUCCEEDED, computation.message
+    assert computation.attempts == 2
+    assert computation.result is not None and computation.result["n_rated"] == 8
+
+
 def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
     transactional_db: None, tmp_path: Path, lead: Any, fake_openai: Any
 ) -> None:
@@ -218,7 +297,9 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
         fake_openai(latency=1.0, seed=5) as fake,
     ):
         judge = fake_judge(fake.base_url, max_concurrency=8, timeout_s=5)
-        env = {**SWEEP_EVERY_SECOND, "REDIS_URL": redis_server.url}
+        # Three lanes of 120 items on two worker processes: the second job's planning runs
+        # when the first two lanes end, while the third is still at work.
+        env = {**SWEEP_EVERY_SECOND, "REDIS_URL": redis_server.url, "JUDGE_LANE_ITEMS": "120"}
         with worker_on(redis_server.url, env, beat=True):
             job = judging_services.judge_job_start(
                 dataset=running_set, task="scoring", judges=[judge]

@@ -14,6 +14,7 @@ from judging.models import Judge, JudgeJob
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import client_for
 from tests.judging.factories import bulk_responses, bulk_samples, jsonl, rule_judge
+from tests.judging.test_views import _running_job_with_an_error
 
 pytestmark = pytest.mark.django_db
 
@@ -124,12 +125,13 @@ def test_the_job_list_and_progress_take_a_fixed_number_of_queries(
             )
     client = client_for(lead)
     client.get(reverse("api_judge_jobs", args=[dataset.pk]))
-    # dataset, jobs, their judges (roles cached on the user)
-    with django_assert_num_queries(3):
+    # dataset, jobs, their judges, their failed calls (roles cached on the user)
+    with django_assert_num_queries(4):
         reply = client.get(reverse("api_judge_jobs", args=[dataset.pk]))
     assert len(reply.json()) == 3 and reply.json()[0]["judges"][0]["name"] == "rule"
-    # job with its judges (2), verdict totals, error kinds, chunks (roles cached on the user)
-    with django_assert_num_queries(5):
+    # job with its judges (2), verdict totals, failed calls by judge and kind, chunks, the
+    # latest errors (roles cached on the user)
+    with django_assert_num_queries(6):
         client.get(reverse("api_judge_job", args=[job.pk]))
 
 
@@ -152,22 +154,53 @@ def test_the_leaderboard_is_open_to_members_only_in_constant_queries(
     assert "category" in model["ensemble"]["breakdowns"]["ooc"]
 
 
-def test_imports_through_the_api_report_rejections(lead: Any, tmp_path: Path) -> None:
-    """Responses and verdicts upload as files; bad rows come back with their line."""
+def test_imports_through_the_api_answer_202_with_the_job_and_record_rejections(
+    lead: Any, annotator: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Responses and verdicts upload as files and run as import jobs: the API answers 202
+    with the job at once; bad rows are kept on the job with their line."""
     dataset = mmooc_dataset()
     bulk_samples(dataset, 1)
     responses = jsonl(tmp_path / "r.jsonl", [{"id": "bulk-0", "response": "A"}, {"id": "x"}])
+    url = reverse("api_response_import", args=[dataset.pk])
     with responses.open("rb") as handle:
+        refused = client_for(annotator).post(url, {"file": handle, "format": "jsonl"})
+    assert refused.status_code == 403
+    with responses.open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
         reply = client_for(lead).post(
-            reverse("api_response_import", args=[dataset.pk]),
-            {"file": handle, "format": "jsonl", "model": "m"},
-            format="multipart",
+            url, {"file": handle, "format": "jsonl", "model": "m"}, format="multipart"
         )
-    assert reply.status_code == 200
-    assert reply.json()["imported"] == 1 and reply.json()["rejected"] == 1
+    assert reply.status_code == 202, reply.content
+    body = reply.json()
+    assert body["status"] == "queued" and body["page_url"] == f"/imports/{body['id']}/"
+    job = client_for(lead).get(reverse("api_import_job", args=[body["id"]])).json()
+    assert job["status"] == "succeeded_with_errors"
+    assert (job["imported"], job["rejected"]) == (1, 1)
+    assert job["row_errors"][0]["row"] == 2
     verdicts = jsonl(tmp_path / "v.jsonl", [{"sample_id": "bulk-0", "judge": "o3", "label": "?"}])
-    with verdicts.open("rb") as handle:
+    with verdicts.open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
         reply = client_for(lead).post(
             reverse("api_verdict_import", args=[dataset.pk]), {"file": handle}, format="multipart"
         )
-    assert reply.json()["rejections"][0]["reason"].startswith("line 1")
+    assert reply.status_code == 202
+    job = client_for(lead).get(reverse("api_import_job", args=[reply.json()["id"]])).json()
+    assert job["status"] == "failed"
+    assert job["row_errors"][0]["message"].startswith("line 1")
+    missing = client_for(lead).post(url, {"format": "jsonl"}, format="multipart")
+    assert missing.status_code == 400
+    listed = client_for(lead).get(
+        reverse("api_dataset_imports", args=[dataset.pk]), {"kind": "responses"}
+    )
+    assert [job["kind"] for job in listed.json()["results"]] == ["responses"]
+    samples = client_for(lead).get(reverse("api_dataset_imports", args=[dataset.pk]))
+    assert samples.json()["results"] == []
+
+
+def test_the_job_list_counts_failed_calls_per_judge_and_kind(lead: Any) -> None:
+    """Each job of the API's list carries its failed calls by judge and kind."""
+    job = _running_job_with_an_error()
+    reply = client_for(lead).get(reverse("api_judge_jobs", args=[job.dataset_id]))
+    assert reply.json()[0]["error_counts"] == {"flaky": {"timeout": 1}}
+    progress = client_for(lead).get(reverse("api_judge_job", args=[job.pk])).json()
+    assert progress["error_counts"] == [{"judge": "flaky", "kind": "timeout", "n": 1}]
+    assert progress["recent_errors"][0]["kind"] == "timeout" and not progress["finished"]

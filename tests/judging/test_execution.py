@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from urllib.parse import urlsplit
 
-from judging.execution import Call, EndpointSpec, JudgeRunner
+from judging.execution import Call, EndpointSpec, JudgeRunner, Window
 from judging.llm_client import RetryPolicy
 from judging.ratelimit import LocalRateLimiter, RateLimit
 from tests.support.fake_openai import FakeOpenAI
@@ -80,3 +80,42 @@ def test_the_local_limiter_spaces_requests_at_the_configured_rate() -> None:
     assert abs(waits[2] - 0.1) < 1e-9
     now[0] += 0.1
     assert asyncio.run(limiter.try_acquire("j")) == 0.0
+
+
+def test_a_hung_call_holds_only_its_own_slot_in_a_window() -> None:
+    """With two slots and the first call hung until its timeout, the other nine calls all go
+    through the second slot and end before it; the window never has more than two in flight."""
+    with FakeOpenAI(latency=0.01) as server:
+        server.queue_faults("hang")
+        hung = spec(server.base_url, timeout_s=3.0, policy=RetryPolicy(max_attempts=1))
+        window = Window(hung, iter(calls(10)), "mmooc_scoring", slots=2)
+        order = [
+            (key, outcome.ok)
+            for batch in JudgeRunner(None).stream([window], step_s=0.05)
+            for _index, key, outcome in batch
+        ]
+        assert max_overlap(server) <= 2
+    assert order[-1] == (0, False)
+    assert sorted(order[:-1]) == [(i, True) for i in range(1, 10)]
+
+
+def test_windows_of_several_judges_run_side_by_side_and_a_closed_stream_stops() -> None:
+    """Two judges' windows end every call once each; closing the stream early cancels the
+    calls still under way and makes no more requests."""
+    with FakeOpenAI(latency=0.01) as server:
+        runner = JudgeRunner(None)
+        windows = [
+            Window(spec(server.base_url, key=f"judge-{j}"), iter(calls(6)), "mmooc_scoring", 2)
+            for j in range(2)
+        ]
+        ended = [(i, key) for batch in runner.stream(windows) for i, key, _o in batch]
+        assert sorted(ended) == [(j, k) for j in range(2) for k in range(6)]
+        slow = FakeOpenAI(latency=0.5)
+        with slow:
+            stream = runner.stream(
+                [Window(spec(slow.base_url), iter(calls(50)), "mmooc_scoring", 2)], step_s=0.05
+            )
+            next(stream, None)
+            stream.close()
+            assert len(slow.chat_records()) <= 4
+            assert not asyncio.all_tasks(runner.loop)

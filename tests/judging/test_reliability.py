@@ -15,7 +15,7 @@ from django.db.models import Count
 
 from annotation.models import JobStatus
 from judging import services
-from judging.models import JudgeJob, ModelResponse, Verdict
+from judging.models import JudgeJob, JudgeJobStatus, ModelResponse, Verdict
 from judging.services.items import scoring_messages
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import worker_on
@@ -63,7 +63,6 @@ def test_a_2000_item_job_under_faults_ends_with_one_verdict_or_error_per_item(
         job = services.judge_job_start(dataset=dataset, task="scoring", judges=[judge])
         wait_until(lambda: _finished(job), timeout=240, what="the faulty job to finish")
         records = server.chat_records()
-    assert job.status == JobStatus.SUCCEEDED
     _assert_one_verdict_per_response(judge, responses)
     clean = Counter(r.prompt_hash for r in records if r.status == 200 and r.fault is None)
     verdicts = Verdict.objects.filter(judge=judge).select_related("response__sample")
@@ -79,6 +78,7 @@ def test_a_2000_item_job_under_faults_ends_with_one_verdict_or_error_per_item(
             assert clean[digest] == 1, "a verdict without exactly one clean reply"
     assert {r.fault for r in records} >= set(faults)
     assert errors < 100  # with five attempts, about 1% of items exhaust them
+    assert job.status == (JudgeJobStatus.WITH_ERRORS if errors else JobStatus.SUCCEEDED)
 
 
 def test_killing_a_worker_mid_job_loses_and_duplicates_nothing(

@@ -108,63 +108,57 @@ def test_errors_are_recorded_then_retried_by_the_next_job(
     assert verdict.prompt_tokens and verdict.completion_tokens
 
 
-def test_a_missing_key_variable_is_an_explicit_error_on_every_item(
-    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch
+def test_a_job_whose_judge_key_variable_is_unset_does_not_start_and_says_why(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
-    """A judge whose key variable is unset ends the job with config errors, naming it."""
+    """The job's check of its judges finds the key variable unset: the job fails before any
+    item is sent, naming the variable; no verdict or error row is made."""
     monkeypatch.delenv("JUDGE_KEY_NO_SUCH", raising=False)
+    settings.JUDGE_ALLOWED_HOSTS = ["127.0.0.1:9"]
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 3), ["m"])
     judge = fake_judge("http://127.0.0.1:9/v1", api_key_env="JUDGE_KEY_NO_SUCH")
     job = run_job(
         django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
     )
-    errors = Verdict.objects.filter(job=job)
-    assert errors.count() == 3
-    assert all("JUDGE_KEY_NO_SUCH" in v.error for v in errors)
+    assert job.status == JobStatus.FAILED
+    assert "did not start" in job.message and "JUDGE_KEY_NO_SUCH" in job.message
+    assert not Verdict.objects.filter(job=job).exists() and not job.chunks.exists()
 
 
-def test_a_judge_saved_before_the_key_rule_never_sends_that_variable(
-    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, fake_openai: Any
+def test_a_judge_saved_before_the_key_rule_cannot_start_a_job(
+    monkeypatch: pytest.MonkeyPatch, fake_openai: Any
 ) -> None:
     """A judge in the database that names SECRET_KEY-like variables (saved before the prefix
-    rule) makes no call: every item holds an error saying what to rename."""
+    rule) is refused when a job would start, saying what to rename; nothing is called."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-the-workers-own-secret")
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 3), ["m"])
     with fake_openai() as server:
         judge = fake_judge(server.base_url, api_key_env="OPENAI_API_KEY")
-        job = run_job(
-            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
-        )
-        assert server.chat_records() == []
-    errors = Verdict.objects.filter(job=job)
-    assert errors.count() == 3 and {v.error_kind for v in errors} == {"config"}
-    assert all("JUDGE_KEY_OPENAI_API_KEY" in v.error for v in errors)
+        with pytest.raises(ValidationError, match="JUDGE_KEY_OPENAI_API_KEY"):
+            services.judge_job_start(dataset=dataset, task="scoring", judges=[judge])
+        assert server.records == []
 
 
-def test_a_judge_on_a_loopback_address_is_refused_at_call_time(
+def test_a_judge_on_a_loopback_address_is_refused_until_allowed(
     django_capture_on_commit_callbacks: Any, settings: Any
 ) -> None:
-    """Without JUDGE_ALLOWED_HOSTS the fake server on 127.0.0.1 is never called: each item
-    holds a final "refused" error naming the host:port to allow; allowed, the job succeeds."""
+    """Without JUDGE_ALLOWED_HOSTS the fake server on 127.0.0.1 is never called: the job is
+    refused, naming the host:port to allow; allowed, the job succeeds."""
     dataset = mmooc_dataset()
     bulk_responses(bulk_samples(dataset, 2), ["m"])
     settings.JUDGE_ALLOWED_HOSTS = []
     with FakeOpenAI() as server:
         judge = fake_judge(server.base_url)
-        refused = run_job(
-            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
-        )
-        assert server.chat_records() == []
-        errors = Verdict.objects.filter(job=refused)
-        assert {(v.error_kind, v.attempts) for v in errors} == {("refused", 1)}
-        assert all(server.host_port in v.error for v in errors)
+        with pytest.raises(ValidationError, match=server.host_port):
+            services.judge_job_start(dataset=dataset, task="scoring", judges=[judge])
+        assert server.records == []
         settings.JUDGE_ALLOWED_HOSTS = [server.host_port]
         allowed = run_job(
             django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
         )
-        assert len(server.chat_records()) == 2
+        assert len(server.chat_records()) == 2 and len(server.probe_records()) == 1
     assert not Verdict.objects.filter(job=allowed).exclude(error_kind="").exists()
 
 

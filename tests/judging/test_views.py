@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation import services as annotation_services
+from annotation.models import ImportJob
 from judging import services
-from judging.models import Judge, JudgeJob
+from judging.models import Judge, JudgeJob, JudgeJobJudge, Verdict
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
 from tests.support.http import redirect_url
@@ -45,9 +48,10 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
     job.refresh_from_db()
     assert job.is_finished
-    results = page.split('id="job-results"')[1].split("</p>")[0]
+    results = page.split('id="job-links"')[1].split("</p>")[0]
     assert "hidden" not in results.split(">")[0]
-    assert reverse("judging:leaderboard", args=[dataset.pk]) in results
+    disagreements = reverse("annotation:sample_list", args=[dataset.pk]) + "?judges_disagree=true"
+    assert disagreements in results
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
@@ -57,7 +61,7 @@ def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
         reverse("judging:dataset_judging", args=[dataset.pk]),
         {"task": "scoring", "judges": [rule_judge().pk], "repeats": 1},
     )
-    assert reply.status_code == 200 and "no model responses" in reply.content.decode()
+    assert reply.status_code == 400 and "no model responses" in reply.content.decode()
 
 
 def test_annotators_may_not_start_jobs_or_configure_judges(annotator: Any) -> None:
@@ -103,8 +107,8 @@ def test_the_jobs_page_takes_constant_queries(
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_job_start(dataset=dataset, task="answerability", judges=[rule_judge()])
     client.get(url)
-    # session, user, roles, dataset, models, jobs, job judges, form's judges
-    with django_assert_num_queries(8):
+    # session, user, roles, dataset, models, jobs, job judges, failed calls, uploads, form's judges
+    with django_assert_num_queries(10):
         client.get(url)
 
 
@@ -164,3 +168,97 @@ def test_the_admin_refuses_what_the_services_refuse(admin_client: Client) -> Non
     good = {**form, "base_url": "https://api.invalid/v1", "api_key_env": "JUDGE_KEY_X"}
     assert admin_client.post(url, good).status_code == 302
     assert Judge.objects.filter(name="adm").exists()
+
+
+def test_leads_upload_responses_or_verdicts_on_the_judging_page(
+    lead: Any, annotator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The upload queues an import job and shows its page; a form without a file comes back
+    with the reason; annotators see no form and may not post one."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 2)
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    url = reverse("judging:dataset_upload", args=[dataset.pk])
+    line = b'{"sample_id": "bulk-0", "judge": "o3", "label": "answerable"}\n'
+    client = login(lead)
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = client.post(
+            url,
+            {"kind": "verdicts", "format": "jsonl", "file": SimpleUploadedFile("v.jsonl", line)},
+        )
+    job = ImportJob.objects.get(dataset=dataset)
+    assert reply.status_code == 302 and reply["Location"] == f"/imports/{job.pk}/"
+    job.refresh_from_db()
+    assert (job.kind, job.status, job.imported) == ("verdicts", "succeeded", 1)
+    page = client.get(reverse("judging:dataset_judging", args=[dataset.pk])).content.decode()
+    assert f'href="/imports/{job.pk}/"' in page and "v.jsonl" in page
+    missing = client.post(url, {"kind": "responses", "format": "jsonl"})
+    assert missing.status_code == 400 and 'id="upload-form"' in missing.content.decode()
+    member = login(annotator)
+    assert (
+        'id="upload-form"'
+        not in member.get(reverse("judging:dataset_judging", args=[dataset.pk])).content.decode()
+    )
+    assert member.post(url, {"kind": "responses"}).status_code == 403
+    assert ImportJob.objects.count() == 1
+
+
+def _running_job_with_an_error(task: str = "mmooc_scoring") -> JudgeJob:
+    """A running job of one judge with one verdict and one failed call so far."""
+    dataset = mmooc_dataset()
+    (first, second) = bulk_responses(bulk_samples(dataset, 2), ["m"])
+    judge = JudgeFactory.create(name="flaky")
+    job = JudgeJob.objects.create(
+        dataset=dataset, task=task, status="running", total=2, started_at=timezone.now()
+    )
+    JudgeJobJudge.objects.create(job=job, judge=judge, prompt_version="v1")
+    common = {"judge": judge, "task": task, "prompt_version": "v1", "job": job}
+    Verdict.objects.create(sample=first.sample, response=first, answer_score=1, **common)
+    Verdict.objects.create(
+        sample=second.sample,
+        response=second,
+        error_kind="timeout",
+        error="The judge did not answer in time.",
+        **common,
+    )
+    return job
+
+
+def test_a_job_page_shows_failed_calls_and_swaps_cancel_for_links_once_ended(lead: Any) -> None:
+    """While running: Cancel, the failed calls by judge and kind, no result links. Once
+    ended with errors: "Finished with errors", Retry and the leaderboard link, no Cancel."""
+    job = _running_job_with_an_error()
+    client = login(lead)
+    url = reverse("judging:job_detail", args=[job.pk])
+    page = client.get(url).content.decode()
+    assert 'id="job-cancel"' in page and "The judge did not answer in time." in page
+    assert "hidden" in page[page.index('id="job-links"') :].split(">", 1)[0]
+    assert "hidden" in page[page.index('id="job-retry"') :].split(">", 1)[0]
+    assert "<td>flaky</td>" in page and "<td>timeout</td>" in page
+    services.judge_job_end(job=job)
+    job.refresh_from_db()
+    assert job.status == "with_errors" and job.message.startswith("1 of 2 calls failed")
+    page = client.get(url).content.decode()
+    assert 'id="job-cancel"' not in page and "Finished with errors" in page
+    assert "hidden" not in page[page.index('id="job-links"') :].split(">", 1)[0]
+    assert reverse("judging:leaderboard", args=[job.dataset_id]) in page
+    retry_form = page[page.index('id="job-retry"') :].split(">", 1)[0]
+    assert 'data-when="ended"' in retry_form
+    assert "hidden" not in retry_form
+
+
+def test_an_answerability_job_links_to_the_samples_judges_disagree_on(lead: Any) -> None:
+    """A finished answerability job leads to the dataset's samples flagged by the judges."""
+    job = _running_job_with_an_error(task="answerability")
+    JudgeJob.objects.filter(pk=job.pk).update(status="succeeded")
+    page = login(lead).get(reverse("judging:job_detail", args=[job.pk])).content.decode()
+    link = reverse("annotation:sample_list", args=[job.dataset_id]) + "?judges_disagree=true"
+    assert link in page
+
+
+def test_the_jobs_page_lists_failed_calls_per_judge_and_kind(lead: Any) -> None:
+    """The dataset's job list shows each job's failed calls by judge and kind."""
+    job = _running_job_with_an_error()
+    page = login(lead).get(reverse("judging:dataset_judging", args=[job.dataset_id]))
+    text = " ".join(page.content.decode().split())
+    assert "flaky: timeout 1" in text

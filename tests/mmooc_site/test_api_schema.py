@@ -21,6 +21,7 @@ from annotation.imports import services as import_services
 from annotation.models import ImportSourceKind, Sample, SampleBulkJob, SampleStatus
 from annotation.snapshots import services as snapshot_services
 from judging import services as judging_services
+from judging.models import JudgeCheck
 from review import services as review_services
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
@@ -60,7 +61,9 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
         params={"filter": "", "ids": [sample.pk], "priority": 1, "reason": ""},
         selected=1,
     )
+    check = JudgeCheck.objects.create(judge=rule_judge())
     return {
+        "check_id": check.pk,
         "dataset_id": dataset.pk,
         "sample_id": sample.pk,
         "audit_set_id": audit_set.pk,

@@ -27,7 +27,7 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -61,6 +61,8 @@ class RequestRecord:
     body: dict[str, Any] | None
     status: int | None = None
     responded_at: float | None = None
+    # A judge's test call (header X-Judge-Probe), which scripted faults leave alone.
+    probe: bool = False
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
@@ -114,6 +116,8 @@ class FakeOpenAI:
         retry_after: float = 1.0,
         hang_s: float = 30.0,
         model: str = "fake-judge",
+        known_models: Collection[str] | None = None,
+        probe_fault: str | None = None,
     ) -> None:
         unknown = set(fault_rates or {}) - set(FAULT_KINDS)
         if unknown:
@@ -126,6 +130,10 @@ class FakeOpenAI:
         self.retry_after = retry_after
         self.hang_s = hang_s
         self.model = model
+        # None serves any model; else others get OpenAI's 404 "model_not_found".
+        self.known_models = None if known_models is None else set(known_models)
+        # Judges' test calls (probes) get this fault, never the queued or random ones.
+        self.probe_fault = probe_fault
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._in_flight: Counter[str] = Counter()
@@ -222,8 +230,12 @@ class FakeOpenAI:
             return list(self._records)
 
     def chat_records(self) -> list[RequestRecord]:
-        """Snapshot of the chat-completions requests only."""
-        return [r for r in self.records if r.path.endswith("/chat/completions")]
+        """Snapshot of the chat-completions requests only (judges' test calls left out)."""
+        return [r for r in self.records if r.path.endswith("/chat/completions") and not r.probe]
+
+    def probe_records(self) -> list[RequestRecord]:
+        """Snapshot of the judges' test calls."""
+        return [r for r in self.records if r.probe]
 
     def success_counts(self) -> Counter[str]:
         """Successful (200, valid JSON body) replies per prompt hash."""
@@ -232,6 +244,11 @@ class FakeOpenAI:
             for r in self.chat_records()
             if r.status == 200 and r.fault not in {"truncated", "invalid_body"} and r.prompt_hash
         )
+
+    def fault_counts(self) -> dict[str, int]:
+        """Chat requests per fault kind ("ok" for none): a benchmark's count of what it faced."""
+        counts = Counter((r.fault or "ok").partition(":")[0] for r in self.chat_records())
+        return dict(counts)
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RequestRecord]:
         """Block until `count` chat requests have arrived (a condition, not a sleep)."""
@@ -261,7 +278,7 @@ class FakeOpenAI:
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
                 keep_alive = await self._dispatch(
-                    method, target.split("?")[0], headers, body, writer
+                    method, target.split("?")[0], headers, body, writer, reader
                 )
                 if not keep_alive or headers.get("connection", "").lower() == "close":
                     break
@@ -321,11 +338,16 @@ class FakeOpenAI:
         headers: Mapping[str, str],
         body: bytes,
         writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
         if method == "GET" and path.rstrip("/").endswith("/fake/stats"):
             self._record(record)
-            stats = {"max_in_flight": dict(self.max_in_flight), "requests": len(self._records)}
+            stats = {
+                "max_in_flight": dict(self.max_in_flight),
+                "requests": len(self._records),
+                "faults": self.fault_counts(),
+            }
             await self._reply(record, writer, 200, stats)
             return True
         if method == "GET" and path.rstrip("/").endswith("/models"):
@@ -345,22 +367,32 @@ class FakeOpenAI:
             return True
         record.body = request
         record.prompt_hash = hash_prompt(request)
-        record.fault = self._next_fault(headers)
+        record.probe = headers.get("x-judge-probe") == "1"
+        record.fault = self.probe_fault if record.probe else self._next_fault(headers)
         self._record(record)
         # Concurrent requests per model: lets a benchmark prove a judge's cap held.
         model = str(request.get("model", ""))
+        if self.known_models is not None and model not in self.known_models:
+            error = _error(f"The model `{model}` does not exist", "invalid_request_error")
+            error["error"]["code"] = "model_not_found"
+            await self._reply(record, writer, 404, error)
+            return True
         self._in_flight[model] += 1
         self.max_in_flight[model] = max(self.max_in_flight[model], self._in_flight[model])
         try:
             latency = float(headers.get("x-fake-latency", self.latency))
             if latency > 0:
                 await asyncio.sleep(latency)
-            return await self._answer(record, request, writer)
+            return await self._answer(record, request, writer, reader)
         finally:
             self._in_flight[model] -= 1
 
     async def _answer(
-        self, record: RequestRecord, request: dict[str, Any], writer: asyncio.StreamWriter
+        self,
+        record: RequestRecord,
+        request: dict[str, Any],
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader | None = None,
     ) -> bool:
         kind, _, argument = (record.fault or "").partition(":")
         if kind == "error_500":
@@ -377,7 +409,11 @@ class FakeOpenAI:
         elif kind == "bad_request":
             await self._reply(record, writer, 400, _error("fake bad request", "invalid_request"))
         elif kind == "hang":
-            await asyncio.sleep(float(argument) if argument else self.hang_s)
+            # Until hang_s passes or the client gives up (closes): a request abandoned by its
+            # client no longer counts as in flight.
+            deadline = time.monotonic() + (float(argument) if argument else self.hang_s)
+            while time.monotonic() < deadline and not (reader and reader.at_eof()):
+                await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
             return False
         elif kind == "truncated":
             payload = json.dumps(self._completion(request, record)).encode()
@@ -460,6 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--retry-after", type=float, default=1.0)
+    parser.add_argument("--hang-s", type=float, default=30.0)
     parser.add_argument(
         "--fault-rate", action="append", default=[], metavar="KIND=RATE", help="e.g. error_500=0.1"
     )
@@ -474,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
         fault_rates=rates,
         seed=args.seed,
         retry_after=args.retry_after,
+        hang_s=args.hang_s,
     )
     with server:
         print(f"fake OpenAI server at {server.base_url}", flush=True)

@@ -1,0 +1,216 @@
+"""The life of an import job of any kind: an uploaded file stored for a worker, the job queued
+for its kind's task, its end (failed when every row was rejected), cancel, retry and the sweep
+that resumes jobs whose worker died (``core.jobs``).
+
+Samples are imported by ``annotation.imports.services``; the judging app runs its own kinds
+(model responses, verdicts) on the same job rows through these functions.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+from django.utils.translation import gettext as _
+
+from annotation.imports.kinds import import_kind_spec, import_kinds
+from annotation.imports.pipeline import Counts
+from annotation.models import (
+    Dataset,
+    ImportJob,
+    ImportJobStatus,
+    ImportRowError,
+    ImportSourceKind,
+)
+from core.jobs import (
+    ACTIVE,
+    RETRYABLE,
+    Claim,
+    JobStatus,
+    SweepResult,
+    job_enqueue,
+    job_finish,
+    job_retry_fields,
+    job_sweep,
+)
+from core.tasks import enqueue
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.core.files import File
+
+
+def import_job_enqueue(job_id: int, kind: str) -> None:
+    """Send the task of a committed job (it stays queued, with a note, while the broker is
+    down; the sweep sends it later)."""
+    task = import_kind_spec(kind).task
+    job_enqueue(ImportJob, job_id, lambda: enqueue(task, job_id))
+
+
+def import_dataset_check_open(dataset: Dataset) -> None:
+    if dataset.archived:
+        raise ValidationError(
+            _("“%(name)s” is archived: nothing can be imported into it.") % {"name": dataset.name},
+            code="archived",
+        )
+
+
+def import_upload_store(upload: File[Any] | None) -> tuple[str, str]:
+    """Keep an uploaded file where a worker can read it: (storage name, file name)."""
+    if upload is None or not upload.name:
+        raise ValidationError(_("Choose a file to upload."), code="no_file")
+    if upload.size is not None and upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
+        raise ValidationError(
+            _("The file is %(size)s bytes, more than the limit of %(limit)s bytes.")
+            % {"size": upload.size, "limit": settings.IMPORT_MAX_UPLOAD_BYTES},
+            code="too_big",
+        )
+    source_name = Path(upload.name).name
+    stored = f"imports/{uuid.uuid4().hex}/{get_valid_filename(source_name) or 'upload'}"
+    return default_storage.save(stored, upload), source_name
+
+
+@transaction.atomic
+def import_upload_job_create(
+    *,
+    dataset: Dataset,
+    kind: str,
+    format: str,
+    upload: File[Any] | None,
+    options: dict[str, str] | None = None,
+    created_by: User | None = None,
+) -> ImportJob:
+    """Record the import of an uploaded file (or zip) of ``kind`` and queue it on commit.
+
+    The caller checks the format and options its kind understands; the request only stores
+    the file, however large: every row is read by a worker.
+    """
+    import_dataset_check_open(dataset)
+    source, source_name = import_upload_store(upload)
+    job = ImportJob.objects.create(
+        dataset=dataset,
+        kind=kind,
+        created_by=created_by,
+        source_kind=ImportSourceKind.UPLOAD,
+        source=source,
+        source_name=source_name[:300],
+        format=format,
+        options={k: str(v) for k, v in (options or {}).items() if v},
+    )
+    transaction.on_commit(lambda: import_job_enqueue(job.pk, kind))
+    return job
+
+
+def import_job_finish(claim: Claim, *, counts: Counts | None, status: str, message: str) -> None:
+    """End a claimed job with its counts (unless it was cancelled or taken over meanwhile)."""
+    fields: dict[str, Any] = {}
+    if counts is not None:
+        fields = {
+            "rows_done": counts.rows_done,
+            "imported": counts.imported,
+            "unchanged": counts.unchanged,
+            "updated": counts.updated,
+            "rejected": counts.rejected,
+        }
+    job_finish(claim, status=status, message=message, **fields)
+
+
+def import_job_conclude(claim: Claim, *, counts: Counts, summary: str) -> bool:
+    """End a job that read its whole source: failed when every row was rejected, succeeded
+    with errors when some were, succeeded otherwise. True unless it failed."""
+    kept = counts.imported + counts.unchanged + counts.updated
+    if counts.rejected and not kept:
+        message = summary + " " + _("Every row was rejected: nothing was imported.")
+        import_job_finish(claim, counts=counts, status=ImportJobStatus.FAILED, message=message)
+        return False
+    status = ImportJobStatus.SUCCEEDED_WITH_ERRORS if counts.rejected else ImportJobStatus.SUCCEEDED
+    import_job_finish(claim, counts=counts, status=status, message=summary)
+    return True
+
+
+def import_job_counts(job: ImportJob) -> Counts:
+    """The counts a job's earlier attempts committed (a resumed job goes on from them)."""
+    return Counts(
+        rows_done=job.rows_done,
+        imported=job.imported,
+        unchanged=job.unchanged,
+        updated=job.updated,
+        rejected=job.rejected,
+    )
+
+
+def import_job_cancel(*, job: ImportJob, by: User | None = None) -> ImportJob:
+    """End a queued or running import at once; the rows it already stored stay.
+
+    A worker still running it stops at its next chunk without storing that chunk.
+    """
+    name = by.get_username() if by is not None else ""
+    message = (
+        _("Cancelled by %(user)s after %(rows)s rows; the rows imported so far stay.")
+        if name
+        else _("Cancelled after %(rows)s rows; the rows imported so far stay.")
+    )
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status not in ACTIVE:
+            raise ValidationError(_("The import has already ended."), code="ended")
+        locked.status = JobStatus.CANCELLED
+        locked.finished_at = timezone.now()
+        locked.message = message % {"user": name, "rows": locked.rows_done}
+        locked.save(update_fields=["status", "finished_at", "message"])
+    job.refresh_from_db()
+    return job
+
+
+def import_job_retry(*, job: ImportJob) -> ImportJob:
+    """Run a failed or cancelled import again from its first row (stored rows stay unchanged)."""
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status not in RETRYABLE:
+            raise ValidationError(
+                _("Only a failed or cancelled import can be retried."), code="not_ended"
+            )
+        if locked.source_kind == ImportSourceKind.UPLOAD and not default_storage.exists(
+            locked.source
+        ):
+            raise ValidationError(
+                _("The uploaded file is no longer stored; upload it again."), code="no_upload"
+            )
+        ImportRowError.objects.filter(job=locked).delete()
+        ImportJob.objects.filter(pk=locked.pk).update(
+            **job_retry_fields(),
+            total_rows=None,
+            rows_done=0,
+            imported=0,
+            unchanged=0,
+            updated=0,
+            rejected=0,
+            started_at=None,
+            finished_at=None,
+        )
+        transaction.on_commit(lambda: import_job_enqueue(locked.pk, locked.kind))
+    job.refresh_from_db()
+    return job
+
+
+def import_jobs_sweep() -> SweepResult:
+    """Resume imports of every kind whose worker died, and send again those whose message was
+    lost, each to its kind's task."""
+    result = SweepResult()
+    for kind, spec in import_kinds().items():
+        swept = job_sweep(
+            ImportJob,
+            queryset=ImportJob.objects.filter(kind=kind),
+            send=lambda job_id, task=spec.task: enqueue(task, job_id),  # type: ignore[misc]
+        )
+        result.requeued += swept.requeued
+        result.failed += swept.failed
+        result.resent += swept.resent
+    return result

@@ -1,0 +1,200 @@
+"""Reading an import's rows, checked, in chunks: in a second process for large sources.
+
+Parsing, the row checks (shapes, taxonomy) and the full decode of every embedded media file
+cost more per row than storing the row does. For a large source they run in a forked reader
+process that hands checked chunks to the importing process through a pipe, so that
+reading chunk n + 1 overlaps storing chunk n and both cores work; the database writes stay in
+the one importing process, in source order. The reader only reads: it never touches the
+database or the storage, and it stops when the importing process goes away.
+
+What the reader found is advice the importing process takes as given: the problems of each
+row, and for each embedded media file its hash and the asset fields (or the reason it cannot
+be used). Media given by path (a folder, a zip, S3) are read and decoded by the importing
+process, which owns the source.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext as _
+
+from annotation.formats.records import ParsedSample, RowError
+from annotation.formats.validate import TaxonomyView, is_trimodal, validate_sample
+from annotation.imports.checks import shape_problems
+from annotation.imports.media import inspect
+from annotation.media_checks import MediaError, sha256_hex
+from annotation.models import DatasetKind
+
+# Sources with fewer rows are read in the importing process (a fork costs more than it saves).
+PARALLEL_MIN_ROWS = 2_000
+
+
+@dataclass
+class Inspected:
+    """An embedded media file, decoded as ``role``: the asset fields, or why they cannot be."""
+
+    role: str
+    fields: dict[str, Any] | None
+    problem: str = ""
+
+
+@dataclass
+class Chunk:
+    """Rows of the source in order, with the problems found per row and the decoded media."""
+
+    items: list[ParsedSample | RowError] = field(default_factory=list)
+    # Per item (None for a RowError): the shape, kind and taxonomy problems of the row.
+    problems: list[list[str] | None] = field(default_factory=list)
+    # sha256 -> what decoding the file found, for the files embedded in these rows.
+    media: dict[str, Inspected] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RowChecker:
+    """The checks of a parsed row that need neither the database nor other rows."""
+
+    trimodal_dataset: bool
+    taxonomy: TaxonomyView
+
+    @classmethod
+    def for_dataset(cls, kind: str, taxonomy: TaxonomyView) -> RowChecker:
+        return cls(kind == DatasetKind.TRIMODAL, taxonomy)
+
+    def problems(self, parsed: ParsedSample) -> list[str]:
+        problems = shape_problems(parsed)
+        if problems:
+            return problems
+        trimodal = is_trimodal(parsed)
+        if trimodal != self.trimodal_dataset:
+            problems.append(
+                _("this row is a tri-modal scenario, but the dataset holds image-question samples")
+                if trimodal
+                else _(
+                    "this row is an image-question sample, "
+                    "but the dataset holds tri-modal scenarios"
+                )
+            )
+        return problems + validate_sample(parsed, self.taxonomy)
+
+
+def _inspect(role: str, data: bytes) -> Inspected:
+    try:
+        return Inspected(role, inspect(role, data))
+    except MediaError as exc:
+        return Inspected(role, None, exc.message)
+
+
+def checked_chunks(
+    rows: Iterable[ParsedSample | RowError], checker: RowChecker, size: int, *, skip_media: int
+) -> Iterator[Chunk]:
+    """The rows in chunks of ``size``, checked; media of the first ``skip_media`` rows (those
+    an earlier attempt stored) are hashed but not decoded again."""
+    chunk = Chunk()
+    for seen, item in enumerate(rows, 1):
+        chunk.items.append(item)
+        if isinstance(item, RowError):
+            chunk.problems.append(None)
+        else:
+            chunk.problems.append(checker.problems(item))
+            if seen > skip_media:
+                for ref in item.media:
+                    if ref.data is not None and ref.problem is None:
+                        sha = sha256_hex(ref.data)
+                        if sha not in chunk.media:
+                            chunk.media[sha] = _inspect(ref.role, ref.data)
+        if len(chunk.items) == size:
+            yield chunk
+            chunk = Chunk()
+    if chunk.items:
+        yield chunk
+
+
+def _produce(
+    out: int, rows: Callable[[], Iterable[ParsedSample | RowError]], args: tuple[Any, ...]
+) -> None:
+    """The reader process: each chunk, then ("end", None) or ("error", the exception), each
+    pickled behind its length. A full pipe blocks it (so it stays at most a chunk or two
+    ahead); a closed one (the importing process ended) ends it."""
+
+    def send(kind: str, payload: object) -> None:
+        data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
+        with memoryview(len(data).to_bytes(8, "little") + data) as view:
+            sent = 0
+            while sent < len(view):
+                sent += os.write(out, view[sent:])
+
+    try:
+        for chunk in checked_chunks(rows(), *args[:2], skip_media=args[2]):
+            send("chunk", chunk)
+    except BrokenPipeError:
+        return
+    except BaseException as exc:
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            exc = RuntimeError(repr(exc))
+        send("error", exc)
+    else:
+        send("end", None)
+
+
+def _receive(handle: Any) -> tuple[str, Any]:
+    size = handle.read(8)
+    if len(size) < 8:
+        raise RuntimeError("the import reader process ended unexpectedly")
+    data = handle.read(int.from_bytes(size, "little"))
+    message: tuple[str, Any] = pickle.loads(data)  # noqa: S301 (written by this process's fork)
+    return message
+
+
+def read_checked(
+    rows: Callable[[], Iterable[ParsedSample | RowError]],
+    checker: RowChecker,
+    size: int,
+    *,
+    skip_media: int = 0,
+    parallel: bool,
+) -> Generator[Chunk, None, None]:
+    """The checked chunks of ``rows()``; read by a forked process when ``parallel``.
+
+    A problem with the whole source is raised after the chunks before it, as when reading
+    in-process. Closing the iterator stops the reader; so does the end of this process.
+    (A plain fork, not multiprocessing: a Celery pool process may not start children.)
+    """
+    if not parallel:
+        yield from checked_chunks(rows(), checker, size, skip_media=skip_media)
+        return
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the reader: never returns into the caller's code
+        status = 0
+        try:
+            os.close(read_end)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            _produce(write_end, rows, (checker, size, skip_media))
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as handle:
+            while True:
+                kind, payload = _receive(handle)
+                if kind == "chunk":
+                    yield payload
+                elif kind == "error":
+                    raise payload
+                else:
+                    return
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)

@@ -1,0 +1,132 @@
+"""Inserting many new rows of one model fast: PostgreSQL COPY, ``bulk_create`` elsewhere.
+
+``bulk_create`` on PostgreSQL composes one statement whose every value psycopg quotes in
+Python (client-side binding): for tens of thousands of wide rows that costs more than the
+database's own work. ``rows_insert`` takes plain dicts (attribute name -> value, the model's
+defaults filling what is missing), reserves the primary keys with one ``nextval`` query and
+streams the rows with ``COPY``, which psycopg encodes in C. It runs inside the caller's
+transaction, so a failure leaves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import connection, models
+from django.utils import timezone
+
+
+def _columns(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    pk = model._meta.pk
+    return [f for f in model._meta.concrete_fields if f is not pk]
+
+
+def _is_json(field: models.Field[Any, Any]) -> bool:
+    return isinstance(field, models.JSONField)
+
+
+def _encoder(field: models.Field[Any, Any]) -> Any:
+    return getattr(field, "encoder", None)
+
+
+def _default(field: models.Field[Any, Any], now: Any) -> Any:
+    """The value stored for a field the row does not give (as bulk_create would store it)."""
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return now
+    value = field.get_default()
+    if _is_json(field) and value is not None:
+        return json.dumps(value, cls=_encoder(field))
+    return value
+
+
+def _reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    pk = model._meta.pk
+    assert pk is not None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [model._meta.db_table, pk.column, count],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _copy(table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    quote = connection.ops.quote_name
+    statement = f"COPY {quote(table)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+    with connection.cursor() as cursor:
+        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
+        with raw.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def _tuples(
+    model: type[models.Model], rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[str], list[list[Any]]]:
+    """The columns and each row's values in COPY's order, defaults and JSON text filled in."""
+    fields = _columns(model)
+    now = timezone.now()
+    defaults = {f.attname: _default(f, now) for f in fields}
+    names = [f.attname for f in fields]
+    json_fields = [(f.attname, _encoder(f)) for f in fields if _is_json(f)]
+    timed = [f.attname for f in fields if getattr(f, "auto_now", False)]
+    values: list[list[Any]] = []
+    for row in rows:
+        full = {**defaults, **row}
+        for name in timed:  # auto_now fields take the time of the write, as save() does
+            full[name] = now
+        for name, encoder in json_fields:
+            if name in row and full[name] is not None:
+                full[name] = json.dumps(full[name], cls=encoder)
+        values.append([full[name] for name in names])
+    return [f.column for f in fields], values
+
+
+def rows_insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> list[int]:
+    """Insert new rows given as {attname: value}; return their primary keys in order."""
+    if not rows:
+        return []
+    if connection.vendor != "postgresql":
+        created = model._default_manager.bulk_create(model(**row) for row in rows)
+        return [obj.pk for obj in created]
+    columns, values = _tuples(model, rows)
+    ids = _reserve_ids(model, len(values))
+    pk = model._meta.pk
+    assert pk is not None
+    _copy(
+        model._meta.db_table,
+        [pk.column, *columns],
+        [[pk_value, *row] for pk_value, row in zip(ids, values, strict=True)],
+    )
+    return ids
+
+
+def rows_insert_new(
+    model: type[models.Model], rows: Sequence[Mapping[str, Any]], *, unique: str
+) -> None:
+    """Insert rows, skipping any whose ``unique`` column is taken already (by a concurrent
+    writer): COPY into a temporary table, then one INSERT … ON CONFLICT DO NOTHING."""
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        model._default_manager.bulk_create((model(**row) for row in rows), ignore_conflicts=True)
+        return
+    columns, values = _tuples(model, rows)
+    quote = connection.ops.quote_name
+    table, staging = model._meta.db_table, f"staging_{model._meta.db_table}"
+    listed = ", ".join(quote(c) for c in columns)
+    # Only the model's own table and column names, quoted, are put into the statements.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {quote(staging)} ON COMMIT DROP AS "  # noqa: S608
+            f"SELECT {listed} FROM {quote(table)} WITH NO DATA"
+        )
+    _copy(staging, columns, values)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(table)} ({listed}) SELECT {listed} "  # noqa: S608
+            f"FROM {quote(staging)} ON CONFLICT ({quote(unique)}) DO NOTHING"
+        )
+        cursor.execute(f"DROP TABLE {quote(staging)}")

@@ -1,0 +1,1 @@
+"""Uploads of model responses and verdicts, run as background import jobs."""

@@ -1,0 +1,282 @@
+"""Imports of model responses and of verdicts made elsewhere, as background jobs.
+
+They run on annotation's import jobs (kinds ``responses`` and ``verdicts``): the same page
+with live progress, rejected rows and their CSV, cancel, retry and recovery. A request only
+stores the upload; a worker reads it in chunks, each stored with its rejected rows and the
+job's counts in one transaction fenced by the worker's claim, so a job records how far it
+got. A resumed job reads its committed rows again without storing them; a retried one runs
+from the first row, and rows already stored count as unchanged, never twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.formats.records import FormatError, ParsedResponse, RowError
+from annotation.formats.responses import model_from_filename
+from annotation.formats.textio import iter_json_objects, read_json_document
+from annotation.imports.jobs import (
+    import_job_conclude,
+    import_job_counts,
+    import_job_finish,
+    import_upload_job_create,
+)
+from annotation.imports.pipeline import Counts
+from annotation.imports.sources import SourceError
+from annotation.imports.uploads import open_upload_files
+from annotation.models import Dataset, ImportJob, ImportKind, ImportRowError
+from core.jobs import Claim, Heartbeat, JobStatus, JobStopped, job_claim, job_heartbeat
+from judging.audit import computations
+from judging.models import Judge
+from judging.services.responses import (
+    RESPONSE_FORMATS,
+    ImportSummary,
+    response_import_batch,
+    response_reader,
+)
+from judging.services.verdicts import verdict_import_record
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.core.files import File
+
+logger = logging.getLogger(__name__)
+
+CHUNK_ROWS = 1000
+VERDICT_FORMATS = ("jsonl",)
+SUFFIXES = {"jsonl": (".jsonl", ".json"), "logicvista": (".json",)}
+
+Row = TypeVar("Row")
+
+
+def response_upload_create(
+    *,
+    dataset: Dataset,
+    format: str,
+    upload: File[Any] | None,
+    model: str = "",
+    created_by: User | None = None,
+) -> ImportJob:
+    """Queue the import of an uploaded response file, or a zip of them; the job is returned
+    at once and a worker imports it."""
+    if format not in RESPONSE_FORMATS:
+        raise ValidationError(
+            _("Unknown response format “%(format)s” (known: %(known)s).")
+            % {"format": format, "known": ", ".join(RESPONSE_FORMATS)},
+            code="bad_format",
+        )
+    return import_upload_job_create(
+        dataset=dataset,
+        kind=ImportKind.RESPONSES,
+        format=format,
+        upload=upload,
+        options={"model": model.strip()},
+        created_by=created_by,
+    )
+
+
+def verdict_upload_create(
+    *, dataset: Dataset, upload: File[Any] | None, created_by: User | None = None
+) -> ImportJob:
+    """Queue the import of an uploaded verdict file (JSON lines), or a zip of them."""
+    return import_upload_job_create(
+        dataset=dataset,
+        kind=ImportKind.VERDICTS,
+        format="jsonl",
+        upload=upload,
+        created_by=created_by,
+    )
+
+
+def _count(path: Path, format: str) -> int:
+    if format == "logicvista":
+        document = read_json_document(path)
+        return len(document) if isinstance(document, dict) else 0
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+@contextmanager
+def _file_named(name: str | None) -> Iterator[None]:
+    """Name the file in a whole-file error of one file among several."""
+    try:
+        yield
+    except FormatError as exc:
+        raise FormatError(f"{name}: {exc.message}" if name else exc.message) from exc
+
+
+class _ChunkedRun:
+    """Stores a job's rows chunk by chunk; rows an earlier attempt committed are replayed."""
+
+    def __init__(self, job: ImportJob, claim: Claim, heartbeat: Heartbeat) -> None:
+        self.job, self.claim, self.heartbeat = job, claim, heartbeat
+        self.counts = import_job_counts(job)
+        self.committed = self.counts.rows_done
+        self.read = 0
+        self.notes: list[str] = []
+        self.name: str | None = None
+
+    def run(
+        self,
+        rows: Iterable[Row],
+        store: Callable[[list[Row], ImportSummary], None],
+        replay: Callable[[list[Row]], None] = lambda rows: None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        """Store the rows of one file (``name`` given when it is one of several, to name it
+        in its rejected rows), going on from where the job's rows stand."""
+        self.name = name
+        iterator = iter(rows)
+        while chunk := list(islice(iterator, CHUNK_ROWS)):
+            self.heartbeat.beat()
+            if self.read + len(chunk) <= self.committed:
+                self.read += len(chunk)
+                replay(chunk)
+                continue
+            skip = max(0, self.committed - self.read)
+            replay(chunk[:skip])
+            self.read += len(chunk)
+            self._store(chunk[skip:], store)
+
+    def _store(self, chunk: list[Row], store: Callable[[list[Row], ImportSummary], None]) -> None:
+        summary = ImportSummary()
+        with transaction.atomic():
+            store(chunk, summary)
+            prefix = f"{self.name}: " if self.name else ""
+            ImportRowError.objects.bulk_create(
+                ImportRowError(
+                    job=self.job,
+                    row=e.row,
+                    external_id=e.external_id[:200],
+                    message=prefix + e.message,
+                )
+                for e in summary.rejected
+            )
+            counts = self.counts
+            counts.rows_done += len(chunk)
+            counts.imported += summary.imported
+            counts.unchanged += summary.unchanged
+            counts.updated += summary.updated
+            counts.rejected += len(summary.rejected)
+            if not self.claim.mine().update(
+                rows_done=counts.rows_done,
+                imported=counts.imported,
+                unchanged=counts.unchanged,
+                updated=counts.updated,
+                rejected=counts.rejected,
+                heartbeat_at=timezone.now(),
+            ):
+                raise JobStopped
+        self.notes += summary.notes
+
+
+def _import_responses(job: ImportJob, files: list[tuple[str, Path]], run: _ChunkedRun) -> None:
+    seen: set[tuple[str, str]] = set()
+
+    def replay(rows: list[ParsedResponse | RowError]) -> None:
+        seen.update((r.external_id, r.model) for r in rows if isinstance(r, ParsedResponse))
+
+    def store(rows: list[ParsedResponse | RowError], summary: ImportSummary) -> None:
+        response_import_batch(job.dataset, rows, summary, seen)
+
+    model = str(job.options.get("model", ""))
+    several = len(files) > 1
+    for name, path in files:
+        with _file_named(name if several else None):
+            rows = response_reader(path, job.format, model or model_from_filename(name))
+            run.run(rows, store, replay, name=name if several else None)
+
+
+def _import_verdicts(job: ImportJob, files: list[tuple[str, Path]], run: _ChunkedRun) -> None:
+    judges: dict[str, Judge] = {}
+
+    def store(rows: list[tuple[int, Any]], summary: ImportSummary) -> None:
+        for row, record in rows:
+            verdict_import_record(
+                dataset=job.dataset, row=row, record=record, judges=judges, summary=summary
+            )
+
+    several = len(files) > 1
+    for name, path in files:
+        with _file_named(name if several else None):
+            run.run(iter_json_objects(path), store, name=name if several else None)
+
+
+def _summary(counts: Counts, notes: list[str]) -> str:
+    text = _(
+        "%(imported)s imported, %(unchanged)s unchanged, %(updated)s updated, "
+        "%(rejected)s rejected."
+    ) % {
+        "imported": counts.imported,
+        "unchanged": counts.unchanged,
+        "updated": counts.updated,
+        "rejected": counts.rejected,
+    }
+    return " ".join([text, *dict.fromkeys(notes)])
+
+
+def judging_import_job_run(*, job_id: int) -> ImportJob | None:
+    """Run (or resume) a response or verdict import job to its end; a job that has ended, or
+    that another worker runs, is left alone. A file that cannot be read as a whole fails the
+    job with the reason; a bad row is recorded and skipped; a cancel stops it at its next
+    chunk."""
+    claim = job_claim(ImportJob, job_id)
+    if claim is None:
+        return ImportJob.objects.filter(pk=job_id).first()
+    job = ImportJob.objects.select_related("dataset").get(pk=job_id)
+    if job.started_at is None:
+        ImportJob.objects.filter(pk=job.pk).update(started_at=timezone.now())
+    suffixes = SUFFIXES.get(job.format, (".jsonl", ".json"))
+    run: _ChunkedRun | None = None
+    succeeded = False
+    try:
+        with job_heartbeat(claim) as heartbeat, open_upload_files(job, suffixes) as files:
+            heartbeat.beat(total_rows=sum(_count(path, job.format) for _name, path in files))
+            run = _ChunkedRun(job, claim, heartbeat)
+            if job.kind == ImportKind.VERDICTS:
+                _import_verdicts(job, files, run)
+            else:
+                _import_responses(job, files, run)
+    except JobStopped:
+        logger.info("import job %s was cancelled or taken over", job.pk)
+    except (FormatError, SourceError) as exc:
+        message = exc.message
+        if run is not None and run.counts.rows_done:
+            message += " " + _(
+                "The %(done)s rows before the problem were processed; importing the corrected "
+                "file again leaves them unchanged."
+            ) % {"done": run.counts.rows_done}
+        counts = None if run is None else run.counts
+        import_job_finish(claim, counts=counts, status=JobStatus.FAILED, message=message)
+    except Exception:
+        logger.exception("import job %s failed", job.pk)
+        import_job_finish(
+            claim,
+            counts=None if run is None else run.counts,
+            status=JobStatus.FAILED,
+            message=_("The import stopped because of an internal error."),
+        )
+    else:
+        assert run is not None
+        summary = _summary(run.counts, run.notes)
+        succeeded = import_job_conclude(claim, counts=run.counts, summary=summary)
+    if run is not None and run.counts.rows_done:
+        # The stored audit figures and strata rest on the responses and verdicts: recount.
+        computations.dataset_figures_request(dataset_id=job.dataset_id)
+    # An upload is kept until its import succeeds, so that a failed one can be retried.
+    if succeeded:
+        default_storage.delete(job.source)
+    job.refresh_from_db()
+    return job

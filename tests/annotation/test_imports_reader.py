@@ -1,0 +1,117 @@
+"""The reader of an import (annotation.imports.reader): the same outcome whether the rows are
+parsed, checked and decoded in the importing process or in a forked reader process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotation.formats.records import FormatError, ParsedSample, RowError
+from annotation.formats.validate import TaxonomyView
+from annotation.imports import reader
+from annotation.imports.pipeline import CHUNK_ROWS
+from annotation.models import ImportRowError, Sample
+from tests.annotation.test_imports_services import (
+    b64,
+    dataset_for,
+    huge_header_png,
+    image,
+    mmooc_record,
+    run_import,
+    truncated_png,
+    write_lines,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def children() -> set[int]:
+    """The process ids of this process's children."""
+    pid = os.getpid()
+    found: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as handle:
+            found.update(int(p) for p in handle.read().split())
+    return found
+
+
+def mixed_file(tmp_path: Path) -> Path:
+    """A chunk and a half with every kind of bad row: a damaged image, a decompression bomb,
+    a bad question type, an unknown category, a repeated id, broken JSON, and one image
+    shared by two rows."""
+    records: list[Any] = [mmooc_record(n) for n in range(CHUNK_ROWS + CHUNK_ROWS // 2)]
+    records[2] = mmooc_record(2, image=b64(truncated_png()))
+    records[5] = mmooc_record(5, image=b64(huge_header_png()))
+    records[9] = mmooc_record(9, question_type="bogus")
+    records[11] = mmooc_record(11, ooc_type="no_such_category")
+    records[13] = mmooc_record(12)
+    records[17] = "{not json"
+    records[CHUNK_ROWS + 3] = mmooc_record(CHUNK_ROWS + 3, image=b64(image(4)))
+    return write_lines(tmp_path / "mixed.jsonl", records)
+
+
+def outcome(job: Any) -> tuple[Any, ...]:
+    return (
+        job.status,
+        job.imported,
+        job.rejected,
+        sorted(ImportRowError.objects.filter(job=job).values_list("row", "message")),
+        sorted(
+            Sample.objects.filter(dataset=job.dataset).values_list(
+                "external_id", "content_hash", "media__sha256"
+            )
+        ),
+    )
+
+
+def test_a_forked_reader_imports_exactly_what_the_importing_process_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same counts, same row errors (in the same words), same samples and media."""
+    path = mixed_file(tmp_path)
+    before = children()  # (a fixture may run a server as a child of the test process)
+    in_process = run_import(dataset_for("mmooc", "mmooc", name="in-process"), "mmooc", path)
+    monkeypatch.setattr(reader, "PARALLEL_MIN_ROWS", 0)
+    forked = run_import(dataset_for("mmooc", "mmooc", name="forked"), "mmooc", path)
+    assert forked.rejected == 6 and forked.imported == CHUNK_ROWS + CHUNK_ROWS // 2 - 6
+    assert outcome(forked) == outcome(in_process)
+    assert children() == before
+
+
+EMPTY_TAXONOMY = TaxonomyView(
+    groups=set(), categories={}, formats=set(), scenarios=set(), safety_categories={}
+)
+
+
+def rows(count: int) -> Any:
+    for n in range(count):
+        yield RowError(n + 1, "", "bad") if n % 2 else ParsedSample(row=n + 1, external_id=str(n))
+
+
+def test_closing_the_chunks_early_ends_the_reader_process() -> None:
+    """An import that stops (a cancel, a crash) leaves no reader process behind."""
+    before = children()
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    chunks = reader.read_checked(lambda: rows(10_000), checker, 10, parallel=True)
+    first = next(chunks)
+    assert [type(item) for item in first.items[:2]] == [ParsedSample, RowError]
+    assert len(first.items) == 10 and len(children() - before) == 1
+    chunks.close()
+    assert children() == before
+
+
+def test_an_error_inside_the_reader_reaches_the_importing_process() -> None:
+    def broken() -> Any:
+        yield from rows(25)
+        raise FormatError("the file ends in the middle of a record")
+
+    before = children()
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    chunks = reader.read_checked(broken, checker, 10, parallel=True)
+    assert len(next(chunks).items) == 10 and len(next(chunks).items) == 10
+    with pytest.raises(FormatError, match="middle of a record"):
+        next(chunks)
+    assert children() == before

@@ -1,0 +1,68 @@
+"""Bulk inserts (core.bulk): COPY on PostgreSQL with the model's defaults, inside the caller's
+transaction."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleRevision
+from core.bulk import rows_insert, rows_insert_new
+
+pytestmark = pytest.mark.django_db
+
+
+def asset_row(sha: str, **fields: object) -> dict[str, object]:
+    return {
+        "sha256": sha,
+        "kind": "image",
+        "file": f"media/{sha}.png",
+        "mime_type": "image/png",
+        "size_bytes": 10,
+        **fields,
+    }
+
+
+def test_rows_get_their_ids_in_order_and_the_model_defaults() -> None:
+    """Missing fields take the model's defaults (JSON lists, auto_now times), given JSON is
+    stored as JSON, and the ids come back in the order of the rows."""
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
+    rows = [
+        {"dataset_id": dataset.pk, "external_id": f"s{n}", "options": [{"label": "A", "text": "é"}]}
+        for n in range(3)
+    ]
+    with CaptureQueriesContext(connection) as captured:
+        ids = rows_insert(Sample, rows)
+    assert len(captured.captured_queries) <= 2  # the ids, then one COPY
+    samples = list(Sample.objects.filter(pk__in=ids).order_by("pk"))
+    assert [s.external_id for s in samples] == ["s0", "s1", "s2"] and ids == sorted(ids)
+    first = samples[0]
+    assert first.options == [{"label": "A", "text": "é"}] and first.generator_models == []
+    assert first.extra == {} and first.revision == 1 and first.status == "imported"
+    assert first.created_at is not None and first.updated_at is not None
+    assert rows_insert(Sample, []) == []
+
+
+def test_a_failed_transaction_leaves_no_row() -> None:
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        ids = rows_insert(Sample, [{"dataset_id": dataset.pk, "external_id": "x"}])
+        rows_insert(SampleRevision, [{"sample_id": ids[0], "number": 1, "source": "import"}])
+        raise RuntimeError
+    assert not Sample.objects.exists() and not SampleRevision.objects.exists()
+
+
+def test_rows_insert_new_skips_rows_whose_unique_value_is_taken() -> None:
+    """A row whose hash another writer stored first is left out; the others go in."""
+    MediaAsset.objects.create(**asset_row("a" * 64, width=1))
+    with transaction.atomic():
+        rows_insert_new(
+            MediaAsset, [asset_row("a" * 64, width=2), asset_row("b" * 64)], unique="sha256"
+        )
+        rows_insert_new(MediaAsset, [asset_row("c" * 64)], unique="sha256")  # twice in one
+    assert dict(MediaAsset.objects.values_list("sha256", "width")) == {
+        "a" * 64: 1,
+        "b" * 64: None,
+        "c" * 64: None,
+    }
