@@ -2,6 +2,7 @@
 importing them. Each app registers its parts from its ``AppConfig.ready()``.
 
 - **Dataset list columns**: review adds each dataset's work left for the reader.
+- **Sample list buttons and sample page panels**: review adds marking samples as gold items.
 - **The review queue**: annotation owns samples and their statuses but may not import review.
   When its services move samples into or out of review (sent to review, taken down, restored,
   re-prioritised, an import that sends its samples on), they tell the queue through this port,
@@ -99,3 +100,63 @@ def samples_reviewed_by(*, dataset: Dataset, username: str) -> QuerySet[Any] | N
 def dataset_has_reviews(*, dataset: Dataset) -> bool:
     """Whether the dataset holds reviews (never, when no review queue is plugged in)."""
     return _queue.has_reviews(dataset=dataset) if _queue is not None else False
+
+
+@dataclass(frozen=True)
+class SampleListButton:
+    """A button of the sample list's bulk form for leads: it posts the form (``ids`` or
+    ``scope=all``, and the filter) to the view named ``url_name`` (given the dataset id)."""
+
+    label: str | Promise
+    url_name: str
+
+
+_sample_list_buttons: list[SampleListButton] = []
+
+
+def sample_list_button_register(button: SampleListButton) -> None:
+    if button not in _sample_list_buttons:
+        _sample_list_buttons.append(button)
+
+
+def sample_list_buttons() -> list[SampleListButton]:
+    return list(_sample_list_buttons)
+
+
+@dataclass(frozen=True)
+class SamplePanel:
+    """A card of the sample page: its template, given ``panel`` (what ``load`` returned), or
+    nothing when ``load`` returns None."""
+
+    template: str
+    load: Callable[..., Any]  # load(*, user, sample) -> context value or None
+
+
+_sample_panels: list[SamplePanel] = []
+
+
+def sample_panel_register(panel: SamplePanel) -> None:
+    if panel not in _sample_panels:
+        _sample_panels.append(panel)
+
+
+def sample_panels(*, user: Any, sample: Any) -> list[tuple[str, Any]]:
+    """The sample page's extra cards: (template, value) for each panel that has one."""
+    loaded = [(panel.template, panel.load(user=user, sample=sample)) for panel in _sample_panels]
+    return [(template, value) for template, value in loaded if value is not None]
+
+
+# Called with the dataset at the end of every import (whether or not its samples were sent to
+# review): review makes the verified samples that the file flagged ``gold`` gold items.
+_import_finished: list[Callable[..., object]] = []
+
+
+def import_finished_register(callback: Callable[..., object]) -> None:
+    """Call ``callback(dataset=…)`` at the end of each import."""
+    if callback not in _import_finished:
+        _import_finished.append(callback)
+
+
+def import_finished(*, dataset: Dataset) -> None:
+    for callback in _import_finished:
+        callback(dataset=dataset)

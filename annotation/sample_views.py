@@ -17,7 +17,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation import selectors, services
+from annotation import extensions, selectors, services
 from annotation.models import Dataset, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
 from annotation.services import bulk_jobs
@@ -61,6 +61,10 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 for direction in ("", "-")
             ],
             "actions": BulkAction.choices,
+            "extra_buttons": [
+                (button.label, reverse(button.url_name, args=[dataset.pk]))
+                for button in extensions.sample_list_buttons()
+            ],
             "is_lead": is_lead(request.user),
             "judge_hints": sees_judge_votes(request.user),
         },

@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from annotation.extensions import samples_reviewed_by
+from annotation.formats.records import GOLD_KEY
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
     Dataset,
@@ -293,6 +294,18 @@ def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True
 def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:
     """Some samples of a dataset, by id, with their dataset."""
     return Sample.objects.filter(dataset=dataset, pk__in=list(sample_ids)).select_related("dataset")
+
+
+def sample_ids_flagged_gold(
+    *, dataset: Dataset, statuses: Iterable[str], sample_ids: Iterable[int] | None = None
+) -> list[int]:
+    """The samples (of these statuses) that an import's ``gold`` key or column flagged."""
+    samples = Sample.objects.filter(
+        dataset=dataset, status__in=list(statuses), extra__contains={GOLD_KEY: True}
+    )
+    if sample_ids is not None:
+        samples = samples.filter(pk__in=list(sample_ids))
+    return list(samples.order_by("pk").values_list("pk", flat=True))
 
 
 def sample_table() -> str:

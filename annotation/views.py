@@ -108,7 +108,12 @@ def sample_detail(request: HttpRequest, sample_id: int) -> HttpResponse:
         (revision, _revision_changes(revision))
         for revision in selectors.sample_history(sample=sample)
     ]
-    return render(request, "annotation/sample_detail.html", {"sample": sample, "history": history})
+    panels = extensions.sample_panels(user=request.user, sample=sample)
+    return render(
+        request,
+        "annotation/sample_detail.html",
+        {"sample": sample, "history": history, "panels": panels},
+    )
 
 
 def _shown(value: Any) -> str:

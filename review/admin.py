@@ -4,19 +4,46 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from review.models import Comment, Draft, Outcome, Review, ReviewSettings, Skip, Slot
+from review.models import (
+    Comment,
+    Draft,
+    GoldAnswer,
+    GoldItem,
+    Outcome,
+    Review,
+    ReviewSettings,
+    Skip,
+    Slot,
+)
 
 
 @admin.register(ReviewSettings)
 class ReviewSettingsAdmin(admin.ModelAdmin[ReviewSettings]):
-    list_display = ["dataset", "overlap", "blind", "show_judge_hints", "lease_seconds"]
+    list_display = [
+        "dataset",
+        "overlap",
+        "blind",
+        "show_judge_hints",
+        "lease_seconds",
+        "gold_rate",
+        "gold_feedback",
+    ]
     list_select_related = ["dataset"]
 
 
 @admin.register(Slot)
 class SlotAdmin(admin.ModelAdmin[Slot]):
-    list_display = ["id", "dataset", "sample", "position", "reviewer", "done", "lease_expires_at"]
-    list_filter = ["done", "dataset"]
+    list_display = [
+        "id",
+        "dataset",
+        "sample",
+        "position",
+        "reviewer",
+        "done",
+        "gold",
+        "lease_expires_at",
+    ]
+    list_filter = ["done", "gold", "dataset"]
     list_select_related = ["dataset", "sample", "reviewer"]
     raw_id_fields = ["sample", "reviewer"]
 
@@ -55,3 +82,19 @@ class OutcomeAdmin(admin.ModelAdmin[Outcome]):
     list_display = ["sample", "status", "agreement", "adjudicated", "decided_at"]
     list_select_related = ["sample"]
     raw_id_fields = ["sample"]
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(admin.ModelAdmin[GoldItem]):
+    list_display = ["sample", "dataset", "attention_check", "created_by", "created_at"]
+    list_filter = ["attention_check", "dataset"]
+    list_select_related = ["sample", "dataset", "created_by"]
+    raw_id_fields = ["sample", "created_by"]
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(admin.ModelAdmin[GoldAnswer]):
+    list_display = ["sample", "reviewer", "decision", "matched", "created_at"]
+    list_filter = ["matched", "dataset"]
+    list_select_related = ["sample", "reviewer"]
+    raw_id_fields = ["gold_item", "slot", "sample", "reviewer"]

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import apis
+from review import apis, gold_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),
@@ -15,6 +15,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "datasets/<int:dataset_id>/review-queue/",
         apis.QueueSyncApi.as_view(),
         name="api_review_queue",
+    ),
+    path(
+        "datasets/<int:dataset_id>/gold/",
+        gold_apis.DatasetGoldApi.as_view(),
+        name="api_review_dataset_gold",
+    ),
+    path(
+        "samples/<int:sample_id>/gold/", gold_apis.SampleGoldApi.as_view(), name="api_review_gold"
     ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
     path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),

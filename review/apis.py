@@ -14,11 +14,11 @@ from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
-from annotation.models import Dataset, Sample
+from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
 from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
-from review.models import Comment, Decision, RejectReason, Review, ReviewSettings
+from review.models import Comment, Decision, RejectReason, ReviewSettings
 
 
 def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
@@ -70,7 +70,8 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
             "id": lease.sample_id,
             "dataset": dataset.pk,
             "external_id": sample["external_id"],
-            "status": sample["status"],
+            # A gold item is shown as any sample in review: reviewers cannot tell it apart.
+            "status": SampleStatus.IN_REVIEW if lease.gold else sample["status"],
             "question": sample["question"],
             "values": {name: sample[name] for name in fields},
             "media": [
@@ -120,7 +121,9 @@ class ClaimApi(APIView):
         return Response(_leased_output(lease, dataset))
 
 
-class ReviewOutput(serializers.Serializer[Review]):
+class ReviewOutput(serializers.Serializer[Any]):
+    """A review, or a gold answer (which has a review's fields and answers alike)."""
+
     # Declared field by field rather than as a ModelSerializer, which rebuilds its fields from
     # the model on every response: this answers every submission.
     id = serializers.IntegerField()
@@ -137,10 +140,23 @@ class ReviewOutput(serializers.Serializer[Review]):
     seconds_spent = serializers.FloatField()
     created_at = serializers.DateTimeField()
     settled_status = serializers.SerializerMethodField()
+    # Only after a gold item, when the dataset's gold feedback is on (else always null).
+    feedback = serializers.SerializerMethodField()
 
-    def get_settled_status(self, review: Review) -> str | None:
+    def get_settled_status(self, review: Any) -> str | None:
         value: str | None = self.context.get("settled_status")
         return value
+
+    def get_feedback(self, review: Any) -> dict[str, Any] | None:
+        shown = selectors.gold_feedback_get(submitted=review)
+        if shown is None:
+            return None
+        return {
+            "matched": shown.matched,
+            "matches": shown.matches,
+            "expected": shown.expected,
+            "explanation": shown.explanation,
+        }
 
 
 class ReviewFieldsInput(serializers.Serializer[Any]):
@@ -283,9 +299,21 @@ class CommentApi(APIView):
 class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
     class Meta:
         model = ReviewSettings
-        fields = ["overlap", "blind", "show_judge_hints", "lease_seconds"]
-        # PUT replaces the settings: every field is needed (an empty body gets field errors).
-        extra_kwargs = {name: {"required": True} for name in fields}
+        fields = [
+            "overlap",
+            "blind",
+            "show_judge_hints",
+            "lease_seconds",
+            "gold_rate",
+            "gold_feedback",
+        ]
+        # PUT replaces the settings: every field is needed (an empty body gets field errors),
+        # but the gold rate, which older clients do not send, is kept when left out.
+        extra_kwargs = {
+            **{name: {"required": True} for name in fields},
+            "gold_rate": {"required": False, "min_value": 0, "max_value": 0.5},
+            "gold_feedback": {"required": False},
+        }
 
 
 class ReviewSettingsApi(APIView):
@@ -298,7 +326,9 @@ class ReviewSettingsApi(APIView):
 
     @extend_schema(request=ReviewSettingsSerializer, responses=ReviewSettingsSerializer)
     def put(self, request: Request, dataset_id: int) -> Response:
-        """A lead sets overlap k, blind review, judge hints and the lease duration."""
+        """A lead sets overlap k, blind review, judge hints, the lease duration, the share of
+        claims that serve a gold item (``gold_rate``, 0 to 0.5; 0 turns gold off) and whether
+        reviewers see feedback after a gold item (``gold_feedback``)."""
         if not is_lead(request.user):
             self.permission_denied(request, message=IsLead.message)
         dataset = dataset_or_404(request, dataset_id)

@@ -8,8 +8,9 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from review import work
+        from review import gold_views, work
         from review.hooks import ReviewQueueForAnnotation
+        from review.services import gold as gold_services
 
         extensions.dataset_list_column_register(
             extensions.DatasetListColumn(
@@ -18,5 +19,15 @@ class ReviewConfig(AppConfig):
                 load=work.dataset_list_work,
             )
         )
+        # A lead marks gold items from the sample page and the sample list.
+        extensions.sample_panel_register(
+            extensions.SamplePanel(
+                template="review/_sample_gold.html", load=gold_views.sample_gold_panel
+            )
+        )
+        extensions.sample_list_button_register(
+            extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
+        )
+        extensions.import_finished_register(gold_services.gold_mark_flagged)
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())

@@ -19,6 +19,16 @@ class ReviewSettingsForm(MarkedForm):
     lease_minutes = forms.IntegerField(
         label=_("Lease duration (minutes)"), min_value=1, max_value=7 * 24 * 60
     )
+    gold_percent = forms.FloatField(
+        label=_("Gold items (% of claims)"),
+        min_value=0,
+        max_value=50,
+        required=False,
+        help_text=_("Reviewers are served gold items at this rate; 0 turns them off."),
+    )
+    gold_feedback = forms.BooleanField(
+        label=_("Show reviewers feedback after a gold item"), required=False
+    )
 
 
 def field_labels(*, preset: str) -> dict[str, str]:

@@ -22,6 +22,7 @@ class ReviewSettings(models.Model):
 
     DEFAULT_OVERLAP = 2
     DEFAULT_LEASE_SECONDS = 15 * 60
+    DEFAULT_GOLD_RATE = 0.05
 
     dataset = models.OneToOneField(
         Dataset, on_delete=models.CASCADE, related_name="review_settings"
@@ -36,6 +37,19 @@ class ReviewSettings(models.Model):
     lease_seconds = models.PositiveIntegerField(
         _("lease duration in seconds"), default=DEFAULT_LEASE_SECONDS
     )
+    gold_rate = models.FloatField(
+        _("gold item rate"),
+        default=DEFAULT_GOLD_RATE,
+        help_text=_("The share of claims that serve a gold item instead (0 turns gold off)."),
+    )
+    gold_feedback = models.BooleanField(
+        _("feedback after gold items"),
+        default=False,
+        help_text=_(
+            "After answering a gold item, a reviewer sees whether they matched, the expected "
+            "answer and its explanation."
+        ),
+    )
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
@@ -46,6 +60,9 @@ class ReviewSettings(models.Model):
                 condition=Q(overlap__gte=1, overlap__lte=10), name="review_overlap_range"
             ),
             models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="review_lease_minimum"),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="review_gold_rate_range"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -62,6 +79,11 @@ class Slot(models.Model):
 
     A sample reviewed again (a re-import changed it after it was settled) gets k new slots in
     the next ``round``; each round is reviewed and settled on its own, earlier ones are kept.
+
+    A ``gold`` slot is made at claim time for one reviewer on a gold item (``review.gold``): it
+    is leased like the others but never claimable by anyone else, never counts towards k, and
+    the queue's sync, counts and settlement leave it alone. Done, it says the reviewer saw
+    that gold item (answered, skipped or released), so it is never served to them again.
     """
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
@@ -81,17 +103,26 @@ class Slot(models.Model):
     leased_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField()
     done = models.BooleanField(default=False)
+    gold = models.BooleanField(default=False)
 
     class Meta:
         verbose_name = _("queue slot")
         verbose_name_plural = _("queue slots")
         constraints = [
             models.UniqueConstraint(
-                fields=["sample", "round", "position"], name="uniq_slot_position"
+                fields=["sample", "round", "position"],
+                condition=Q(gold=False),
+                name="uniq_slot_position",
             ),
             # Nobody holds or fills two slots of one sample in one round.
             models.UniqueConstraint(
-                fields=["sample", "round", "reviewer"], name="uniq_slot_reviewer"
+                fields=["sample", "round", "reviewer"],
+                condition=Q(gold=False),
+                name="uniq_slot_reviewer",
+            ),
+            # Each reviewer is served each gold item at most once.
+            models.UniqueConstraint(
+                fields=["sample", "reviewer"], condition=Q(gold=True), name="uniq_gold_slot"
             ),
             # One open lease per reviewer and dataset: a second claim returns the first.
             models.UniqueConstraint(
@@ -263,3 +294,83 @@ class Outcome(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sample_id}: {self.status}"
+
+
+class GoldItem(models.Model):
+    """A settled sample a lead vouches for, with the answer expected of a reviewer.
+
+    ``expected`` holds ``decision`` (accept or reject), for a rejection its ``reject_reason``
+    when one is required, and for an acceptance the reviewable fields checked (all of them
+    unless the lead named some). Served to reviewers at the dataset's ``gold_rate`` in place of
+    a normal claim; an attention check is a gold item whose answer is stated in its question.
+    """
+
+    sample = models.OneToOneField(Sample, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    expected = models.JSONField(_("expected answer"), default=dict)
+    explanation = models.TextField(_("explanation"), blank=True, default="")
+    attention_check = models.BooleanField(_("attention check"), default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(_("marked at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "sample"]
+        verbose_name = _("gold item")
+        verbose_name_plural = _("gold items")
+        indexes = [models.Index(fields=["dataset", "sample"], name="gold_dataset_idx")]
+
+    def __str__(self) -> str:
+        return f"gold {self.sample_id}"
+
+
+class GoldAnswer(models.Model):
+    """A reviewer's answer to a gold item, held against the expected one field by field.
+
+    The same fields as a review (so the workbench and the API answer alike), plus ``answer``
+    (what the reviewer's verdict amounts to, in the shape of ``GoldItem.expected``) and
+    ``matches`` ({key of expected: matched}); ``matched`` when every key matched.
+    """
+
+    gold_item = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="gold_answer")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    client_uuid = models.UUIDField(_("submission id"), unique=True)
+    decision = models.CharField(_("decision"), max_length=16, choices=Decision.choices)
+    reject_reason = models.CharField(
+        _("reject reason"), max_length=16, choices=RejectReason.choices, blank=True, default=""
+    )
+    values = models.JSONField(_("values"), default=dict, blank=True)
+    clarity = models.PositiveSmallIntegerField(_("clarity"), null=True, blank=True)
+    naturalness = models.PositiveSmallIntegerField(_("naturalness"), null=True, blank=True)
+    image_aligned = models.BooleanField(_("image matches its description"), null=True)
+    audio_aligned = models.BooleanField(_("audio matches its description"), null=True)
+    note = models.TextField(_("note"), blank=True, default="")
+    seconds_spent = models.FloatField(_("seconds spent"), default=0)
+    answer = models.JSONField(_("answer"), default=dict)
+    matches = models.JSONField(_("matches"), default=dict)
+    matched = models.BooleanField(_("matched"))
+    created_at = models.DateTimeField(_("submitted at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name = _("gold answer")
+        verbose_name_plural = _("gold answers")
+        constraints = [
+            models.UniqueConstraint(fields=["gold_item", "reviewer"], name="uniq_gold_answer"),
+        ]
+        indexes = [
+            models.Index(fields=["dataset", "reviewer"], name="gold_answer_reviewer_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} on gold {self.sample_id}: {self.matched}"

@@ -11,7 +11,8 @@ from __future__ import annotations
 def claim_candidate(*, skipped: bool = False, gate: str = "") -> str:
     """The id of the next slot this reviewer may take, locked with ``SKIP LOCKED``.
 
-    Claimable: not done, its lease expired (or never given), on a sample the reviewer holds no
+    Claimable: not done, its lease expired (or never given), not a gold slot (those belong to
+    the one reviewer they were made for), on a sample the reviewer holds no
     slot of in that review round, skipped or not as asked; in the order of the partial index
     ``slot_claim_order_idx``. ``gate`` is an extra leading condition (the site's "holds no
     lease yet", which PostgreSQL checks once before scanning).
@@ -21,6 +22,7 @@ def claim_candidate(*, skipped: bool = False, gate: str = "") -> str:
         SELECT c.id FROM review_slot c
         WHERE {gate}
               c.dataset_id = %(ds)s AND NOT c.done AND c.lease_expires_at < %(now)s
+          AND NOT c.gold
           AND NOT EXISTS (SELECT 1 FROM review_slot m
                           WHERE m.sample_id = c.sample_id AND m.round = c.round
                             AND m.reviewer_id = %(me)s)

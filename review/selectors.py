@@ -21,6 +21,8 @@ from review.models import (
     Comment,
     Decision,
     Draft,
+    GoldAnswer,
+    GoldItem,
     Outcome,
     RejectReason,
     Review,
@@ -72,7 +74,7 @@ def queue_overview(
 ) -> QueueOverview:
     """What the queue page shows a reviewer, in a fixed number of queries."""
     now = now or timezone.now()
-    counts = Slot.objects.filter(dataset=dataset, done=False).aggregate(
+    counts = Slot.objects.filter(dataset=dataset, done=False, gold=False).aggregate(
         open=Count("id", filter=Q(lease_expires_at__lt=now)),
         leased=Count("id", filter=Q(lease_expires_at__gte=now)),
         samples=Count("sample", distinct=True),
@@ -180,8 +182,9 @@ class Workbench:
     # when they reopen their review.
     form_values: dict[str, Any] = field(default_factory=dict)
     my_review: Review | None = None
-    # The user's review of the current round, also once its sample is settled.
-    submitted: Review | None = None
+    # The user's review of the current round, also once its sample is settled (their answer,
+    # when the sample was served to them as a gold item).
+    submitted: Review | GoldAnswer | None = None
     images: list[Any] = field(default_factory=list)
     audio: list[Any] = field(default_factory=list)
     pair_images: list[Any] = field(default_factory=list)
@@ -228,8 +231,15 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
     others: list[Review] = []
     if not settings.blind or lead:
         others = [r for r in current_round if r.reviewer_id != user.pk]
-    submitted = next((r for r in current_round if r.reviewer_id == user.pk), None)
-    my_review = submitted if sample.status in AMENDABLE_STATUSES else None
+    own = next((r for r in current_round if r.reviewer_id == user.pk), None)
+    submitted: Review | GoldAnswer | None = own
+    my_review = own if sample.status in AMENDABLE_STATUSES else None
+    gold = _gold_slot(user=user, sample=sample)
+    if gold is not None:
+        # Served as a gold item: shown as any sample in review, without its settled reviews.
+        sample.status = SampleStatus.IN_REVIEW
+        others, my_review = [], None
+        submitted = getattr(gold, "gold_answer", None)
     hints = lead or (settings.show_judge_hints and not settings.blind)
     fields = consensus.reviewable_fields(sample.dataset.kind)
     form_values = {name: getattr(sample, name) for name in fields}
@@ -263,6 +273,51 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
         audio=[link for link in links if link.role == "audio"],
         pair_images=pair_images,
     )
+
+
+def _gold_slot(*, user: User, sample: Sample) -> Slot | None:
+    return (
+        Slot.objects.filter(sample=sample, reviewer=user, gold=True)
+        .select_related("gold_answer")
+        .first()
+    )
+
+
+@dataclass(frozen=True)
+class GoldFeedback:
+    matched: bool
+    matches: dict[str, bool]
+    expected: dict[str, Any]
+    explanation: str
+
+
+def gold_feedback_get(*, submitted: Any) -> GoldFeedback | None:
+    """What a reviewer is shown after answering a gold item, when its dataset turned gold
+    feedback on; None for a review, or with feedback off (two queries, gold answers only)."""
+    if not isinstance(submitted, GoldAnswer):
+        return None
+    if not ReviewSettings.objects.filter(
+        dataset_id=submitted.dataset_id, gold_feedback=True
+    ).exists():
+        return None
+    item = GoldItem.objects.filter(pk=submitted.gold_item_id).first()
+    if item is None:
+        return None
+    return GoldFeedback(
+        matched=submitted.matched,
+        matches=dict(submitted.matches),
+        expected=dict(item.expected),
+        explanation=item.explanation,
+    )
+
+
+def gold_item_get(*, sample: Sample) -> GoldItem | None:
+    return GoldItem.objects.filter(sample=sample).first()
+
+
+def gold_items(*, dataset: Dataset) -> QuerySet[GoldItem]:
+    """A dataset's gold items, in sample order."""
+    return GoldItem.objects.filter(dataset=dataset).order_by("sample_id")
 
 
 def adjudication_done(*, sample: Sample) -> Outcome | None:

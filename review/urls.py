@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import views
+from review import gold_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
@@ -17,5 +17,10 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
     path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
     path("review/mine/", views.my_reviews, name="mine"),
+    path("review/samples/<int:sample_id>/gold/", gold_views.gold_mark, name="gold_mark"),
+    path("review/samples/<int:sample_id>/gold/remove/", gold_views.gold_unmark, name="gold_unmark"),
+    path(
+        "review/datasets/<int:dataset_id>/gold/", gold_views.gold_mark_bulk, name="gold_mark_bulk"
+    ),
     path("review/samples/<int:sample_id>/adjudicate/", views.adjudicate, name="adjudicate"),
 ]

@@ -38,6 +38,8 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "blind": settings.blind,
             "show_judge_hints": settings.show_judge_hints,
             "lease_minutes": max(settings.lease_seconds // 60, 1),
+            "gold_percent": round(settings.gold_rate * 100, 2),
+            "gold_feedback": settings.gold_feedback,
         }
     )
     return render(
@@ -71,6 +73,8 @@ def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
             blind=data["blind"],
             show_judge_hints=data["show_judge_hints"],
             lease_seconds=data["lease_minutes"] * 60,
+            gold_rate=None if data["gold_percent"] is None else data["gold_percent"] / 100,
+            gold_feedback=data["gold_feedback"],
         )
     except ValidationError as exc:
         for error in exc.messages:
@@ -145,6 +149,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
                 "sample": sample,
                 "review": bench.submitted,
                 "labels": field_labels(preset=sample.dataset.preset),
+                "feedback": selectors.gold_feedback_get(submitted=bench.submitted),
             },
         )
     peaks = [link.asset.peaks for link in bench.audio]

@@ -50,7 +50,7 @@ def reviewer_work(*, reviewer: User, dataset_ids: Iterable[int]) -> dict[int, Re
         sample=OuterRef("sample"), round=OuterRef("round"), reviewer=reviewer, done=True
     )
     remaining = dict(
-        Slot.objects.filter(dataset_id__in=ids, done=False)
+        Slot.objects.filter(dataset_id__in=ids, done=False, gold=False)
         .exclude(Exists(reviewed))
         .order_by()
         .values_list("dataset_id")

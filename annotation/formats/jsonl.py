@@ -13,11 +13,13 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from annotation.formats.records import (
+    GOLD_KEY,
     MediaRef,
     ParsedSample,
     RowError,
     as_text,
     decode_base64,
+    gold_flag,
     message,
     require_fields,
 )
@@ -89,6 +91,9 @@ def _sample_from_dict(row: int, record: dict[str, Any]) -> ParsedSample:
     extra = dict(record.get("extra") or {})
     for name, value in record.items():
         if name == "row":
+            continue
+        if name == GOLD_KEY:
+            extra[GOLD_KEY] = gold_flag(value)
             continue
         if name not in _SAMPLE_FIELDS:
             # Unknown keys (a newer writer) are kept rather than lost.

@@ -149,6 +149,22 @@ def is_missing(value: object) -> bool:
     return False
 
 
+# The key (JSON lines) or column (Parquet) of this site's own formats that asks for a sample
+# to be a gold item once verified; kept in the sample's ``extra`` under the same name.
+GOLD_KEY = "gold"
+
+
+def gold_flag(value: object) -> bool:
+    """A ``gold`` cell: true or false (missing is false); anything else is refused."""
+    if is_missing(value):
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        return value.strip().lower() == "true"
+    raise ValueError(message("'gold' is neither true nor false"))
+
+
 def as_text(value: object) -> str:
     """A cell as text: missing values become "", numbers keep their plain spelling."""
     if is_missing(value):

@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from annotation.formats.records import ParsedSample, RowError
 from annotation.imports.media import inspect, max_bytes, sweep_files
 from annotation.imports.reader import Chunk, Inspected, RowChecker
-from annotation.imports.reimport import apply_row
+from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.imports.writes import (
     STORE_THREADS,
@@ -73,6 +73,8 @@ class _Plan:
     versions: Mapping[int, ImportedVersion]
     errors: list[RowError]
     seen: int
+    # Unchanged rows' gold flags ({extra}, sample): the flag is no label, so it changes no hash.
+    gold_flags: list[tuple[Mapping[str, Any], Sample]] = field(default_factory=list)
 
 
 @dataclass
@@ -262,8 +264,19 @@ class ImportRun:
         with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
             files = FileWrites(pool, new_assets)
             try:
+                kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
                 self._write_chunk(
-                    _Plan(new_assets, needed, fresh, changed, unrecorded, versions, errors, seen),
+                    _Plan(
+                        new_assets,
+                        needed,
+                        fresh,
+                        changed,
+                        unrecorded,
+                        versions,
+                        errors,
+                        seen,
+                        gold_flags=[(r.parsed.extra, s) for r, s in kept],
+                    ),
                     files,
                     kept=len(rows),
                 )
@@ -308,6 +321,7 @@ class ImportRun:
                 self.counts.adjudication += outcome.to_adjudication
                 recorded.append((r, sample, outcome.conflicts))
             self._record_versions(recorded)
+            gold_flags_refresh(plan.gold_flags)
             ImportRowError.objects.bulk_create(
                 ImportRowError(
                     job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import F
 from django.utils.translation import gettext as _
 
+from annotation.formats.records import GOLD_KEY
 from annotation.models import (
     ChangeSource,
     ImportedVersion,
@@ -244,3 +245,29 @@ def _record_media(
         after=after,
         reason=reason,
     )
+
+
+def existing_rows(
+    rows: Sequence[Any], existing: Mapping[str, Sample], *, besides: set[int]
+) -> list[tuple[Any, Sample]]:
+    """The rows of a chunk that match a sample already in the dataset (not removed, not one
+    of ``besides``), with that sample."""
+    pairs = [(r, existing.get(r.parsed.external_id)) for r in rows]
+    return [
+        (r, s)
+        for r, s in pairs
+        if s is not None and s.status != SampleStatus.REMOVED and s.pk not in besides
+    ]
+
+
+def gold_flags_refresh(pairs: Sequence[tuple[Mapping[str, Any], Sample]]) -> int:
+    """Carry a re-imported row's ``gold`` flag onto its sample, whether or not its labels
+    changed (the flag is no label: it changes no content hash); returns the samples changed."""
+    stale = []
+    for extra, sample in pairs:
+        flag = extra.get(GOLD_KEY, False)
+        if bool(sample.extra.get(GOLD_KEY, False)) != flag:
+            sample.extra = {**sample.extra, GOLD_KEY: flag}
+            stale.append(sample)
+    Sample.objects.bulk_update(stale, ["extra"])
+    return len(stale)

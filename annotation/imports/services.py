@@ -24,6 +24,7 @@ from django.utils.text import get_valid_filename
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from annotation import extensions
 from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
 from annotation.formats.validate import is_trimodal
@@ -436,4 +437,5 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         default_storage.delete(job.source)
     job.refresh_from_db()
     dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
+    extensions.import_finished(dataset=job.dataset)
     return job

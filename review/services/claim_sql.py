@@ -21,24 +21,38 @@ How it keeps the queue's rules:
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 
 from review.queue_sql import claim_candidate
+
+
+class ClaimRow(NamedTuple):
+    slot_id: int
+    sample_id: int
+    expires_at: dt.datetime
+    resumed: bool
+    gold: bool
+    gold_rate: float
+
 
 _CLAIM = """
 WITH conf AS (
     SELECT COALESCE(
         (SELECT lease_seconds FROM review_reviewsettings WHERE dataset_id = %(ds)s),
         %(default_lease)s
-    ) * interval '1 second' AS lease
+    ) * interval '1 second' AS lease,
+    COALESCE(
+        (SELECT gold_rate FROM review_reviewsettings WHERE dataset_id = %(ds)s),
+        %(default_gold_rate)s
+    ) AS gold_rate
 ),
 held AS (
     UPDATE review_slot h SET lease_expires_at = %(now)s + conf.lease
     FROM conf
     WHERE h.dataset_id = %(ds)s AND h.reviewer_id = %(me)s AND NOT h.done
-    RETURNING h.id, h.sample_id, h.lease_expires_at, true AS resumed
+    RETURNING h.id, h.sample_id, h.lease_expires_at, true AS resumed, h.gold
 ),
 fresh AS (
     UPDATE review_slot s SET reviewer_id = %(me)s, leased_at = %(now)s,
@@ -46,11 +60,11 @@ fresh AS (
     FROM conf
     WHERE s.id = ({candidate}
     )
-    RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed
+    RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed, false AS gold
 )
-SELECT id, sample_id, lease_expires_at, resumed FROM held
+SELECT id, sample_id, lease_expires_at, resumed, gold, conf.gold_rate FROM held, conf
 UNION ALL
-SELECT id, sample_id, lease_expires_at, resumed FROM fresh
+SELECT id, sample_id, lease_expires_at, resumed, gold, conf.gold_rate FROM fresh, conf
 """
 _GATE = "NOT EXISTS (SELECT 1 FROM held) AND"
 CLAIM_NEXT = _CLAIM.format(candidate=claim_candidate(skipped=False, gate=_GATE))
@@ -64,8 +78,10 @@ def claim_statement(
     skipped: bool,
     now: dt.datetime,
     default_lease_seconds: int,
-) -> tuple[int, int, dt.datetime, bool] | None:
-    """Run the claim; (slot id, sample id, lease expiry, resumed) or None when nothing is left.
+    default_gold_rate: float,
+) -> ClaimRow | None:
+    """Run the claim; the slot leased (with the dataset's gold rate, read in the same
+    statement so that a claim with gold off costs nothing more) or None when nothing is left.
 
     Raises IntegrityError when a concurrent claim by the same reviewer won the one-open-lease
     constraint (inside a savepoint when the caller is in a transaction, so it can retry).
@@ -75,6 +91,7 @@ def claim_statement(
         "me": reviewer_id,
         "now": now,
         "default_lease": default_lease_seconds,
+        "default_gold_rate": default_gold_rate,
     }
     sql = CLAIM_SKIPPED if skipped else CLAIM_NEXT
     if connection.get_autocommit():
@@ -83,11 +100,13 @@ def claim_statement(
         return _run(sql, params)
 
 
-def _run(sql: str, params: dict[str, Any]) -> tuple[int, int, dt.datetime, bool] | None:
+def _run(sql: str, params: dict[str, Any]) -> ClaimRow | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
         return None
-    slot_id, sample_id, expires_at, resumed = row
-    return int(slot_id), int(sample_id), expires_at, bool(resumed)
+    slot_id, sample_id, expires_at, resumed, gold, gold_rate = row
+    return ClaimRow(
+        int(slot_id), int(sample_id), expires_at, bool(resumed), bool(gold), float(gold_rate)
+    )

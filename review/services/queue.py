@@ -9,12 +9,13 @@ database's single writer (transactions begin IMMEDIATE) serialises claims instea
 from __future__ import annotations
 
 import datetime as dt
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Case, Exists, F, OuterRef, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -22,6 +23,7 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
 from review.models import Outcome, ReviewSettings, Skip, Slot
 from review.selectors import review_settings_get
+from review.services import gold as gold_services
 from review.services.claim_sql import claim_statement
 from review.services.reviews import sample_settle_round
 
@@ -33,6 +35,7 @@ OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
 _CLAIM_ATTEMPTS = 3
 _DEFAULT_LEASE_SECONDS: int = ReviewSettings._meta.get_field("lease_seconds").default
+_DEFAULT_GOLD_RATE: float = ReviewSettings.DEFAULT_GOLD_RATE
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,8 @@ class Lease:
     dataset_id: int
     expires_at: dt.datetime
     resumed: bool
+    # A gold item's slot: the claim output and the workbench show it as any sample in review.
+    gold: bool = False
 
 
 def review_settings_update(
@@ -51,8 +56,11 @@ def review_settings_update(
     blind: bool,
     show_judge_hints: bool,
     lease_seconds: int,
+    gold_rate: float | None = None,
+    gold_feedback: bool | None = None,
 ) -> ReviewSettings:
-    """Save a dataset's review settings; a changed overlap resizes an open queue."""
+    """Save a dataset's review settings; a changed overlap resizes an open queue. The gold
+    rate and feedback are kept as they are when not given."""
     if not 1 <= overlap <= 10:
         raise ValidationError(
             {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
@@ -62,6 +70,11 @@ def review_settings_update(
             {"lease_seconds": _("A lease lasts between 30 seconds and a week.")},
             code="bad_lease",
         )
+    if gold_rate is not None and not 0 <= gold_rate <= 0.5:
+        raise ValidationError(
+            {"gold_rate": _("The gold rate is between 0 and 0.5 (0 turns gold items off).")},
+            code="bad_gold_rate",
+        )
     with transaction.atomic():
         current = review_settings_get(dataset=dataset)
         resized = current.pk is not None and current.overlap != overlap
@@ -69,6 +82,10 @@ def review_settings_update(
         current.blind = blind
         current.show_judge_hints = show_judge_hints
         current.lease_seconds = lease_seconds
+        if gold_rate is not None:
+            current.gold_rate = gold_rate
+        if gold_feedback is not None:
+            current.gold_feedback = gold_feedback
         current.save()
         if resized and Slot.objects.filter(dataset=dataset).exists():
             queue_sync(dataset=dataset)
@@ -102,7 +119,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     open_slots: dict[int, int] = {}  # sample -> open slots in its latest round that stay
     stale: list[Slot] = []
     for slot in (
-        Slot.objects.filter(dataset=dataset)
+        Slot.objects.filter(dataset=dataset, gold=False)
         .only(
             "id",
             "sample_id",
@@ -127,7 +144,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
             stale.append(slot)
     Slot.objects.bulk_update(stale, ["judges_disagree", "priority"], batch_size=batch_size)
     Slot.objects.filter(
-        dataset=dataset, done=False, reviewer__isnull=True, position__gte=k
+        dataset=dataset, done=False, reviewer__isnull=True, position__gte=k, gold=False
     ).delete()
     _drop_slots_of_samples_out_of_review(dataset)
     # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
@@ -159,6 +176,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
 
 def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
     """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
+    Gold slots are not the queue's: a gold item's sample is out of review by design.
 
     One statement however many slots go: an unfinished slot holds no review, so Django's
     delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
@@ -168,7 +186,7 @@ def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
     placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
     with connection.cursor() as cursor:
         cursor.execute(
-            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND sample_id IN "  # noqa: S608 - table names are the models'
+            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND NOT gold AND sample_id IN "  # noqa: S608 - table names are the models'
             f"(SELECT id FROM {samples} WHERE dataset_id = %s AND status NOT IN ({placeholders}))",
             [dataset.pk, dataset.pk, *QUEUED_STATUSES],
         )
@@ -181,30 +199,76 @@ def slot_claim(
     skipped: bool = False,
     sample_id: int | None = None,
     now: dt.datetime | None = None,
+    rng: random.Random | None = None,
 ) -> Lease | None:
     """Lease the next sample this reviewer has not reviewed and that still needs reviews.
 
     A reviewer holding an unfinished lease in the dataset gets it back (renewed), so a reload
     or a double click never takes a second sample. ``skipped`` serves the samples they skipped
     instead of the fresh ones; ``sample_id`` asks for one sample. None when nothing is left.
+
+    A fresh "next" claim serves a gold item instead, with the probability of the dataset's
+    gold rate drawn from ``rng`` (a test passes a seeded one), when one is left for this
+    reviewer; the slot just taken goes back to the queue.
     """
     now = now or timezone.now()
     one_statement = claim_statement_applies(sample_id=sample_id)
+    lease: Lease | None = None
+    gold_rate = 0.0
     for attempt in range(_CLAIM_ATTEMPTS):
         try:
             if one_statement:
-                return _claim_by_statement(
+                lease, gold_rate = _claim_by_statement(
                     dataset=dataset, reviewer=reviewer, skipped=skipped, now=now
                 )
-            return _claim_once(
-                dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=now
-            )
+            else:
+                lease, gold_rate = _claim_once(
+                    dataset=dataset,
+                    reviewer=reviewer,
+                    skipped=skipped,
+                    sample_id=sample_id,
+                    now=now,
+                )
+            break
         except IntegrityError:
             # A concurrent claim by the same reviewer won the one-open-lease constraint:
             # the next attempt returns that lease.
             if attempt == _CLAIM_ATTEMPTS - 1:
                 raise
-    return None  # pragma: no cover - the loop returns or raises
+    if lease is None or lease.resumed or skipped or sample_id is not None or gold_rate <= 0:
+        return lease
+    if (rng or gold_services.default_rng()).random() >= gold_rate:
+        return lease
+    return _claim_gold(lease=lease, reviewer=reviewer, now=now, rng=rng) or lease
+
+
+def _claim_gold(
+    *, lease: Lease, reviewer: User, now: dt.datetime, rng: random.Random | None
+) -> Lease | None:
+    """Swap the fresh lease for a gold slot of a gold item this reviewer was never served;
+    None (keeping the lease) when none is left for them."""
+    candidates = gold_services.gold_candidates(
+        dataset_id=lease.dataset_id, reviewer=reviewer, besides=lease.sample_id
+    )
+    if not candidates:
+        return None
+    sample_id = (rng or gold_services.default_rng()).choice(candidates)
+    try:
+        with transaction.atomic():
+            _free(lease.slot_id)
+            slot = Slot.objects.create(
+                dataset_id=lease.dataset_id,
+                sample_id=sample_id,
+                round=0,
+                position=0,
+                reviewer=reviewer,
+                leased_at=now,
+                lease_expires_at=lease.expires_at,
+                gold=True,
+            )
+    except IntegrityError:  # a concurrent claim of the same reviewer: keep the normal lease
+        return None
+    return Lease(slot.pk, sample_id, lease.dataset_id, lease.expires_at, resumed=False, gold=True)
 
 
 def claim_statement_applies(*, sample_id: int | None) -> bool:
@@ -215,18 +279,21 @@ def claim_statement_applies(*, sample_id: int | None) -> bool:
 
 def _claim_by_statement(
     *, dataset: Dataset, reviewer: User, skipped: bool, now: dt.datetime
-) -> Lease | None:
+) -> tuple[Lease | None, float]:
     row = claim_statement(
         dataset_id=dataset.pk,
         reviewer_id=reviewer.pk,
         skipped=skipped,
         now=now,
         default_lease_seconds=_DEFAULT_LEASE_SECONDS,
+        default_gold_rate=_DEFAULT_GOLD_RATE,
     )
     if row is None:
-        return None
-    slot_id, sample_id, expires_at, resumed = row
-    return Lease(slot_id, sample_id, dataset.pk, expires_at, resumed=resumed)
+        return None, 0.0
+    lease = Lease(
+        row.slot_id, row.sample_id, dataset.pk, row.expires_at, resumed=row.resumed, gold=row.gold
+    )
+    return lease, row.gold_rate
 
 
 @transaction.atomic
@@ -237,9 +304,10 @@ def _claim_once(
     skipped: bool,
     sample_id: int | None,
     now: dt.datetime,
-) -> Lease | None:
-    lease_seconds = review_settings_get(dataset=dataset).lease_seconds
-    expires = now + dt.timedelta(seconds=lease_seconds)
+) -> tuple[Lease | None, float]:
+    review_settings = review_settings_get(dataset=dataset)
+    rate = review_settings.gold_rate
+    expires = now + dt.timedelta(seconds=review_settings.lease_seconds)
     held = (
         Slot.objects.select_for_update()
         .filter(dataset=dataset, reviewer=reviewer, done=False)
@@ -248,7 +316,10 @@ def _claim_once(
     if held is not None:
         if sample_id is None or held.sample_id == sample_id:
             Slot.objects.filter(pk=held.pk).update(lease_expires_at=expires)
-            return Lease(held.pk, held.sample_id, dataset.pk, expires, resumed=True)
+            lease = Lease(
+                held.pk, held.sample_id, dataset.pk, expires, resumed=True, gold=held.gold
+            )
+            return lease, rate
         _free(held.pk)
     mine = Slot.objects.filter(
         sample=OuterRef("sample"), round=OuterRef("round"), reviewer=reviewer
@@ -256,7 +327,7 @@ def _claim_once(
     skip = Skip.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
     candidates = (
         Slot.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(dataset=dataset, done=False, lease_expires_at__lt=now)
+        .filter(dataset=dataset, done=False, lease_expires_at__lt=now, gold=False)
         .exclude(Exists(mine))
         .order_by("-judges_disagree", "-priority", "sample_id", "position")
         .only("id", "sample_id")
@@ -269,16 +340,21 @@ def _claim_once(
         candidates = candidates.exclude(Exists(skip))
     slot = candidates.first()
     if slot is None:
-        return None
+        return None, rate
     Slot.objects.filter(pk=slot.pk).update(
         reviewer=reviewer, leased_at=now, lease_expires_at=expires
     )
-    return Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=False)
+    return Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=False), rate
 
 
 def _free(slot_id: int) -> None:
+    """Give an unfinished slot back to the queue; a gold slot is done instead (its reviewer
+    saw the gold item, so it is never served to them again, nor to anyone else)."""
     Slot.objects.filter(pk=slot_id, done=False).update(
-        reviewer=None, leased_at=None, lease_expires_at=OPEN_SINCE
+        reviewer=Case(When(gold=True, then=F("reviewer")), default=None),
+        leased_at=Case(When(gold=True, then=F("leased_at")), default=None),
+        lease_expires_at=Case(When(gold=True, then=F("lease_expires_at")), default=OPEN_SINCE),
+        done=F("gold"),
     )
 
 
@@ -301,6 +377,10 @@ def slot_skip(*, sample: Sample, reviewer: User, reason: str) -> Skip:
         raise ValidationError({"reason": _("Say why you skip this sample.")}, code="no_reason")
     if len(reason) > 500:
         raise ValidationError({"reason": _("Keep the reason under 500 characters.")})
+    if Slot.objects.filter(sample=sample, reviewer=reviewer, gold=True, done=False).exists():
+        # A gold item set aside is done with: it is not kept among the reviewer's skips.
+        slot_release(sample=sample, reviewer=reviewer)
+        return Skip(sample=sample, reviewer=reviewer, reason=reason)
     skip, _created = Skip.objects.update_or_create(
         sample=sample,
         reviewer=reviewer,

@@ -19,12 +19,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import services as annotation_services
+from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
 from review.models import (
     Comment,
     Decision,
     Draft,
+    GoldAnswer,
     Outcome,
     RejectReason,
     Review,
@@ -33,6 +35,7 @@ from review.models import (
     Slot,
 )
 from review.selectors import AMENDABLE_STATUSES
+from review.services import gold as gold_services
 from review.services.values import current_values, edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ class ReviewConflict(ValidationError):
 
 @dataclass(frozen=True)
 class SubmitResult:
-    review: Review
+    review: Review | GoldAnswer  # a gold answer has a review's fields
     created: bool
     settled_status: str | None
 
@@ -126,7 +129,7 @@ def review_amend(
         raise ReviewConflict(_("This is not your review."), code="not_yours")
     rounds = list(
         Slot.objects.select_for_update()
-        .filter(sample_id=review.sample_id)
+        .filter(sample_id=review.sample_id, gold=False)
         .values_list("round", flat=True)
     )
     sample = Sample.objects.select_related("dataset").get(pk=review.sample_id)
@@ -176,6 +179,19 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
         .annotate(overlap=Subquery(overlap))
         .order_by("pk")
     )
+    gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
+    if gold is not None:
+        # Served as a gold item: the answer is held against the expected one, and the
+        # sample's reviews, status and outcome are left as they are.
+        try:
+            answer, created = gold_services.gold_answer_record(
+                slot=gold, reviewer=reviewer, sample=sample, fields=fields
+            )
+        except ValidationError as exc:
+            raise ReviewConflict(exc.messages[0], code=exc.code) from exc
+        Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
+        return SubmitResult(answer, created=created, settled_status=None)
+    every_round = [s for s in every_round if not s.gold]
     current = max((s.round for s in every_round), default=0)
     slots = [s for s in every_round if s.round == current]
     earlier = _replayed(reviewer, sample, fields["client_uuid"])
@@ -291,7 +307,9 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
     )
     if status != consensus.NEEDS_ADJUDICATION:
         _write_summary(sample, names, agreement=True, adjudicated=False, note="")
-    Slot.objects.filter(sample=sample, done=False).delete()
+    if status == consensus.VERIFIED and sample.extra.get(GOLD_KEY) is True:
+        gold_services.gold_mark_flagged(dataset=sample.dataset, sample_ids=[sample.pk])
+    Slot.objects.filter(sample=sample, done=False, gold=False).delete()
     return status
 
 
@@ -410,7 +428,7 @@ def sample_adjudicate(
     latest = max((r for r, _name in rows), default=0)
     reviewers = [name for r, name in rows if r == latest]
     _write_summary(sample, reviewers, agreement=outcome.agreement, adjudicated=True, note=note)
-    Slot.objects.filter(sample=sample, done=False).delete()
+    Slot.objects.filter(sample=sample, done=False, gold=False).delete()
     return outcome
 
 

@@ -292,7 +292,11 @@
           localStorage.removeItem(storageKey);
           saveState.textContent = S.submitted;
           if (amend) { window.location.assign(config.urls.mine); return; }
-          return goNext();
+          // After a gold item with feedback on, the page shows it before moving on.
+          return r.json().catch(() => null).then(function (d) {
+            if (d && d.feedback) { window.location.reload(); return; }
+            return goNext();
+          });
         }
         return r.json().catch(() => null).then(function (data) {
           errorBox.textContent = messageOf(data);

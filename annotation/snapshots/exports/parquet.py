@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.formats.records import MediaRef, ParsedSample
+from annotation.formats.records import GOLD_KEY, MediaRef, ParsedSample, gold_flag
 from annotation.snapshots.exports.records import (
     OPTION_FIELD,
     STRING_LIST_FIELDS,
@@ -182,6 +182,13 @@ def _parsed(row: int, record: dict[str, Any]) -> ParsedSample:
         if isinstance(cell, dict) and cell.get("bytes"):
             media.append(MediaRef("image", position, data=cell["bytes"], path=None))
     extra = json.loads(record.get("extra") or "{}")
+    extra = extra if isinstance(extra, dict) else {}
+    problems: list[str] = []
+    if record.get(GOLD_KEY) is not None:
+        try:
+            extra[GOLD_KEY] = gold_flag(record[GOLD_KEY])
+        except ValueError as exc:
+            problems.append(str(exc))
     values: dict[str, Any] = {name: record.get(name) or "" for name in TEXT_FIELDS}
     values.update({name: list(record.get(name) or []) for name in STRING_LIST_FIELDS})
     return ParsedSample(
@@ -192,6 +199,7 @@ def _parsed(row: int, record: dict[str, Any]) -> ParsedSample:
         source_url=record.get("source_url") or "",
         licence=record.get("licence") or "",
         media=media,
-        extra=extra if isinstance(extra, dict) else {},
+        extra=extra,
+        problems=problems,
         **values,
     )

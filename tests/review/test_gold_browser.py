@@ -1,0 +1,71 @@
+"""Gold items in real headless Chromium: a lead marks one on the sample page, an annotator is
+served it among their claims, answers it like any sample and sees the feedback."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from annotation.models import Sample, SampleStatus
+from review import services
+from review.models import GoldAnswer, GoldItem, Review
+from review.services import gold
+from tests.annotation.factories import UserFactory, mmooc_sample
+from tests.annotation.test_journey_browser import log_in, page
+from tests.review.factories import review_dataset
+from tests.review.test_services_gold import AlwaysGold
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+__all__ = ["page"]
+
+
+def test_a_lead_marks_a_gold_item_and_a_reviewer_answers_it(
+    live_server: Any, page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lead = UserFactory.create(role="lead")
+    annotator = UserFactory.create(role="annotator")
+    dataset = review_dataset(1, members=[annotator])
+    services.review_settings_update(
+        dataset=dataset,
+        overlap=2,
+        blind=True,
+        show_judge_hints=False,
+        lease_seconds=900,
+        gold_feedback=True,
+    )
+    verified = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    base = live_server.url
+
+    log_in(page, base, lead)
+    page.goto(f"{base}/samples/{verified.pk}/")
+    page.fill("#gold-panel textarea[name=explanation]", "There is no car in the image.")
+    page.click("#gold-mark")
+    page.wait_for_selector("[data-testid=gold-marked]")
+    page.screenshot(path="/tmp/review-screenshots/gold-marked.png", full_page=True)
+    assert GoldItem.objects.get(sample=verified).explanation == "There is no car in the image."
+    page.context.clear_cookies()
+
+    monkeypatch.setattr(gold, "_rng", AlwaysGold())  # the next claim serves the gold item
+    log_in(page, base, annotator)
+    page.goto(f"{base}/review/datasets/{dataset.pk}/")
+    page.click("#start-review")
+    page.wait_for_url(f"**/review/samples/{verified.pk}/")
+    assert page.locator("text=Verified").count() == 0  # shown as any sample in review
+    page.keyboard.press("a")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("[data-testid=gold-feedback]")
+    page.screenshot(path="/tmp/review-screenshots/gold-feedback.png", full_page=True)
+    assert "your answer matched the expected one" in page.content()
+    assert "There is no car in the image." in page.content()
+    assert GoldAnswer.objects.get(reviewer=annotator).matched
+    assert not Review.objects.filter(sample=verified).exists()
+    assert Sample.objects.get(pk=verified.pk).status == SampleStatus.VERIFIED
+    monkeypatch.setattr(gold, "_rng", AlwaysGold())
+    page.click("#next-sample")  # no gold item is left for them: the normal claim
+    normal = Sample.objects.get(dataset=dataset, status=SampleStatus.PENDING_REVIEW)
+    page.wait_for_url(f"**/review/samples/{normal.pk}/")
