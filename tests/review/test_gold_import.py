@@ -12,7 +12,7 @@ from annotation.formats.records import MediaRef, ParsedSample
 from annotation.models import Sample, SampleStatus
 from review.models import GoldItem
 from tests.annotation.factories import UserFactory
-from tests.annotation.test_imports_services import dataset_for, image, run_import
+from tests.annotation.imports_support import dataset_for, image, run_import
 from tests.review.factories import open_queue, submit
 
 pytestmark = pytest.mark.django_db
