@@ -142,10 +142,14 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
             reason=reason,
         )
     except ValidationError as exc:
-        for message in exc.messages:
-            messages.error(request, message)
-        return redirect(back)
+        return _refused(request, exc, back)
     messages.success(request, bulk_summary(action, result))
+    return redirect(back)
+
+
+def _refused(request: HttpRequest, exc: ValidationError, back: str) -> HttpResponse:
+    for message in exc.messages:
+        messages.error(request, message)
     return redirect(back)
 
 
@@ -173,9 +177,7 @@ def _bulk_in_background(
             reason=reason,
         )
     except ValidationError as exc:
-        for message in exc.messages:
-            messages.error(request, message)
-        return redirect(back)
+        return _refused(request, exc, back)
     return redirect("annotation:sample_bulk_job", job_id=job.pk)
 
 
