@@ -173,6 +173,17 @@ def snapshot_create(
     return snapshot
 
 
+def snapshot_create_from_fields(
+    *, dataset: Dataset, fields: Mapping[str, Any], by: User | None
+) -> Snapshot:
+    """``snapshot_create`` from a form's or an API payload's fields: ``name``, ``format``, and
+    the sample filter in the others."""
+    filter = dict(fields)
+    return snapshot_create(
+        dataset=dataset, name=filter.pop("name"), format=filter.pop("format"), filter=filter, by=by
+    )
+
+
 def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapshot | None:
     """Build a queued snapshot: write the release, store it, record entries and the manifest.
 

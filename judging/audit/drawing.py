@@ -7,11 +7,12 @@ retried on request.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -46,6 +47,19 @@ MAX_AUDIT_SIZE = 50_000
 MAX_SEED = 2**63 - 1
 MAX_OVERSAMPLING = 100.0
 BATCH = 2000
+
+
+class DesignFields(TypedDict, total=False):
+    """A design as given, before audit_design_check (whose defaults fill what is left out)."""
+
+    task: Required[str]
+    size: Required[int]
+    method: str
+    floor: int
+    oversample_rare: float
+    oversample_disagree: float
+    seed: int
+    double_rating_fraction: float
 
 
 @dataclass(frozen=True)
@@ -136,32 +150,16 @@ def audit_set_create(
     *,
     dataset: Dataset,
     name: str,
-    task: str,
-    size: int,
-    method: str = AllocationMethod.PROPORTIONAL,
-    floor: int = 0,
-    oversample_rare: float = 1.0,
-    oversample_disagree: float = 1.0,
-    seed: int = 0,
-    double_rating_fraction: float = 0.1,
     by: User | None = None,
     queue: bool = True,
+    **fields: Unpack[DesignFields],
 ) -> AuditSet:
     """Record an audit set's design and queue its draw for a worker (on commit).
 
     A bad design or a taken name is refused at once, with readable messages; the frame (every
     judged item of the dataset, possibly hundreds of thousands) is read by the worker.
     """
-    design = audit_design_check(
-        task=task,
-        size=size,
-        method=method,
-        floor=floor,
-        oversample_rare=oversample_rare,
-        oversample_disagree=oversample_disagree,
-        seed=seed,
-        double_rating_fraction=double_rating_fraction,
-    )
+    design = audit_design_check(**fields)
     name = name.strip()
     if not name or len(name) > 200:
         raise ValidationError({"name": _("Give the audit set a name (200 characters at most).")})
@@ -170,14 +168,7 @@ def audit_set_create(
     audit_set = AuditSet.objects.create(
         dataset=dataset,
         name=name,
-        task=design.task,
-        size=design.size,
-        method=design.method,
-        floor=design.floor,
-        oversample_rare=design.oversample_rare,
-        oversample_disagree=design.oversample_disagree,
-        seed=design.seed,
-        double_rating_fraction=design.double_rating_fraction,
+        **dataclasses.asdict(design),
         status=JobStatus.QUEUED,
         created_by=by,
     )
