@@ -12,6 +12,7 @@ from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.browser import chromium_page
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -22,18 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page() as page:
+        yield page
 
 
 def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> None:

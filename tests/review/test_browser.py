@@ -14,6 +14,7 @@ import pytest
 from review.models import Draft, Review
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, trimodal_pair
+from tests.support.browser import chromium_page
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -25,29 +26,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 _SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/review-screenshots"))
 _SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--autoplay-policy=no-user-gesture-required",
-]
-
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page() as page:
+        yield page
 
 
 def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> None:

@@ -9,7 +9,15 @@ from typing import Any
 
 from django.test import Client
 
-from tests.review.test_browser import CHROMIUM_ARGS
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
 
 
 @contextmanager
@@ -25,6 +33,19 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def chromium_page(**context_options: Any) -> Iterator[Any]:
+    """A page of a fresh context (1400 x 1000 unless ``viewport`` says otherwise)."""
+    with chromium() as browser:
+        context = browser.new_context(
+            **{"viewport": {"width": 1400, "height": 1000}, **context_options}
+        )
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
 
 
 def sign_in(context: Any, base: str, user: Any) -> None:

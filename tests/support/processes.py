@@ -16,6 +16,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_python(
+    code: str, env: dict[str, str], *, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c code`` in the project's folder with exactly ``env`` (not checked)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
