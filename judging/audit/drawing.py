@@ -50,7 +50,7 @@ BATCH = 2000
 
 
 class DesignFields(TypedDict, total=False):
-    """A design as given, before audit_design_check (whose defaults fill what is left out)."""
+    """A design as given, before audit_design_check (AuditDesign's defaults fill the rest)."""
 
     task: Required[str]
     size: Required[int]
@@ -68,59 +68,43 @@ class AuditDesign:
 
     task: str
     size: int
-    method: str
-    floor: int
-    oversample_rare: float
-    oversample_disagree: float
-    seed: int
-    double_rating_fraction: float
+    method: str = AllocationMethod.PROPORTIONAL
+    floor: int = 0
+    oversample_rare: float = 1.0
+    oversample_disagree: float = 1.0
+    seed: int = 0
+    double_rating_fraction: float = 0.1
 
 
-def audit_design_check(
-    *,
-    task: str,
-    size: int,
-    method: str = AllocationMethod.PROPORTIONAL,
-    floor: int = 0,
-    oversample_rare: float = 1.0,
-    oversample_disagree: float = 1.0,
-    seed: int = 0,
-    double_rating_fraction: float = 0.1,
-) -> AuditDesign:
-    """Validate a design; every problem is reported at once, by field."""
+def audit_design_check(**fields: Unpack[DesignFields]) -> AuditDesign:
+    """Validate a design (AuditDesign's defaults fill what is left out); every problem is
+    reported at once, by field."""
+    design = AuditDesign(**fields)
     errors: dict[str, str] = {}
-    if task not in AuditTask.values:
+    if design.task not in AuditTask.values:
         errors["task"] = _("Choose scoring, answerability or safety.")
-    if not 1 <= size <= MAX_AUDIT_SIZE:
+    if not 1 <= design.size <= MAX_AUDIT_SIZE:
         errors["size"] = _("Between 1 and %(max)d items.") % {"max": MAX_AUDIT_SIZE}
-    if method not in AllocationMethod.values:
+    if design.method not in AllocationMethod.values:
         errors["method"] = _("Choose proportional, square-root or equal allocation.")
-    if floor < 0 or floor > MAX_AUDIT_SIZE:
+    if design.floor < 0 or design.floor > MAX_AUDIT_SIZE:
         errors["floor"] = _("The floor per stratum cannot be negative.")
     for name, value in (
-        ("oversample_rare", oversample_rare),
-        ("oversample_disagree", oversample_disagree),
+        ("oversample_rare", design.oversample_rare),
+        ("oversample_disagree", design.oversample_disagree),
     ):
         if not (math.isfinite(value) and 1.0 <= value <= MAX_OVERSAMPLING):
             errors[name] = _("An oversampling factor lies between 1 and %(max)d.") % {
                 "max": int(MAX_OVERSAMPLING)
             }
-    if not 0 <= seed <= MAX_SEED:
+    if not 0 <= design.seed <= MAX_SEED:
         errors["seed"] = _("The seed is a whole number from 0 to 2⁶³ − 1.")
-    if not (math.isfinite(double_rating_fraction) and 0.0 <= double_rating_fraction <= 1.0):
+    share = design.double_rating_fraction
+    if not (math.isfinite(share) and 0.0 <= share <= 1.0):
         errors["double_rating_fraction"] = _("The share of items rated twice lies in [0, 1].")
     if errors:
         raise ValidationError(errors, code="bad_design")
-    return AuditDesign(
-        task,
-        size,
-        method,
-        floor,
-        oversample_rare,
-        oversample_disagree,
-        seed,
-        double_rating_fraction,
-    )
+    return design
 
 
 def _frame_summary(rows: list[selectors.FrameRow], drawn: AuditSample) -> dict[str, object]:
