@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -50,6 +49,7 @@ from tests.annotation.factories import png_bytes, wav_bytes
 from tests.annotation.formats.test_vlmevalkit import HEADER as TSV_HEADER
 from tests.annotation.formats.test_vlmevalkit import write_tsv
 from tests.conftest import SHARED_DATA
+from tests.support.processes import s3_client
 
 pytestmark = pytest.mark.django_db
 LOGICVISTA = SHARED_DATA / "logicvista"
@@ -308,13 +308,7 @@ def test_each_format_imports_from_an_uploaded_zip(tmp_path: Path, fmt: str) -> N
 
 
 def s3_put_folder(endpoint: str, bucket: str, prefix: str, folder: Path) -> None:
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    )
+    client = s3_client(endpoint)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             client.put_object(

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,6 +29,19 @@ def run_python(
         text=True,
         check=False,
         timeout=timeout,
+    )
+
+
+def s3_client(endpoint: str) -> Any:
+    """A boto3 S3 client of the test SeaweedFS server at ``endpoint``."""
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
     )
 
 
@@ -100,15 +114,7 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
     )
     endpoint = f"http://127.0.0.1:{s3}"
     try:
-        import boto3
-
-        client = boto3.client(
-            "s3",
-            endpoint_url=endpoint,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        )
+        client = s3_client(endpoint)
 
         def ready() -> bool:
             if process.poll() is not None:
