@@ -164,3 +164,26 @@ def test_the_admin_refuses_what_the_services_refuse(admin_client: Client) -> Non
     good = {**form, "base_url": "https://api.invalid/v1", "api_key_env": "JUDGE_KEY_X"}
     assert admin_client.post(url, good).status_code == 302
     assert Judge.objects.filter(name="adm").exists()
+
+
+def test_cancel_and_retry_say_why_a_finished_job_stays_as_it_is(
+    lead: Any, annotator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A lead's cancel or retry of a finished job leads back to its page with the refusal;
+    others may not act on a job."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 2)
+    client = login(lead)
+    url = reverse("judging:dataset_judging", args=[dataset.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"task": "answerability", "judges": [rule_judge().pk], "repeats": 1})
+    job = JudgeJob.objects.get()
+    detail = reverse("judging:job_detail", args=[job.pk])
+    for action, refusal in (
+        ("judging:job_cancel", "The job has already finished."),
+        ("judging:job_retry", "Only a failed or cancelled job can be retried."),
+    ):
+        reply = client.post(reverse(action, args=[job.pk]), follow=True)
+        assert reply.redirect_chain == [(detail, 302)]
+        assert refusal in reply.content.decode()
+        assert login(annotator).post(reverse(action, args=[job.pk])).status_code == 403
