@@ -18,11 +18,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors, services
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
 from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
-from annotation.views import dataset_or_404
 from core.jobs import ACTIVE
 from core.roles import acting_user, is_lead, sees_judge_votes
 
