@@ -12,7 +12,7 @@ from django.forms.models import model_to_dict
 
 from annotation.models import Dataset, Sample, SampleStatus
 from tests.annotation.factories import UserFactory
-from tests.annotation.test_journey_browser import log_in
+from tests.support.browser import log_in
 
 WAIT = 60000
 

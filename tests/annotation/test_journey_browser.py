@@ -17,7 +17,7 @@ from annotation.models import Dataset, Sample, SampleRevision, SampleStatus
 from review.models import Slot
 from tests.annotation.factories import UserFactory
 from tests.conftest import SHARED_DATA
-from tests.support.browser import chromium_page
+from tests.support.browser import chromium_page, log_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -52,14 +52,6 @@ def logicvista_zip(target: Path, n: int = ITEMS) -> tuple[Path, list[str]]:
             name = item["imagename"]
             archive.write(LOGICVISTA / "images" / name, f"images/{name}")
     return target, list(chosen)
-
-
-def log_in(page: Any, base: str, user: Any) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", "pw-for-tests-1")
-    page.click("form [type=submit]")
-    page.wait_for_url(lambda url: "/login/" not in url)
 
 
 def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(

@@ -24,7 +24,8 @@ from tests.annotation.journey_steps import (
     review_all,
     search_and_take_down,
 )
-from tests.annotation.test_journey_browser import ITEMS, JOURNEY_MARKS, log_in, logicvista_zip, page
+from tests.annotation.test_journey_browser import ITEMS, JOURNEY_MARKS, logicvista_zip, page
+from tests.support.browser import log_in
 
 pytestmark = JOURNEY_MARKS
 __all__ = ["page"]  # the Chromium page fixture, shared with the first journey

@@ -20,8 +20,9 @@ from annotation.models import MediaAsset, Sample, SampleStatus
 from review.models import Review
 from tests.annotation import journey_steps as steps
 from tests.annotation.factories import png_bytes
-from tests.annotation.test_journey_browser import JOURNEY_MARKS, log_in, page
+from tests.annotation.test_journey_browser import JOURNEY_MARKS, page
 from tests.conftest import SHARED_DATA
+from tests.support.browser import log_in
 from tests.support.processes import wait_until
 
 pytestmark = JOURNEY_MARKS

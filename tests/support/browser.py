@@ -48,6 +48,15 @@ def chromium_page(**context_options: Any) -> Iterator[Any]:
             context.close()
 
 
+def log_in(page: Any, base: str, user: Any) -> None:
+    """Log ``user`` in through the login form of the live server at ``base``."""
+    page.goto(f"{base}/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", "pw-for-tests-1")
+    page.click("form [type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)
+
+
 def sign_in(context: Any, base: str, user: Any) -> None:
     """Give a browser context the session of `user` on the live server at `base`."""
     client = Client()
