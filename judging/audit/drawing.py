@@ -19,18 +19,8 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, JobStatus
-from core.jobs import (
-    RETRYABLE,
-    Claim,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_retry_fields,
-    job_sweep,
-)
+from core import jobs
+from core.jobs import RETRYABLE, Claim, JobStopped, SweepResult
 from core.tasks import enqueue
 from judging.audit import computations, selectors
 from judging.models import AllocationMethod, AuditItem, AuditLease, AuditSet, AuditTask
@@ -171,18 +161,18 @@ def audit_set_draw_run(*, audit_set_id: int) -> AuditSet | None:
     the set's new status commit together. Safe to run twice: a set already drawn (or failed),
     or being drawn by a live worker, is left as it is; one whose worker died is drawn again.
     """
-    claim = job_claim(AuditSet, audit_set_id)
+    claim = jobs.job_claim(AuditSet, audit_set_id)
     if claim is None:
         return AuditSet.objects.filter(pk=audit_set_id).first()
     audit_set = AuditSet.objects.select_related("dataset").get(pk=audit_set_id)
     try:
-        with job_heartbeat(claim), transaction.atomic():
+        with jobs.job_heartbeat(claim), transaction.atomic():
             _draw(audit_set, claim)
     except JobStopped:
         logger.info("audit set %s was taken over", audit_set_id)
     except Exception as exc:
         logger.exception("drawing audit set %s failed", audit_set_id)
-        job_finish(
+        jobs.job_finish(
             claim,
             status=JobStatus.FAILED,
             message=f"{type(exc).__name__}: {exc}",
@@ -195,7 +185,7 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
     rows = selectors.audit_frame(dataset=audit_set.dataset, task=audit_set.task)
     if not rows:
         message = _("No judged items of this task yet: run the judges first.")
-        if not job_finish(claim, status=JobStatus.FAILED, message=message):
+        if not jobs.job_finish(claim, status=JobStatus.FAILED, message=message):
             raise JobStopped
         return
     drawn = draw_audit_sample(
@@ -250,7 +240,7 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
         ],
         batch_size=BATCH,
     )
-    if not job_finish(claim, status=JobStatus.SUCCEEDED, frame=_frame_summary(rows, drawn)):
+    if not jobs.job_finish(claim, status=JobStatus.SUCCEEDED, frame=_frame_summary(rows, drawn)):
         raise JobStopped
     computations.audit_statistics_request(audit_set=audit_set)
 
@@ -261,7 +251,7 @@ def audit_set_retry(*, audit_set: AuditSet) -> AuditSet:
         locked = AuditSet.objects.select_for_update().get(pk=audit_set.pk)
         if locked.status not in RETRYABLE:
             raise ValidationError(_("Only a failed draw can be retried."), code="not_failed")
-        AuditSet.objects.filter(pk=locked.pk).update(**job_retry_fields())
+        AuditSet.objects.filter(pk=locked.pk).update(**jobs.job_retry_fields())
         transaction.on_commit(lambda: _enqueue(locked.pk))
     audit_set.refresh_from_db()
     return audit_set
@@ -269,11 +259,13 @@ def audit_set_retry(*, audit_set: AuditSet) -> AuditSet:
 
 def audit_sets_sweep() -> SweepResult:
     """Draw again the sets whose worker died and send those whose message was lost."""
-    return job_sweep(AuditSet, send=lambda pk: enqueue("judging.draw_audit_set", pk))
+    return jobs.job_sweep(AuditSet, send=lambda pk: enqueue("judging.draw_audit_set", pk))
 
 
 def _enqueue(audit_set_id: int) -> None:
-    job_enqueue(AuditSet, audit_set_id, lambda: enqueue("judging.draw_audit_set", audit_set_id))
+    jobs.job_enqueue(
+        AuditSet, audit_set_id, lambda: enqueue("judging.draw_audit_set", audit_set_id)
+    )
 
 
 def audit_set_draw(*, dataset: Dataset, name: str, task: str, size: int, **design: Any) -> AuditSet:
