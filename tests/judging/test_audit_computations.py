@@ -34,13 +34,6 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return ids
 
 
-@pytest.fixture
-def audit_set(auditor: Any) -> AuditSet:
-    dataset, _ = af.scoring_dataset(n_samples=20)
-    af.add_member(dataset, auditor)
-    return af.draw(dataset, size=12, double_rating_fraction=0.25)
-
-
 def _statistics_row(audit_set: AuditSet) -> AuditComputation:
     return AuditComputation.objects.get(kind=ComputationKind.AUDIT_STATISTICS, audit_set=audit_set)
 

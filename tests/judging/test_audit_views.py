@@ -27,13 +27,6 @@ from tests.support.http import browser
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def audit_set(auditor: Any) -> AuditSet:
-    dataset, _ = af.scoring_dataset(n_samples=20)
-    af.add_member(dataset, auditor)
-    return af.draw(dataset, size=12, double_rating_fraction=0.25)
-
-
 def _pages(audit_set: AuditSet) -> list[str]:
     item = AuditItem.objects.filter(audit_set=audit_set).first()
     assert item is not None
