@@ -18,11 +18,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import extensions, selectors, services
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
 from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
-from annotation.views import dataset_or_404
 from core.jobs import ACTIVE
 from core.roles import acting_user, is_lead, sees_judge_votes
 
@@ -146,10 +146,14 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
             reason=reason,
         )
     except ValidationError as exc:
-        for message in exc.messages:
-            messages.error(request, message)
-        return redirect(back)
+        return _refused(request, exc, back)
     messages.success(request, bulk_summary(action, result))
+    return redirect(back)
+
+
+def _refused(request: HttpRequest, exc: ValidationError, back: str) -> HttpResponse:
+    for message in exc.messages:
+        messages.error(request, message)
     return redirect(back)
 
 
@@ -177,9 +181,7 @@ def _bulk_in_background(
             reason=reason,
         )
     except ValidationError as exc:
-        for message in exc.messages:
-            messages.error(request, message)
-        return redirect(back)
+        return _refused(request, exc, back)
     return redirect("annotation:sample_bulk_job", job_id=job.pk)
 
 

@@ -16,8 +16,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors, services
 from annotation.forms import MemberAddForm, PresetLoadForm, TermAddForm, TermRenameForm
+from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, TaxonomyTerm
-from annotation.views import dataset_or_404
 from core.roles import ANNOTATOR, AUDITOR, LEAD, is_lead
 
 ROLE_LABELS = {
@@ -187,4 +187,16 @@ def dataset_archive(request: HttpRequest, dataset_id: int) -> HttpResponse:
         messages.success(request, _("The dataset is archived."))
     else:
         messages.success(request, _("The dataset is no longer archived."))
+    return redirect("annotation:dataset_detail", dataset_id=dataset.pk)
+
+
+@require_POST
+def dataset_auto_send(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    dataset = _lead_dataset(request, dataset_id)
+    enabled = request.POST.get("auto_send_to_review") == "on"
+    services.dataset_set_auto_send(dataset=dataset, enabled=enabled)
+    if enabled:
+        messages.success(request, _("New imports will be sent to review automatically."))
+    else:
+        messages.success(request, _("New imports will stay imported until you send them."))
     return redirect("annotation:dataset_detail", dataset_id=dataset.pk)

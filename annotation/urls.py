@@ -8,7 +8,11 @@ urlpatterns = [
     path("datasets/", views.dataset_list, name="dataset_list"),
     path("datasets/new/", views.dataset_create, name="dataset_create"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset_detail"),
-    path("datasets/<int:dataset_id>/auto-send/", views.dataset_auto_send, name="dataset_auto_send"),
+    path(
+        "datasets/<int:dataset_id>/auto-send/",
+        settings_views.dataset_auto_send,
+        name="dataset_auto_send",
+    ),
     path(
         "datasets/<int:dataset_id>/members/",
         settings_views.dataset_members,

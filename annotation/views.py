@@ -13,14 +13,15 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
 from annotation import extensions, selectors, services
 from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
-from annotation.models import Dataset, Sample, SampleRevision, SampleStatus
+from annotation.lookups import dataset_or_404
+from annotation.models import Sample, SampleRevision, SampleStatus
 from core.roles import acting_user, is_lead
 
 
@@ -85,20 +86,6 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
 
 
-@require_POST
-def dataset_auto_send(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    if not is_lead(request.user):
-        raise PermissionDenied(_("Only project leads may change a dataset's settings."))
-    dataset = dataset_or_404(request, dataset_id)
-    enabled = request.POST.get("auto_send_to_review") == "on"
-    services.dataset_set_auto_send(dataset=dataset, enabled=enabled)
-    if enabled:
-        messages.success(request, _("New imports will be sent to review automatically."))
-    else:
-        messages.success(request, _("New imports will stay imported until you send them."))
-    return redirect("annotation:dataset_detail", dataset_id=dataset.pk)
-
-
 @require_GET
 def sample_detail(request: HttpRequest, sample_id: int) -> HttpResponse:
     sample = selectors.sample_get_visible(user=request.user, sample_id=sample_id)
@@ -152,14 +139,6 @@ def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
         )
         for key in keys
     ]
-
-
-def dataset_or_404(request: HttpRequest, dataset_id: int) -> Dataset:
-    """The dataset if the user may see it; 404 otherwise (its existence is not shown)."""
-    dataset = selectors.dataset_get_visible(user=request.user, dataset_id=dataset_id)
-    if dataset is None:
-        raise Http404(_("No such dataset."))
-    return dataset
 
 
 def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]

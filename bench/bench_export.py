@@ -51,12 +51,9 @@ def _ensure_database() -> None:
     url = os.environ.get("DATABASE_URL", DEFAULT_DB)
     if not url.startswith("postgres"):
         return
-    import psycopg
+    from bench.support import ensure_database
 
-    base, _, name = url.rpartition("/")
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+    ensure_database(url)
 
 
 def _png(n: int) -> bytes:

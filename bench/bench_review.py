@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,26 @@ UPDATE review_slot SET reviewer_id = %(me)s, leased_at = %(now)s,
 WHERE id = ({claim_candidate()})
 RETURNING id, sample_id
 """
+
+
+def _run_together(
+    run: Callable[[int], None],
+    n: int,
+    seconds: float,
+    deadline: list[float],
+    barrier: threading.Barrier,
+) -> float:
+    """Start ``n`` threads of ``run``, set the deadline ``seconds`` ahead and release them
+    at once through ``barrier``; the wall-clock seconds until the last one ends."""
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    start = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
 
 
 def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
@@ -140,15 +160,7 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
                     break
                 latencies[index].append(time.perf_counter() - t0)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(reviewer_ids))]
-    for thread in threads:
-        thread.start()
-    deadline[0] = time.perf_counter() + seconds
-    start = time.perf_counter()
-    barrier.wait()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
+    elapsed = _run_together(run, len(reviewer_ids), seconds, deadline, barrier)
     flat = [x for per in latencies for x in per]
     return {"claims": len(flat), "seconds": round(elapsed, 2), "latencies": flat}
 
@@ -216,15 +228,7 @@ def floor_phase(port: int, clients: int, seconds: float) -> Any:
             latencies[index].append(time.perf_counter() - t0)
             counts[index] += code == 200
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
-    for thread in threads:
-        thread.start()
-    deadline[0] = time.perf_counter() + seconds
-    start = time.perf_counter()
-    barrier.wait()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
+    elapsed = _run_together(run, clients, seconds, deadline, barrier)
     flat = [x for per in latencies for x in per]
     return {"requests": sum(counts), "seconds": round(elapsed, 2), "latencies": flat}
 
@@ -283,15 +287,7 @@ def site_phase(
                 continue
             submit_lat[index].append(time.perf_counter() - t2)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(identities))]
-    for thread in threads:
-        thread.start()
-    deadline[0] = time.perf_counter() + seconds
-    start = time.perf_counter()
-    barrier.wait()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
+    elapsed = _run_together(run, len(identities), seconds, deadline, barrier)
     return {
         "claims": sum(len(x) for x in claim_lat),
         "submits": sum(len(x) for x in submit_lat),

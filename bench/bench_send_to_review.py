@@ -34,12 +34,9 @@ def _setup() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
     url = os.environ["DATABASE_URL"]
     if url.startswith("postgres"):
-        import psycopg
+        from bench.support import ensure_database
 
-        base, _, name = url.rpartition("/")
-        with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-            if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-                conn.execute(f'CREATE DATABASE "{name}"')
+        ensure_database(url)
     import django
 
     django.setup()

@@ -27,6 +27,14 @@ def make_database(admin_url: str, name: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def ensure_database(url: str) -> None:
+    """Create the PostgreSQL database named by ``url`` if it does not exist yet."""
+    base, _, name = url.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
 class Http:
     """One keep-alive connection; JSON in and out."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.contrib import messages
@@ -164,30 +165,39 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     )
 
 
-@require_POST
-def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+def _job_action(
+    request: HttpRequest, job_id: int, act: Callable[[JudgeJob], object], done: str
+) -> HttpResponse:
+    """A lead's action on a job; its refusal or ``done`` is shown on the job's page."""
     require_lead(request)
     job = _job(request, job_id)
     try:
-        services.judge_job_cancel(job=job)
+        act(job)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, _("The job was cancelled."))
+        messages.success(request, done)
     return redirect("judging:job_detail", job_id=job.pk)
+
+
+@require_POST
+def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
+    return _job_action(
+        request,
+        job_id,
+        lambda job: services.judge_job_cancel(job=job),
+        _("The job was cancelled."),
+    )
 
 
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    require_lead(request)
-    job = _job(request, job_id)
-    try:
-        services.judge_job_retry(job=job)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
-    else:
-        messages.success(request, _("The job runs again; only the missing verdicts are made."))
-    return redirect("judging:job_detail", job_id=job.pk)
+    return _job_action(
+        request,
+        job_id,
+        lambda job: services.judge_job_retry(job=job),
+        _("The job runs again; only the missing verdicts are made."),
+    )
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from core import roles
 from tests.annotation.factories import UserFactory
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.processes import celery_worker, seaweedfs
+from tests.support.processes import celery_worker, s3_client, seaweedfs
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -75,16 +75,8 @@ def s3_storage(settings: Any, s3_endpoint: str) -> str:
     """Point the default storage at a fresh bucket on the SeaweedFS server."""
     import uuid
 
-    import boto3
-
     bucket = f"test-{uuid.uuid4().hex[:12]}"
-    boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    ).create_bucket(Bucket=bucket)
+    s3_client(s3_endpoint).create_bucket(Bucket=bucket)
     settings.STORAGES = {
         **django_settings.STORAGES,
         "default": {

@@ -21,9 +21,8 @@ from annotation.formats.records import (
     decode_base64,
     gold_flag,
     message,
-    require_fields,
 )
-from annotation.formats.textio import Source, iter_json_objects
+from annotation.formats.textio import Source, iter_json_records
 
 # A reader's findings are not part of the sample: never written, never read back.
 _SAMPLE_FIELDS = {f.name: f for f in dataclasses.fields(ParsedSample) if f.name != "problems"}
@@ -63,17 +62,11 @@ def write_jsonl(samples: Iterable[ParsedSample], stream: IO[str]) -> int:
 
 def iter_jsonl(source: Source) -> Iterator[ParsedSample | RowError]:
     """Stream samples back from the project's JSON-lines export."""
-    first = True
-    for row, record in iter_json_objects(source):
+    expected = message("a record of this site's export has external_id, the label fields and media")
+    for row, record in iter_json_records(source, [("external_id",)], expected=expected):
         if isinstance(record, RowError):
             yield record
             continue
-        if first:
-            expected = message(
-                "a record of this site's export has external_id, the label fields and media"
-            )
-            require_fields(record, [("external_id",)], expected=expected)
-            first = False
         try:
             yield _sample_from_dict(row, record)
         except (TypeError, ValueError) as exc:

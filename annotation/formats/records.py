@@ -13,6 +13,29 @@ from typing import Any, Literal
 
 MediaRole = Literal["image", "audio"]
 
+# The fields whose every change is kept in a sample's history.
+LABEL_FIELDS: tuple[str, ...] = (
+    "question",
+    "question_format",
+    "options",
+    "reference_answer",
+    "explanation",
+    "answerability_group",
+    "category_code",
+    "scenario",
+    "split",
+    "pipeline",
+    "source_dataset",
+    "generator_models",
+    "image_description",
+    "audio_description",
+    "speech_utterance",
+    "safety_label",
+    "safety_category",
+    "safety_subcategory",
+    "predicate",
+)
+
 
 class FormatError(Exception):
     """A problem with the whole file (encoding, missing column, not the expected format)."""

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
 
-from annotation.formats.records import FormatError, NotThisFormat, RowError, message
+from annotation.formats.records import FormatError, NotThisFormat, RowError, message, require_fields
 
 # A path, or an open file in binary or text mode.
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
@@ -169,3 +169,16 @@ def peek_bytes(source: Source, size: int) -> bytes:
     head = source.read(size)
     source.seek(position)
     return head if isinstance(head, bytes) else codecs.encode(head, "utf-8")
+
+
+def iter_json_records(
+    source: Source, required: list[tuple[str, ...]], *, expected: str
+) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """``iter_json_objects`` of a format whose first object must have the ``required`` fields
+    (one name of each group): another kind of file is refused whole (see require_fields)."""
+    first = True
+    for row, record in iter_json_objects(source):
+        if first and not isinstance(record, RowError):
+            require_fields(record, required, expected=expected)
+            first = False
+        yield row, record

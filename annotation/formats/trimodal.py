@@ -36,9 +36,8 @@ from annotation.formats.records import (
     json_safe,
     looks_like_path,
     message,
-    require_fields,
 )
-from annotation.formats.textio import Source, iter_json_objects
+from annotation.formats.textio import Source, iter_json_records
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "scenario_id", "sample_id", "uid"),
@@ -97,18 +96,14 @@ def iter_trimodal(
     """Stream tri-modal scenarios (image, audio, speech, safe/unsafe label) from JSON lines."""
     consumed = {name for names in ALIASES.values() for name in names} | {"generator_models"}
     signature = [ALIASES["id"], ALIASES["speech"] + ALIASES["label"]]
-    first = True
-    for row, record in iter_json_objects(source):
+    expected = message(
+        "a tri-modal scenario has an id, image, audio, a speech utterance (S), "
+        "a safe/unsafe label (R), a category and a logic predicate (L)"
+    )
+    for row, record in iter_json_records(source, signature, expected=expected):
         if isinstance(record, RowError):
             yield record
             continue
-        if first:
-            expected = message(
-                "a tri-modal scenario has an id, image, audio, a speech utterance (S), "
-                "a safe/unsafe label (R), a category and a logic predicate (L)"
-            )
-            require_fields(record, signature, expected=expected)
-            first = False
         external_id = as_text(_pick(record, "id"))
         if not external_id:
             yield RowError(row, "", message("line {row}: the record has no id", row=row))

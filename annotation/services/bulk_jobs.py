@@ -22,16 +22,8 @@ from annotation.models import Dataset, SampleBulkJob
 from annotation.sample_filters import BulkAction, SampleFilter
 from annotation.selectors import samples_selected
 from annotation.services.bulk import PRIORITY_RANGE, samples_bulk_action
-from core.jobs import (
-    JobStatus,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_sweep,
-)
+from core import jobs
+from core.jobs import JobStatus, JobStopped, SweepResult
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -97,13 +89,13 @@ def sample_bulk_job_create(
 def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
     """Run a queued bulk action. Safe to run twice: a finished job, or one alive in another
     worker, is left alone; the action and the job's end commit together."""
-    claim = job_claim(SampleBulkJob, job_id)
+    claim = jobs.job_claim(SampleBulkJob, job_id)
     job = SampleBulkJob.objects.select_related("dataset", "created_by").filter(pk=job_id).first()
     if claim is None or job is None:
         return job
     params = job.params
     try:
-        with job_heartbeat(claim), transaction.atomic():
+        with jobs.job_heartbeat(claim), transaction.atomic():
             filter = SampleFilter.from_params(QueryDict(params.get("filter") or ""))
             result = samples_bulk_action(
                 dataset=job.dataset,
@@ -114,7 +106,7 @@ def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
                 priority=params.get("priority"),
                 reason=params.get("reason") or "",
             )
-            finished = job_finish(
+            finished = jobs.job_finish(
                 claim,
                 status=JobStatus.SUCCEEDED,
                 changed=result.changed,
@@ -126,10 +118,10 @@ def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
     except JobStopped:
         logger.info("bulk job %s was cancelled or taken over; its changes were rolled back", job_id)
     except ValidationError as exc:
-        job_finish(claim, status=JobStatus.FAILED, message=" ".join(exc.messages))
+        jobs.job_finish(claim, status=JobStatus.FAILED, message=" ".join(exc.messages))
     except Exception as exc:
         logger.exception("bulk job %s failed", job_id)
-        job_finish(
+        jobs.job_finish(
             claim,
             status=JobStatus.FAILED,
             message=_("The action failed: %(error)s") % {"error": exc},
@@ -140,8 +132,8 @@ def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
 
 def sample_bulk_jobs_sweep() -> SweepResult:
     """Queue again the bulk jobs whose worker died and send those whose message was lost."""
-    return job_sweep(SampleBulkJob, send=lambda pk: enqueue(TASK, pk))
+    return jobs.job_sweep(SampleBulkJob, send=lambda pk: enqueue(TASK, pk))
 
 
 def _enqueue(job_id: int) -> None:
-    job_enqueue(SampleBulkJob, job_id, lambda: enqueue(TASK, job_id))
+    jobs.job_enqueue(SampleBulkJob, job_id, lambda: enqueue(TASK, job_id))

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.formats.records import LABEL_FIELDS as LABEL_FIELDS
 from annotation.formats.records import MediaRef, ParsedSample
 from annotation.formats.validate import validate_sample
 from annotation.models import (
@@ -31,28 +32,6 @@ from annotation.selectors import taxonomy_view
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# The fields whose every change is kept in a sample's history.
-LABEL_FIELDS: tuple[str, ...] = (
-    "question",
-    "question_format",
-    "options",
-    "reference_answer",
-    "explanation",
-    "answerability_group",
-    "category_code",
-    "scenario",
-    "split",
-    "pipeline",
-    "source_dataset",
-    "generator_models",
-    "image_description",
-    "audio_description",
-    "speech_utterance",
-    "safety_label",
-    "safety_category",
-    "safety_subcategory",
-    "predicate",
-)
 _PARSED_FIELDS = {f.name for f in dataclass_fields(ParsedSample)}
 
 

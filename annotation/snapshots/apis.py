@@ -92,13 +92,8 @@ class DatasetSnapshotListCreateApi(APIView):
         dataset = dataset_or_404(request, dataset_id)
         payload = self.SnapshotCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        data = dict(payload.validated_data)
-        snapshot = snapshot_services.snapshot_create(
-            dataset=dataset,
-            name=data.pop("name"),
-            format=data.pop("format"),
-            filter=data,
-            by=acting_user(request.user),
+        snapshot = snapshot_services.snapshot_create_from_fields(
+            dataset=dataset, fields=payload.validated_data, by=acting_user(request.user)
         )
         return Response(SnapshotOutput(snapshot).data, status=status.HTTP_201_CREATED)
 

@@ -47,18 +47,8 @@ from annotation.snapshots.selectors import (
     snapshot_sample_chunks,
     snapshot_samples,
 )
-from core.jobs import (
-    RETRYABLE,
-    Heartbeat,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_retry_fields,
-    job_sweep,
-)
+from core import jobs
+from core.jobs import RETRYABLE, Heartbeat, JobStopped, SweepResult
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -173,6 +163,17 @@ def snapshot_create(
     return snapshot
 
 
+def snapshot_create_from_fields(
+    *, dataset: Dataset, fields: Mapping[str, Any], by: User | None
+) -> Snapshot:
+    """``snapshot_create`` from a form's or an API payload's fields: ``name``, ``format``, and
+    the sample filter in the others."""
+    filter = dict(fields)
+    return snapshot_create(
+        dataset=dataset, name=filter.pop("name"), format=filter.pop("format"), filter=filter, by=by
+    )
+
+
 def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapshot | None:
     """Build a queued snapshot: write the release, store it, record entries and the manifest.
 
@@ -180,13 +181,13 @@ def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapsho
     worker is building (its heartbeat is fresh); one whose worker died starts over. A failure
     marks the snapshot failed with a readable message.
     """
-    claim = job_claim(Snapshot, snapshot_id)
+    claim = jobs.job_claim(Snapshot, snapshot_id)
     snapshot = Snapshot.objects.select_related("dataset").filter(pk=snapshot_id).first()
     if claim is None or snapshot is None:
         return snapshot
     try:
         with (
-            job_heartbeat(claim) as heartbeat,
+            jobs.job_heartbeat(claim) as heartbeat,
             tempfile.TemporaryDirectory(prefix="snapshot-") as tmp,
         ):
             SnapshotEntry.objects.filter(snapshot=snapshot).delete()  # an earlier attempt's
@@ -197,7 +198,7 @@ def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapsho
     except Exception as exc:
         logger.exception("snapshot %s failed", snapshot_id)
         SnapshotEntry.objects.filter(snapshot=snapshot).delete()
-        job_finish(
+        jobs.job_finish(
             claim,
             status=JobStatus.FAILED,
             message=_("The export failed: %(error)s") % {"error": exc},
@@ -213,7 +214,7 @@ def snapshot_retry(*, snapshot: Snapshot) -> Snapshot:
         if locked.status not in RETRYABLE:
             raise ValidationError(_("Only a failed snapshot can be retried."), code="not_failed")
         Snapshot.objects.filter(pk=locked.pk).update(
-            **job_retry_fields(), done=0, total=None, finished_at=None
+            **jobs.job_retry_fields(), done=0, total=None, finished_at=None
         )
         transaction.on_commit(lambda: _enqueue(locked.pk))
     snapshot.refresh_from_db()
@@ -222,11 +223,13 @@ def snapshot_retry(*, snapshot: Snapshot) -> Snapshot:
 
 def snapshots_sweep() -> SweepResult:
     """Start again the snapshots whose worker died and send those whose message was lost."""
-    return job_sweep(Snapshot, send=lambda pk: enqueue("annotation.build_snapshot", pk))
+    return jobs.job_sweep(Snapshot, send=lambda pk: enqueue("annotation.build_snapshot", pk))
 
 
 def _enqueue(snapshot_id: int) -> None:
-    job_enqueue(Snapshot, snapshot_id, lambda: enqueue("annotation.build_snapshot", snapshot_id))
+    jobs.job_enqueue(
+        Snapshot, snapshot_id, lambda: enqueue("annotation.build_snapshot", snapshot_id)
+    )
 
 
 def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat) -> None:
@@ -315,7 +318,7 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
     manifest = build_manifest(artifact=artifact, **manifest_args)
     stored = _store(f"{folder}/{artifact_path.name}", artifact_path)
     _store_bytes(f"{folder}/manifest.json", _json(manifest).encode("utf-8"))
-    if not job_finish(
+    if not jobs.job_finish(
         heartbeat.claim,
         status=JobStatus.SUCCEEDED,
         file=stored,

@@ -89,14 +89,9 @@ def snapshot_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = _lead_dataset(request, dataset_id)
     form = SnapshotCreateForm(request.POST or None, dataset=dataset)
     if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
         try:
-            snapshot = snapshot_services.snapshot_create(
-                dataset=dataset,
-                name=data.pop("name"),
-                format=data.pop("format"),
-                filter=data,
-                by=acting_user(request.user),
+            snapshot = snapshot_services.snapshot_create_from_fields(
+                dataset=dataset, fields=form.cleaned_data, by=acting_user(request.user)
             )
         except ValidationError as exc:
             form.add_error(None, exc)

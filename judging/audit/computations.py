@@ -21,17 +21,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from annotation.models import Dataset, JobStatus
-from core.jobs import (
-    ACTIVE,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_retry_fields,
-    job_sweep,
-)
+from core import jobs
+from core.jobs import ACTIVE, JobStopped, SweepResult
 from core.tasks import enqueue
 from judging.audit import selectors, statistics
 from judging.models import AuditComputation, AuditSet, AuditTask, ComputationKind
@@ -69,7 +60,7 @@ def _request(
         fields: dict[str, Any] = {"requested_at": now}
         queued = created
         if row.status not in ACTIVE:
-            fields |= job_retry_fields()
+            fields |= jobs.job_retry_fields()
             queued = True
         AuditComputation.objects.filter(pk=row.pk).update(**fields)
     if queued and send:
@@ -78,7 +69,7 @@ def _request(
 
 
 def _send(pk: int) -> None:
-    job_enqueue(
+    jobs.job_enqueue(
         AuditComputation, pk, lambda: enqueue(TASK_NAME, pk, countdown=COMPUTE_DELAY_SECONDS)
     )
 
@@ -144,7 +135,7 @@ def computation_run(*, computation_id: int) -> AuditComputation | None:
     """Compute a queued row and store its result (safe to run twice: a row computed or being
     computed by a live worker is left alone). A request that came in while it ran queues the
     next run."""
-    claim = job_claim(AuditComputation, computation_id)
+    claim = jobs.job_claim(AuditComputation, computation_id)
     if claim is None:
         return AuditComputation.objects.filter(pk=computation_id).first()
     started = timezone.now()
@@ -152,7 +143,7 @@ def computation_run(*, computation_id: int) -> AuditComputation | None:
     row = AuditComputation.objects.get(pk=computation_id)
     began = time.monotonic()
     try:
-        with job_heartbeat(claim):
+        with jobs.job_heartbeat(claim):
             result = _compute(row)
         again = _store(claim, result, started, time.monotonic() - began)
     except JobStopped:
@@ -160,7 +151,7 @@ def computation_run(*, computation_id: int) -> AuditComputation | None:
         again = False
     except Exception as exc:
         logger.exception("audit computation %s failed", computation_id)
-        job_finish(claim, status=JobStatus.FAILED, message=f"{type(exc).__name__}: {exc}")
+        jobs.job_finish(claim, status=JobStatus.FAILED, message=f"{type(exc).__name__}: {exc}")
         again = False
     if again:
         _send(computation_id)
@@ -173,7 +164,7 @@ def _store(claim: Any, result: dict[str, Any], started: Any, seconds: float) -> 
         row = claim.mine().select_for_update().values("requested_at").first()
         if row is None:
             raise JobStopped
-        job_finish(
+        jobs.job_finish(
             claim,
             status=JobStatus.SUCCEEDED,
             result=result,
@@ -182,7 +173,7 @@ def _store(claim: Any, result: dict[str, Any], started: Any, seconds: float) -> 
         )
         if row["requested_at"] <= started:
             return False
-        AuditComputation.objects.filter(pk=claim.pk).update(**job_retry_fields())
+        AuditComputation.objects.filter(pk=claim.pk).update(**jobs.job_retry_fields())
         return True
 
 
@@ -206,7 +197,7 @@ def frame_strata_compute(*, dataset: Dataset, task: str) -> AuditComputation | N
 
 def computations_sweep() -> SweepResult:
     """Run again the computations whose worker died; send those whose message was lost."""
-    return job_sweep(AuditComputation, send=lambda pk: enqueue(TASK_NAME, pk))
+    return jobs.job_sweep(AuditComputation, send=lambda pk: enqueue(TASK_NAME, pk))
 
 
 def audit_statistics_stored(*, audit_set: AuditSet) -> AuditComputation | None:

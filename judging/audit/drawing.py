@@ -7,29 +7,20 @@ retried on request.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset, JobStatus
-from core.jobs import (
-    RETRYABLE,
-    Claim,
-    JobStopped,
-    SweepResult,
-    job_claim,
-    job_enqueue,
-    job_finish,
-    job_heartbeat,
-    job_retry_fields,
-    job_sweep,
-)
+from core import jobs
+from core.jobs import RETRYABLE, Claim, JobStopped, SweepResult
 from core.tasks import enqueue
 from judging.audit import computations, selectors
 from judging.models import AllocationMethod, AuditItem, AuditLease, AuditSet, AuditTask
@@ -48,12 +39,11 @@ MAX_OVERSAMPLING = 100.0
 BATCH = 2000
 
 
-@dataclass(frozen=True)
-class AuditDesign:
-    """The parameters of a draw, checked."""
+class DesignFields(TypedDict, total=False):
+    """A design as given, before audit_design_check (AuditDesign's defaults fill the rest)."""
 
-    task: str
-    size: int
+    task: Required[str]
+    size: Required[int]
     method: str
     floor: int
     oversample_rare: float
@@ -62,51 +52,49 @@ class AuditDesign:
     double_rating_fraction: float
 
 
-def audit_design_check(
-    *,
-    task: str,
-    size: int,
-    method: str = AllocationMethod.PROPORTIONAL,
-    floor: int = 0,
-    oversample_rare: float = 1.0,
-    oversample_disagree: float = 1.0,
-    seed: int = 0,
-    double_rating_fraction: float = 0.1,
-) -> AuditDesign:
-    """Validate a design; every problem is reported at once, by field."""
+@dataclass(frozen=True)
+class AuditDesign:
+    """The parameters of a draw, checked."""
+
+    task: str
+    size: int
+    method: str = AllocationMethod.PROPORTIONAL
+    floor: int = 0
+    oversample_rare: float = 1.0
+    oversample_disagree: float = 1.0
+    seed: int = 0
+    double_rating_fraction: float = 0.1
+
+
+def audit_design_check(**fields: Unpack[DesignFields]) -> AuditDesign:
+    """Validate a design (AuditDesign's defaults fill what is left out); every problem is
+    reported at once, by field."""
+    design = AuditDesign(**fields)
     errors: dict[str, str] = {}
-    if task not in AuditTask.values:
+    if design.task not in AuditTask.values:
         errors["task"] = _("Choose scoring, answerability or safety.")
-    if not 1 <= size <= MAX_AUDIT_SIZE:
+    if not 1 <= design.size <= MAX_AUDIT_SIZE:
         errors["size"] = _("Between 1 and %(max)d items.") % {"max": MAX_AUDIT_SIZE}
-    if method not in AllocationMethod.values:
+    if design.method not in AllocationMethod.values:
         errors["method"] = _("Choose proportional, square-root or equal allocation.")
-    if floor < 0 or floor > MAX_AUDIT_SIZE:
+    if design.floor < 0 or design.floor > MAX_AUDIT_SIZE:
         errors["floor"] = _("The floor per stratum cannot be negative.")
     for name, value in (
-        ("oversample_rare", oversample_rare),
-        ("oversample_disagree", oversample_disagree),
+        ("oversample_rare", design.oversample_rare),
+        ("oversample_disagree", design.oversample_disagree),
     ):
         if not (math.isfinite(value) and 1.0 <= value <= MAX_OVERSAMPLING):
             errors[name] = _("An oversampling factor lies between 1 and %(max)d.") % {
                 "max": int(MAX_OVERSAMPLING)
             }
-    if not 0 <= seed <= MAX_SEED:
+    if not 0 <= design.seed <= MAX_SEED:
         errors["seed"] = _("The seed is a whole number from 0 to 2⁶³ − 1.")
-    if not (math.isfinite(double_rating_fraction) and 0.0 <= double_rating_fraction <= 1.0):
+    share = design.double_rating_fraction
+    if not (math.isfinite(share) and 0.0 <= share <= 1.0):
         errors["double_rating_fraction"] = _("The share of items rated twice lies in [0, 1].")
     if errors:
         raise ValidationError(errors, code="bad_design")
-    return AuditDesign(
-        task,
-        size,
-        method,
-        floor,
-        oversample_rare,
-        oversample_disagree,
-        seed,
-        double_rating_fraction,
-    )
+    return design
 
 
 def _frame_summary(rows: list[selectors.FrameRow], drawn: AuditSample) -> dict[str, object]:
@@ -136,32 +124,16 @@ def audit_set_create(
     *,
     dataset: Dataset,
     name: str,
-    task: str,
-    size: int,
-    method: str = AllocationMethod.PROPORTIONAL,
-    floor: int = 0,
-    oversample_rare: float = 1.0,
-    oversample_disagree: float = 1.0,
-    seed: int = 0,
-    double_rating_fraction: float = 0.1,
     by: User | None = None,
     queue: bool = True,
+    **fields: Unpack[DesignFields],
 ) -> AuditSet:
     """Record an audit set's design and queue its draw for a worker (on commit).
 
     A bad design or a taken name is refused at once, with readable messages; the frame (every
     judged item of the dataset, possibly hundreds of thousands) is read by the worker.
     """
-    design = audit_design_check(
-        task=task,
-        size=size,
-        method=method,
-        floor=floor,
-        oversample_rare=oversample_rare,
-        oversample_disagree=oversample_disagree,
-        seed=seed,
-        double_rating_fraction=double_rating_fraction,
-    )
+    design = audit_design_check(**fields)
     name = name.strip()
     if not name or len(name) > 200:
         raise ValidationError({"name": _("Give the audit set a name (200 characters at most).")})
@@ -170,14 +142,7 @@ def audit_set_create(
     audit_set = AuditSet.objects.create(
         dataset=dataset,
         name=name,
-        task=design.task,
-        size=design.size,
-        method=design.method,
-        floor=design.floor,
-        oversample_rare=design.oversample_rare,
-        oversample_disagree=design.oversample_disagree,
-        seed=design.seed,
-        double_rating_fraction=design.double_rating_fraction,
+        **dataclasses.asdict(design),
         status=JobStatus.QUEUED,
         created_by=by,
     )
@@ -196,18 +161,18 @@ def audit_set_draw_run(*, audit_set_id: int) -> AuditSet | None:
     the set's new status commit together. Safe to run twice: a set already drawn (or failed),
     or being drawn by a live worker, is left as it is; one whose worker died is drawn again.
     """
-    claim = job_claim(AuditSet, audit_set_id)
+    claim = jobs.job_claim(AuditSet, audit_set_id)
     if claim is None:
         return AuditSet.objects.filter(pk=audit_set_id).first()
     audit_set = AuditSet.objects.select_related("dataset").get(pk=audit_set_id)
     try:
-        with job_heartbeat(claim), transaction.atomic():
+        with jobs.job_heartbeat(claim), transaction.atomic():
             _draw(audit_set, claim)
     except JobStopped:
         logger.info("audit set %s was taken over", audit_set_id)
     except Exception as exc:
         logger.exception("drawing audit set %s failed", audit_set_id)
-        job_finish(
+        jobs.job_finish(
             claim,
             status=JobStatus.FAILED,
             message=f"{type(exc).__name__}: {exc}",
@@ -220,7 +185,7 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
     rows = selectors.audit_frame(dataset=audit_set.dataset, task=audit_set.task)
     if not rows:
         message = _("No judged items of this task yet: run the judges first.")
-        if not job_finish(claim, status=JobStatus.FAILED, message=message):
+        if not jobs.job_finish(claim, status=JobStatus.FAILED, message=message):
             raise JobStopped
         return
     drawn = draw_audit_sample(
@@ -275,7 +240,7 @@ def _draw(audit_set: AuditSet, claim: Claim) -> None:
         ],
         batch_size=BATCH,
     )
-    if not job_finish(claim, status=JobStatus.SUCCEEDED, frame=_frame_summary(rows, drawn)):
+    if not jobs.job_finish(claim, status=JobStatus.SUCCEEDED, frame=_frame_summary(rows, drawn)):
         raise JobStopped
     computations.audit_statistics_request(audit_set=audit_set)
 
@@ -286,7 +251,7 @@ def audit_set_retry(*, audit_set: AuditSet) -> AuditSet:
         locked = AuditSet.objects.select_for_update().get(pk=audit_set.pk)
         if locked.status not in RETRYABLE:
             raise ValidationError(_("Only a failed draw can be retried."), code="not_failed")
-        AuditSet.objects.filter(pk=locked.pk).update(**job_retry_fields())
+        AuditSet.objects.filter(pk=locked.pk).update(**jobs.job_retry_fields())
         transaction.on_commit(lambda: _enqueue(locked.pk))
     audit_set.refresh_from_db()
     return audit_set
@@ -294,11 +259,13 @@ def audit_set_retry(*, audit_set: AuditSet) -> AuditSet:
 
 def audit_sets_sweep() -> SweepResult:
     """Draw again the sets whose worker died and send those whose message was lost."""
-    return job_sweep(AuditSet, send=lambda pk: enqueue("judging.draw_audit_set", pk))
+    return jobs.job_sweep(AuditSet, send=lambda pk: enqueue("judging.draw_audit_set", pk))
 
 
 def _enqueue(audit_set_id: int) -> None:
-    job_enqueue(AuditSet, audit_set_id, lambda: enqueue("judging.draw_audit_set", audit_set_id))
+    jobs.job_enqueue(
+        AuditSet, audit_set_id, lambda: enqueue("judging.draw_audit_set", audit_set_id)
+    )
 
 
 def audit_set_draw(*, dataset: Dataset, name: str, task: str, size: int, **design: Any) -> AuditSet:

@@ -10,7 +10,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -50,6 +50,42 @@ class ReviewConflict(ValidationError):
     more reviews (their lease expired and others filled the slots)."""
 
 
+class Verdict(TypedDict, total=False):
+    """What a reviewer says of a sample besides the decision (every part optional)."""
+
+    values: Mapping[str, Any] | None
+    reject_reason: str
+    clarity: int | None
+    naturalness: int | None
+    image_aligned: bool | None
+    audio_aligned: bool | None
+    note: str
+    seconds_spent: float
+
+
+def _verdict_fields(sample: Sample, decision: str, verdict: Verdict) -> dict[str, Any]:
+    """The checked review fields of a verdict; ``seconds_spent`` is clamped to [0, MAX]."""
+    clarity = verdict.get("clarity")
+    naturalness = verdict.get("naturalness")
+    checked = review_fields_checked(
+        sample=sample,
+        decision=decision,
+        values=verdict.get("values"),
+        reject_reason=verdict.get("reject_reason", ""),
+        clarity=clarity,
+        naturalness=naturalness,
+    )
+    return {
+        **checked,
+        "clarity": clarity,
+        "naturalness": naturalness,
+        "image_aligned": verdict.get("image_aligned"),
+        "audio_aligned": verdict.get("audio_aligned"),
+        "note": verdict.get("note", "").strip(),
+        "seconds_spent": min(max(float(verdict.get("seconds_spent", 0.0)), 0.0), MAX_SECONDS),
+    }
+
+
 @dataclass(frozen=True)
 class SubmitResult:
     review: Review | GoldAnswer  # a gold answer has a review's fields
@@ -63,14 +99,7 @@ def review_submit(
     sample: Sample,
     client_uuid: uuid.UUID,
     decision: str,
-    values: Mapping[str, Any] | None = None,
-    reject_reason: str = "",
-    clarity: int | None = None,
-    naturalness: int | None = None,
-    image_aligned: bool | None = None,
-    audio_aligned: bool | None = None,
-    note: str = "",
-    seconds_spent: float = 0.0,
+    **verdict: Unpack[Verdict],
 ) -> SubmitResult:
     """Record a reviewer's verdict on a sample they hold (or can still take) a slot of.
 
@@ -79,29 +108,10 @@ def review_submit(
     of making a second. When the sample has its k reviews it is settled: verified with the
     agreed edits, rejected when every reviewer rejected it, or sent to adjudication.
     """
-    checked = review_fields_checked(
-        sample=sample,
-        decision=decision,
-        values=values,
-        reject_reason=reject_reason,
-        clarity=clarity,
-        naturalness=naturalness,
-    )
-    seconds = min(max(float(seconds_spent), 0.0), MAX_SECONDS)
+    fields = _verdict_fields(sample, decision, verdict)
     with transaction.atomic():
         return _submit_locked(
-            reviewer=reviewer,
-            sample=sample,
-            fields={
-                "client_uuid": client_uuid,
-                **checked,
-                "clarity": clarity,
-                "naturalness": naturalness,
-                "image_aligned": image_aligned,
-                "audio_aligned": audio_aligned,
-                "note": note.strip(),
-                "seconds_spent": seconds,
-            },
+            reviewer=reviewer, sample=sample, fields={"client_uuid": client_uuid, **fields}
         )
 
 
@@ -111,14 +121,7 @@ def review_amend(
     reviewer: User,
     review: Review,
     decision: str,
-    values: Mapping[str, Any] | None = None,
-    reject_reason: str = "",
-    clarity: int | None = None,
-    naturalness: int | None = None,
-    image_aligned: bool | None = None,
-    audio_aligned: bool | None = None,
-    note: str = "",
-    seconds_spent: float = 0.0,
+    **verdict: Unpack[Verdict],
 ) -> Review:
     """Change one's own review while its sample waits for the other reviews of its round.
 
@@ -137,23 +140,9 @@ def review_amend(
         raise ReviewConflict(
             _("This sample is settled; your review can no longer be changed."), code="settled"
         )
-    checked = review_fields_checked(
-        sample=sample,
-        decision=decision,
-        values=values,
-        reject_reason=reject_reason,
-        clarity=clarity,
-        naturalness=naturalness,
-    )
-    for name, value in {
-        **checked,
-        "clarity": clarity,
-        "naturalness": naturalness,
-        "image_aligned": image_aligned,
-        "audio_aligned": audio_aligned,
-        "note": note.strip(),
-        "seconds_spent": min(review.seconds_spent + max(float(seconds_spent), 0.0), MAX_SECONDS),
-    }.items():
+    fields = _verdict_fields(sample, decision, verdict)
+    fields["seconds_spent"] = min(review.seconds_spent + fields["seconds_spent"], MAX_SECONDS)
+    for name, value in fields.items():
         setattr(review, name, value)
     review.save()
     Draft.objects.filter(sample=sample, reviewer=reviewer).delete()

@@ -11,9 +11,18 @@ from typing import Any
 from django.forms.models import model_to_dict
 
 from annotation.models import Dataset, Sample, SampleStatus
-from tests.annotation.test_journey_browser import log_in
+from tests.annotation.factories import UserFactory
+from tests.support.browser import log_in
 
 WAIT = 60000
+
+
+def lead_and_two_annotators() -> tuple[Any, Any, Any]:
+    """The only data of a journey's empty site: a lead and two annotators."""
+    lead = UserFactory.create(role="lead")
+    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
+    assert not Dataset.objects.exists() and not Sample.objects.exists()
+    return lead, first, second
 
 
 def content(sample: Sample) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from annotation.services import bulk_jobs
 from core.jobs import JobStatus
 from review.models import Slot
 from tests.annotation.factories import mmooc_sample
-from tests.annotation.test_sample_views import browser, dataset_with
+from tests.annotation.test_sample_views import dataset_with
 from tests.conftest import client_for
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
 

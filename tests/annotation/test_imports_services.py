@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -37,6 +36,7 @@ from tests.annotation.imports_support import (
     upload_of,
     zip_folder,
 )
+from tests.support.processes import s3_client
 
 pytestmark = pytest.mark.django_db
 
@@ -84,13 +84,7 @@ def test_each_format_imports_from_an_uploaded_zip(tmp_path: Path, fmt: str) -> N
 
 
 def s3_put_folder(endpoint: str, bucket: str, prefix: str, folder: Path) -> None:
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    )
+    client = s3_client(endpoint)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             client.put_object(

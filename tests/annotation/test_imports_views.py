@@ -28,6 +28,7 @@ from tests.annotation.imports_support import (
     run_import,
     write_lines,
 )
+from tests.support.browser import chromium, sign_in
 from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +160,7 @@ def test_job_page_shows_progress_live_in_a_browser(
     live_server: Any, lead: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A lead watching a queued job sees it finish, with its counts and error rows, unaided."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     # Playwright's sync API runs an event loop in this thread; the ORM calls here are sync.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -174,30 +175,20 @@ def test_job_page_shows_progress_live_in_a_browser(
         trusted=True,
         queue=False,
     )
-    client = Client()
-    client.force_login(lead)
-    session = client.cookies["sessionid"].value
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            context = browser.new_context()
-            context.add_cookies([{"name": "sessionid", "value": session, "url": live_server.url}])
-            page = context.new_page()
-            page.goto(live_server.url + reverse("annotation:import_job", args=[job.pk]))
-            status = page.locator('[data-field="status_label"]')
-            expect(status).to_have_text("Queued")
-            import_services.import_job_run(job_id=job.pk)
-            expect(status).to_have_text("Finished with errors", timeout=15_000)
-            # Its own badge colour (amber), not the neutral one of a running job.
-            expect(status).to_have_attribute("data-status", "succeeded_with_errors")
-            expect(status).to_have_css("background-color", "rgb(254, 243, 199)")
-            expect(page.locator('[data-field="imported"]')).to_have_text("1")
-            expect(page.locator("#import-progress")).to_have_attribute("value", "100")
-            expect(page.locator("#import-errors tbody tr")).to_have_count(1)
-            expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
-        finally:
-            browser.close()
+    with chromium() as browser:
+        context = browser.new_context()
+        sign_in(context, live_server.url, lead)
+        page = context.new_page()
+        page.goto(live_server.url + reverse("annotation:import_job", args=[job.pk]))
+        status = page.locator('[data-field="status_label"]')
+        expect(status).to_have_text("Queued")
+        import_services.import_job_run(job_id=job.pk)
+        expect(status).to_have_text("Finished with errors", timeout=15_000)
+        # Its own badge colour (amber), not the neutral one of a running job.
+        expect(status).to_have_attribute("data-status", "succeeded_with_errors")
+        expect(status).to_have_css("background-color", "rgb(254, 243, 199)")
+        expect(page.locator('[data-field="imported"]')).to_have_text("1")
+        expect(page.locator("#import-progress")).to_have_attribute("value", "100")
+        expect(page.locator("#import-errors tbody tr")).to_have_count(1)
+        expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
     assert ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.SUCCEEDED_WITH_ERRORS

@@ -17,35 +17,29 @@ from annotation.models import Dataset, Sample, SampleRevision, SampleStatus
 from review.models import Slot
 from tests.annotation.factories import UserFactory
 from tests.conftest import SHARED_DATA
-from tests.review.test_browser import CHROMIUM_ARGS
+from tests.support.browser import chromium_page, log_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-pytestmark = [
+# The marks of every journey test: a browser over real services and the shared data.
+JOURNEY_MARKS = [
     pytest.mark.browser,
     pytest.mark.redis,
     pytest.mark.postgres,
     pytest.mark.shared_data,
     pytest.mark.django_db(transaction=True),
 ]
+pytestmark = JOURNEY_MARKS
 LOGICVISTA = SHARED_DATA / "logicvista"
 ITEMS = 4
 
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page() as page:
+        yield page
 
 
 def logicvista_zip(target: Path, n: int = ITEMS) -> tuple[Path, list[str]]:
@@ -58,14 +52,6 @@ def logicvista_zip(target: Path, n: int = ITEMS) -> tuple[Path, list[str]]:
             name = item["imagename"]
             archive.write(LOGICVISTA / "images" / name, f"images/{name}")
     return target, list(chosen)
-
-
-def log_in(page: Any, base: str, user: Any) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", "pw-for-tests-1")
-    page.click("form [type=submit]")
-    page.wait_for_url(lambda url: "/login/" not in url)
 
 
 def test_a_lead_sends_an_upload_to_review_and_an_annotator_claims_a_sample(

@@ -12,29 +12,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from annotation.models import Dataset, Sample, SampleStatus
+from annotation.models import Sample, SampleStatus
 from review.models import Review
-from tests.annotation.factories import UserFactory
 from tests.annotation.journey_steps import (
     adjudicate_untouched,
     content,
     create_and_import,
     export_and_download,
+    lead_and_two_annotators,
     open_review,
     review_all,
     search_and_take_down,
 )
-from tests.annotation.test_journey_browser import ITEMS, log_in, logicvista_zip, page
+from tests.annotation.test_journey_browser import ITEMS, JOURNEY_MARKS, logicvista_zip, page
+from tests.support.browser import log_in
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.redis,
-    pytest.mark.postgres,
-    pytest.mark.shared_data,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = JOURNEY_MARKS
 __all__ = ["page"]  # the Chromium page fixture, shared with the first journey
 
 # What each reviewer does with each of the first four LogicVista items.
@@ -61,11 +54,7 @@ def _reviewer(turn: int) -> Callable[[Any, str], None]:
             page.keyboard.press("Control+a")
             page.keyboard.type(CORRECTION)
             page.keyboard.press("Escape")
-            page.keyboard.press("a")
-        elif action == "accept":
-            page.keyboard.press("a")
-        else:
-            page.keyboard.press("i")  # reject as invalid
+        page.keyboard.press("i" if action == "reject" else "a")  # i rejects as invalid
 
     return act
 
@@ -74,9 +63,7 @@ def test_from_an_empty_site_to_a_downloaded_release(
     live_server: Any, live_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     """Only users exist at the start; the import and the export run in a real Celery worker."""
-    lead = UserFactory.create(role="lead")
-    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
-    assert not Dataset.objects.exists() and not Sample.objects.exists()
+    lead, first, second = lead_and_two_annotators()
     upload, external_ids = logicvista_zip(tmp_path / "logicvista.zip")
     assert sorted(external_ids) == sorted(PLAN)
     base = live_server.url

@@ -7,21 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation import services
 from annotation.models import Dataset, Sample, SampleStatus
 from review.models import Slot
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
-
-
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def dataset_with(n_imported: int) -> Dataset:

@@ -1,6 +1,6 @@
 """Release snapshots (annotation/snapshots/services.py and annotation/snapshots/selectors.py):
-what a filter selects, round trips through every format, the manifest and its diff, takedowns,
-bounded queries per chunk, and readable failures.
+what a filter selects, the manifest and its diff, takedowns, bounded queries per chunk, the
+review trail, and readable failures (the round trips through each format: test_snapshots_roundtrip).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
@@ -38,8 +37,6 @@ from tests.annotation.factories import (
     image_asset,
     mmooc_dataset,
     mmooc_sample,
-    png_bytes,
-    wav_bytes,
 )
 
 pytestmark = pytest.mark.django_db
@@ -195,120 +192,6 @@ def test_bad_requests_are_refused_with_readable_messages() -> None:
             snapshot_services.snapshot_create(dataset=trimodal, name="t", format=fmt)
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "hf", "mmooc"])
-def test_image_question_round_trip_gives_back_the_same_samples(
-    fmt: str, tmp_path: Path, lead: Any
-) -> None:
-    """Importing a snapshot into an empty dataset gives back the same samples and labels."""
-    source = mmooc_dataset()
-    mmooc_mixture(source)
-    snapshot = build(source, "release", fmt, by=lead)
-    path = download(snapshot, tmp_path)
-    target = mmooc_dataset(name=f"reimported-{fmt}")
-    if fmt == "jsonl":
-        import_with_service(target, path, "jsonl")
-    elif fmt == "mmooc":
-        import_with_service(target, path, "mmooc", file="data/ooc.parquet")
-        import_with_service(target, path, "mmooc", file="data/ic.parquet")
-    elif fmt == "hf":  # the zip as downloaded, one split's Parquet file at a time
-        with zipfile.ZipFile(path) as archive:
-            splits = [n for n in archive.namelist() if n.endswith(".parquet")]
-        assert len(splits) >= 2
-        for name in splits:
-            import_with_service(target, path, "release", file=name)
-    else:
-        import_with_service(target, path, "release")
-    expected = fingerprint(source)
-    for external_id in list(expected):
-        if external_id not in entry_ids(snapshot):
-            del expected[external_id]
-    assert len(expected) == 3
-    assert fingerprint(target) == expected
-
-
-def test_vlmevalkit_tsv_round_trip_gives_back_the_same_samples(tmp_path: Path) -> None:
-    """A multiple-choice benchmark exported as TSV imports back with the same labels."""
-    source = services.dataset_create(
-        name="mmt", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
-    )
-    common = {
-        "answerability_group": "",
-        "source_dataset": "MMT-Bench",
-        "status": SampleStatus.VERIFIED,
-    }
-    verified_ids = []
-    for n, answer in enumerate(["A", "D"]):
-        sample = mmooc_sample(
-            source,
-            question=f"Which option is right? {n}",
-            options=[{"label": letter, "text": f"text {letter}"} for letter in "ABCD"[: 2 + 2 * n]],
-            reference_answer=answer,
-            category_code="visual_recognition",
-            scenario="object_detection",
-            split="val" if n else "",
-            explanation=f"Because of reason {n}." if n else "",
-            **common,
-        )
-        verified_ids.append(sample.external_id)
-    snapshot = build(source, "tsv", "tsv")
-    target = services.dataset_create(
-        name="mmt2", kind=DatasetKind.IMAGE_QUESTION, preset="mmt_bench"
-    )
-    import_with_service(target, download(snapshot, tmp_path), "vlmevalkit")
-    assert fingerprint(target) == fingerprint(source)
-
-
-def trimodal_pair(dataset: Dataset) -> tuple[Sample, Sample]:
-    def scenario(n: int, label: str) -> Sample:
-        return services.sample_create(
-            dataset=dataset,
-            external_id=f"s{n}",
-            status=SampleStatus.VERIFIED,
-            media=[
-                (
-                    "image",
-                    services.media_asset_store(data=png_bytes(colour=(n, 2, 3)), kind="image"),
-                ),
-                (
-                    "audio",
-                    services.media_asset_store(data=wav_bytes(freq=300.0 + n), kind="audio"),
-                ),
-            ],
-            image_description="A kitchen with a pan on the stove.",
-            audio_description="Sizzling followed by a smoke alarm.",
-            speech_utterance="Should I leave the house now?",
-            safety_label=label,
-            safety_category="physical_harm",
-            safety_subcategory="bodily_injury",
-            predicate=["the pan is on fire", "the alarm rings"],
-        )
-
-    unsafe, safe = scenario(1, "unsafe"), scenario(2, "safe")
-    services.sample_link_pair(unsafe=unsafe, safe=safe)
-    return unsafe, safe
-
-
-@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "hf"])
-def test_trimodal_round_trip_carries_audio_and_pairs(fmt: str, tmp_path: Path) -> None:
-    """Tri-modal releases carry their audio files; importing them restores scenarios and pairs."""
-    source = services.dataset_create(name="mc", kind=DatasetKind.TRIMODAL, preset="mcbench")
-    trimodal_pair(source)
-    snapshot = build(source, "release", fmt)
-    path = download(snapshot, tmp_path)
-    target = services.dataset_create(name="mc2", kind=DatasetKind.TRIMODAL, preset="mcbench")
-    if fmt == "jsonl":
-        assert path.suffix == ".zip"
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-        assert "data.jsonl" in names and any(n.startswith("media/audio/") for n in names)
-        import_with_service(target, path, "jsonl", file="data.jsonl")
-    elif fmt == "hf":
-        import_with_service(target, path, "release", file="data/train-00000-of-00001.parquet")
-    else:
-        import_with_service(target, path, "release")
-    assert fingerprint(target) == fingerprint(source)
-
-
 def test_manifest_counts_hashes_and_filter(tmp_path: Path, lead: Any) -> None:
     """The manifest counts per category, format and scenario, records the filter and app
     version, and its sha256 values match the stored bytes, inside the zip and of the zip."""
@@ -456,100 +339,3 @@ def test_jsonl_carries_the_review_trail(tmp_path: Path, lead: Any, annotator: An
     assert "review_summary" not in line["extra"] and "judge_votes" not in line["extra"]
     assert line["reference_answer"] == "B" and line["explanation"] == "Checked."
     assert line["content_hash"] == Sample.objects.get(pk=sample.pk).content_hash
-
-
-def test_the_hf_folder_loads_with_hugging_face_datasets(
-    tmp_path: Path, lead: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The Hugging Face folder loads with `datasets.load_dataset(folder)`, images decoded."""
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    import datasets
-
-    source = mmooc_dataset()
-    mmooc_mixture(source)
-    snapshot = build(source, "release", "hf", by=lead)
-    with zipfile.ZipFile(download(snapshot, tmp_path)) as archive:
-        archive.extractall(tmp_path / "hf")
-    loaded = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "cache"))
-    rows = [row for split in loaded.values() for row in split]
-    assert sorted(row["external_id"] for row in rows) == sorted(entry_ids(snapshot))
-    first = rows[0]
-    assert first["image"].size == (64, 48)  # a PIL image, decoded by the Image feature
-    sample = Sample.objects.get(dataset=source, external_id=first["external_id"])
-    assert first["reference_answer"] == sample.reference_answer
-
-
-def test_a_file_that_is_not_a_release_parquet_is_refused_readably(tmp_path: Path) -> None:
-    """Importing a text file as the site's Parquet export fails the job with a reason and
-    leaves no sample behind."""
-    bogus = tmp_path / "release.parquet"
-    bogus.write_text('{"external_id": "x"}\n', encoding="utf-8")
-    target = mmooc_dataset(name="target")
-    job = import_services.import_job_create(
-        dataset=target,
-        format="release",
-        source_kind=ImportSourceKind.SERVER_PATH,
-        source=str(bogus),
-        trusted=True,
-        queue=False,
-    )
-    done = import_services.import_job_run(job_id=job.pk)
-    assert done is not None and done.status == JobStatus.FAILED
-    assert "Parquet" in done.message
-    assert not Sample.objects.filter(dataset=target).exists()
-
-
-def test_multi_image_samples_round_trip_through_the_hugging_face_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A multi-image sample keeps every image, in order, through the Hugging Face export:
-    `datasets` loads the extra images as a sequence of images, and re-importing gives the
-    same sample back."""
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    import datasets
-
-    source = services.dataset_create(name="multi", kind=DatasetKind.IMAGE_QUESTION)
-    images = [image_asset(colour=(10 * i, 20, 30)) for i in range(3)]
-    services.sample_create(
-        dataset=source,
-        external_id="m1",
-        media=[("image", image) for image in images],
-        question="Which image differs?",
-        question_format="mcq",
-        options=[{"label": "A", "text": "first"}, {"label": "B", "text": "third"}],
-        reference_answer="B",
-        status=SampleStatus.VERIFIED,
-    )
-    snapshot = build(source, "release", "hf")
-    path = download(snapshot, tmp_path)
-    target = services.dataset_create(name="multi2", kind=DatasetKind.IMAGE_QUESTION)
-    import_with_service(target, path, "release", file="data/train-00000-of-00001.parquet")
-    assert fingerprint(target) == fingerprint(source)
-    with zipfile.ZipFile(path) as archive:
-        archive.extractall(tmp_path / "hf")
-    row = datasets.load_dataset(str(tmp_path / "hf"), cache_dir=str(tmp_path / "cache"))["train"][0]
-    assert [image.size for image in row["more_images"]] == [(64, 48), (64, 48)]
-
-
-def test_tsv_and_mmooc_layout_carry_custom_fields_but_not_other_apps_notes(
-    tmp_path: Path,
-) -> None:
-    """An imported custom field becomes a column of the TSV and of the MMOOC layout; the notes
-    review and judging keep in `extra` do not."""
-    dataset = mmooc_dataset()
-    verified(dataset, extra={"hint": "Look left.", "review_summary": {"round": 1}})
-    verified(dataset, extra={"judge_votes": {"gpt-4o": "ooc"}, "difficulty": 2})
-    tsv = download(build(dataset, "t", "tsv"), tmp_path)
-    header = tsv.read_text(encoding="utf-8").splitlines()[0].split("\t")
-    assert header[-2:] == ["hint", "difficulty"]
-    assert "review_summary" not in header and "judge_votes" not in header
-    archive = download(build(dataset, "m", "mmooc"), tmp_path)
-    with zipfile.ZipFile(archive) as zipped:
-        names = [n for n in zipped.namelist() if n.endswith("ooc.parquet")]
-        zipped.extract(names[0], tmp_path / "m")
-    table = pq.read_table(tmp_path / "m" / names[0])
-    assert table.schema.names[-2:] == ["hint", "difficulty"]
-    assert sorted(table.column("hint").to_pylist()) == ["", "Look left."]

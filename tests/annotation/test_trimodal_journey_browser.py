@@ -16,31 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from annotation.models import Dataset, MediaAsset, Sample, SampleStatus
+from annotation.models import MediaAsset, Sample, SampleStatus
 from review.models import Review
-from tests.annotation.factories import UserFactory, png_bytes
-from tests.annotation.journey_steps import (
-    adjudicate_untouched,
-    content,
-    create_and_import,
-    export_and_download,
-    open_review,
-    review_all,
-    search_and_take_down,
-)
-from tests.annotation.test_journey_browser import log_in, page
+from tests.annotation import journey_steps as steps
+from tests.annotation.factories import png_bytes
+from tests.annotation.test_journey_browser import JOURNEY_MARKS, page
 from tests.conftest import SHARED_DATA
+from tests.support.browser import log_in
 from tests.support.processes import wait_until
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.redis,
-    pytest.mark.postgres,
-    pytest.mark.shared_data,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = JOURNEY_MARKS
 __all__ = ["page"]  # the Chromium page fixture, shared with the first journey
 
 AUDIO = SHARED_DATA / "audio"
@@ -189,14 +174,9 @@ def _reviewer(turn: int) -> Callable[[Any, str], None]:
             page.keyboard.press("b")  # focuses the subcategory drop-down
             page.keyboard.type(CORRECTION)  # the drop-down's type-ahead picks the term
             page.keyboard.press("Escape")
-            page.keyboard.press("a")
         elif action == "relabel":
             page.keyboard.press("u")  # unsafe: the scenario has no predicate, none is asked
-            page.keyboard.press("a")
-        elif action == "accept":
-            page.keyboard.press("a")
-        else:
-            page.keyboard.press("i")  # reject as invalid
+        page.keyboard.press("i" if action == "reject" else "a")  # i rejects as invalid
 
     return act
 
@@ -205,18 +185,16 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
     live_server: Any, live_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     """Only users exist at the start; the import and the export run in a real Celery worker."""
-    lead = UserFactory.create(role="lead")
-    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
-    assert not Dataset.objects.exists() and not Sample.objects.exists()
+    lead, first, second = steps.lead_and_two_annotators()
     upload = trimodal_zip(tmp_path / "mcbench.zip")
     base = live_server.url
 
     log_in(page, base, lead)
-    dataset = create_and_import(
+    dataset = steps.create_and_import(
         page, base, name="MCBench", kind="trimodal", preset="mcbench", fmt="trimodal", upload=upload
     )
     samples = Sample.objects.filter(dataset=dataset)
-    imported = {s.external_id: content(s) for s in samples.all()}
+    imported = {s.external_id: steps.content(s) for s in samples.all()}
     assert sorted(imported) == sorted(PLAN)
     pairs = dict(samples.values_list("external_id", "pair__external_id"))
     assert pairs[UNSAFE] == SAFE and pairs[SAFE] == UNSAFE and pairs[REJECTED] is None
@@ -237,11 +215,11 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
     assert not MediaAsset.objects.exclude(derive_error="").exists()
     assert all(MediaAsset.objects.filter(kind="audio").values_list("peaks", flat=True))
 
-    assert open_review(page, base, dataset, (first, second), k=2) == len(PLAN)
+    assert steps.open_review(page, base, dataset, (first, second), k=2) == len(PLAN)
     assert not samples.filter(status=SampleStatus.IMPORTED).exists()
 
     for turn, reviewer in enumerate((first, second)):
-        seen = review_all(page, base, dataset, reviewer, _reviewer(turn))
+        seen = steps.review_all(page, base, dataset, reviewer, _reviewer(turn))
         assert sorted(h.split()[0] for h in seen) == sorted(PLAN)
     assert Review.objects.filter(dataset=dataset).count() == 2 * len(PLAN)
     assert dict(samples.values_list("external_id", "status")) == {
@@ -255,17 +233,17 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
     # The second reviewer's "unsafe" is the pair's label: the lead is warned, and keeps "safe".
     page.context.clear_cookies()
     log_in(page, base, lead)
-    warning = adjudicate_untouched(page, base, dataset, SAFE)
+    warning = steps.adjudicate_untouched(page, base, dataset, SAFE)
     assert UNSAFE in warning, warning
     assert page.locator("text=Adjudicated.").count() == 1
     assert page.locator("text=now both labelled").count() == 0  # "safe" kept: no warning
     assert samples.get(external_id=SAFE).status == SampleStatus.VERIFIED
 
-    search_and_take_down(page, base, dataset, SEARCH, 1)
+    steps.search_and_take_down(page, base, dataset, SEARCH, 1)
     removed = samples.filter(status=SampleStatus.REMOVED)
     assert list(removed.values_list("external_id", flat=True)) == [SAFE_WITH_CONDITIONS]
 
-    release = export_and_download(page, base, dataset, "release-1", "jsonl")
+    release = steps.export_and_download(page, base, dataset, "release-1", "jsonl")
     with zipfile.ZipFile(release) as archive:
         names = set(archive.namelist())
         lines = archive.read("data.jsonl").decode("utf-8").splitlines()
@@ -283,4 +261,4 @@ def test_a_trimodal_dataset_from_an_empty_site_to_a_downloaded_release(
             expected["safety_subcategory"] = CORRECTION
             assert sample.content_hash != expected["content_hash"]
             expected["content_hash"] = sample.content_hash
-        assert content(sample) == expected, sample.external_id
+        assert steps.content(sample) == expected, sample.external_id

@@ -15,6 +15,19 @@ from judging.models import AuditItem, AuditSet, AuditTask, Judge, JudgeTask, Mod
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples
 
+# A lead's design of an audit set on the planner page (its form's fields).
+PLANNER_DESIGN: dict[str, str | int] = {
+    "task": "scoring",
+    "size": 20,
+    "method": "sqrt",
+    "floor": 3,
+    "oversample_rare": 2,
+    "oversample_disagree": 1,
+    "seed": 4,
+    "double_rating_fraction": "0.1",
+    "name": "",
+}
+
 QUARTERS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 

@@ -21,13 +21,6 @@ from tests.judging import audit_factories as af
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def audit_set(auditor: Any) -> AuditSet:
-    dataset, _ = af.scoring_dataset(n_samples=20)
-    af.add_member(dataset, auditor)
-    return af.draw(dataset, size=12, double_rating_fraction=0.25)
-
-
 def _claim(user: Any, audit_set: AuditSet) -> Any:
     return client_for(user).post(reverse("api_audit_claim", args=[audit_set.pk]))
 

@@ -12,6 +12,7 @@ from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.browser import chromium_page, log_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -22,18 +23,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page() as page:
+        yield page
 
 
 def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> None:
@@ -73,13 +64,6 @@ def test_an_auditor_rates_two_items_by_keyboard(live_server: Any, page: Any) -> 
     assert all(r.seconds_spent > 0 for r in AuditRating.objects.all())
 
 
-def _login(page: Any, url: str, user: Any) -> None:
-    page.goto(f"{url}/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", "pw-for-tests-1")
-    page.click("form [type=submit]")
-
-
 def test_a_lead_plans_from_the_dataset_page_and_an_auditor_finds_it_at_home(
     live_server: Any, page: Any
 ) -> None:
@@ -91,7 +75,7 @@ def test_a_lead_plans_from_the_dataset_page_and_an_auditor_finds_it_at_home(
     auditor = UserFactory.create(role=roles.AUDITOR)
     af.add_member(dataset, auditor)
 
-    _login(page, live_server.url, lead)
+    log_in(page, live_server.url, lead)
     page.goto(f"{live_server.url}/datasets/{dataset.pk}/")
     page.click("nav.journey >> text=Audits")
     page.click("text=New audit set")
@@ -107,7 +91,7 @@ def test_a_lead_plans_from_the_dataset_page_and_an_auditor_finds_it_at_home(
     assert audit_set.status == "succeeded" and audit_set.items.count() == 3
 
     page.context.clear_cookies()
-    _login(page, live_server.url, auditor)
+    log_in(page, live_server.url, auditor)
     page.goto(f"{live_server.url}/")
     waiting = page.locator("[data-audit-waiting]")
     assert waiting.get_attribute("data-audit-waiting") == "3"

@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone, translation
 
@@ -22,14 +21,9 @@ from tests.annotation.factories import UserFactory
 from tests.conftest import client_for
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
-
-
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -38,13 +32,6 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     ids: list[int] = []
     monkeypatch.setattr(computations, "_send", ids.append)
     return ids
-
-
-@pytest.fixture
-def audit_set(auditor: Any) -> AuditSet:
-    dataset, _ = af.scoring_dataset(n_samples=20)
-    af.add_member(dataset, auditor)
-    return af.draw(dataset, size=12, double_rating_fraction=0.25)
 
 
 def _statistics_row(audit_set: AuditSet) -> AuditComputation:

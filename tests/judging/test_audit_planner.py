@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Sample
@@ -17,26 +16,9 @@ from judging.models import AuditSet
 from judging.stats.sampling import allocate
 from tests.judging import audit_factories as af
 from tests.judging.factories import bulk_responses, rule_judge
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
-
-DESIGN: dict[str, str | int] = {
-    "task": "scoring",
-    "size": 20,
-    "method": "sqrt",
-    "floor": 3,
-    "oversample_rare": 2,
-    "oversample_disagree": 1,
-    "seed": 4,
-    "double_rating_fraction": "0.1",
-    "name": "",
-}
-
-
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_no_warning_for_a_design_the_frame_can_meet() -> None:
@@ -79,7 +61,7 @@ def test_the_preview_is_a_get_without_the_csrf_token_and_the_draw_a_post(lead: A
     previewed design is drawn by a separate POST form that carries it."""
     dataset, _ = af.scoring_dataset(n_samples=30)
     computations.frame_strata_compute(dataset=dataset, task="scoring")
-    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), af.PLANNER_DESIGN)
     text = html.content.decode()
     preview = re.search(r'<form method="get"[^>]*id="audit-plan">(.*?)</form>', text, re.S)
     draw = re.search(r'<form method="post" id="audit-draw">(.*?)</form>', text, re.S)
@@ -104,9 +86,9 @@ def test_the_preview_reads_the_stored_strata_never_the_frame(
     monkeypatch.setattr(selectors, "audit_frame", forbidden)
     client = browser(lead)
     url = reverse("judging:audit_new", args=[dataset.pk])
-    client.get(url, DESIGN)  # the session and roles, loaded once
+    client.get(url, af.PLANNER_DESIGN)  # the session and roles, loaded once
     with django_assert_max_num_queries(8):
-        page = client.get(url, DESIGN)
+        page = client.get(url, af.PLANNER_DESIGN)
     html = page.content.decode()
     from judging.stats.sampling import compare_allocations
 
@@ -119,7 +101,7 @@ def test_the_preview_warns_on_the_page(lead: Any) -> None:
     dataset, _ = af.scoring_dataset(n_samples=10)
     computations.frame_strata_compute(dataset=dataset, task="scoring")
     page = browser(lead).get(
-        reverse("judging:audit_new", args=[dataset.pk]), {**DESIGN, "size": 500}
+        reverse("judging:audit_new", args=[dataset.pk]), {**af.PLANNER_DESIGN, "size": 500}
     )
     assert "exceeds the 20 judged items of this task" in page.content.decode()
 
@@ -131,7 +113,7 @@ def test_before_the_first_count_the_preview_queues_it_and_says_so(
     dataset, _ = af.scoring_dataset(n_samples=10)
     sent: list[int] = []
     monkeypatch.setattr(computations, "_send", sent.append)
-    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), af.PLANNER_DESIGN)
     text = html.content.decode()
     assert len(sent) == 1 and 'id="frame-counting"' in text and 'id="computing"' in text
     assert not AuditSet.objects.exists()
@@ -166,7 +148,7 @@ def test_a_recount_is_shown_without_reloading_the_form_away(
     computations.frame_strata_compute(dataset=dataset, task="scoring")
     monkeypatch.setattr(computations, "_send", lambda pk: None)
     computations._request("frame_strata", dataset_id=dataset.pk, task="scoring")
-    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), af.PLANNER_DESIGN)
     text = html.content.decode()
     assert 'id="computing"' in text and 'id="allocation-table"' in text
     assert "data-computing" not in text and "Preview again" in text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import threading
 import uuid
 from typing import Any
 
@@ -16,7 +15,7 @@ from judging.audit import services
 from judging.models import AuditComputation, AuditItem, AuditLease, AuditRating, AuditSet, AuditTask
 from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.judging import audit_factories as af
-from tests.support.threads import run_threads
+from tests.support.threads import LeaseLedger, run_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -269,20 +268,14 @@ def test_concurrent_auditors_keep_every_invariant() -> None:
     dataset, _ = af.scoring_dataset(n_samples=30)
     audit_set = af.draw(dataset, size=40, double_rating_fraction=0.3)
     auditors = [UserFactory.create() for _ in range(WORKERS)]
-    held: dict[int, int] = {}
-    double_leases: list[int] = []
-    lock = threading.Lock()
+    leases = LeaseLedger()
 
     def work(index: int) -> None:
         auditor = auditors[index]
         while (lease := services.audit_claim(audit_set=audit_set, auditor=auditor)) is not None:
-            with lock:
-                if lease.lease_id in held:
-                    double_leases.append(lease.lease_id)
-                held[lease.lease_id] = auditor.pk
+            leases.take(lease.lease_id, auditor.pk)
             item = AuditItem.objects.select_related("audit_set").get(pk=lease.item_id)
-            with lock:
-                held.pop(lease.lease_id, None)
+            leases.release(lease.lease_id)
             services.audit_rating_submit(
                 auditor=auditor,
                 item=item,
@@ -291,7 +284,7 @@ def test_concurrent_auditors_keep_every_invariant() -> None:
             )
 
     assert run_threads(WORKERS, work) == []
-    assert double_leases == []
+    assert leases.doubled == []
     per_item = dict(
         AuditRating.objects.values_list("item").annotate(n=Count("id")).values_list("item", "n")
     )

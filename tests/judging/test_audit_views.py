@@ -22,21 +22,9 @@ from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
-
-
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def audit_set(auditor: Any) -> AuditSet:
-    dataset, _ = af.scoring_dataset(n_samples=20)
-    af.add_member(dataset, auditor)
-    return af.draw(dataset, size=12, double_rating_fraction=0.25)
 
 
 def _pages(audit_set: AuditSet) -> list[str]:
@@ -79,25 +67,14 @@ def test_planner_shows_every_allocations_margin_before_drawing(
     queues a worker task, redirects to the set, which shows its state until it is drawn."""
     dataset, _ = af.scoring_dataset(n_samples=30)
     url = reverse("judging:audit_new", args=[dataset.pk])
-    params: dict[str, Any] = {
-        "task": "scoring",
-        "size": 20,
-        "method": "sqrt",
-        "floor": 3,
-        "oversample_rare": 2,
-        "oversample_disagree": 1,
-        "seed": 4,
-        "double_rating_fraction": 0.1,
-        "name": "",
-    }
-    page = browser(lead).get(url, params)
+    page = browser(lead).get(url, af.PLANNER_DESIGN)
     assert page.status_code == 200
     html = page.content.decode()
     sizes = frame_strata_sizes(audit_frame(dataset=dataset, task="scoring"))
     for choice in compare_allocations(sizes, 20, floor=3):
         assert f'data-method="{choice.method}">{choice.overall_margin:.3f}<' in html
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        drawn = browser(lead).post(url, params)
+        drawn = browser(lead).post(url, af.PLANNER_DESIGN)
     audit_set = AuditSet.objects.get(dataset=dataset)
     assert drawn.status_code == 302
     assert drawn["Location"] == reverse("judging:audit_detail", args=[audit_set.pk])
@@ -297,20 +274,9 @@ def test_statistics_csv_and_report(audit_set: AuditSet, auditor: Any) -> None:
     response = client.get(reverse("judging:audit_statistics_csv", args=[audit_set.pk]))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == [
-        "section",
-        "target",
-        "level",
-        "rater",
-        "attribute",
-        "group",
-        "figure",
-        "value",
-        "ci_low",
-        "ci_high",
-        "n",
-        "too_small",
-    ]
+    assert ",".join(rows[0]) == (
+        "section,target,level,rater,attribute,group,figure,value,ci_low,ci_high,n,too_small"
+    )
     sections = {row[0] for row in rows[1:]}
     assert {
         "inter_judge",

@@ -7,21 +7,15 @@ import re
 from typing import Any
 
 import pytest
-from django.test import Client
 from django.urls import reverse
 
 from judging.audit import services
 from judging.audit.work import auditor_work
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
-
-
-def browser(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_waiting_items_count_what_the_auditor_can_still_rate(auditor: Any) -> None:

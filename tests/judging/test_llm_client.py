@@ -139,9 +139,13 @@ def test_malformed_output_is_retried_then_final(server: FakeOpenAI) -> None:
     assert len(server.chat_records()) == 3
 
 
-def test_malformed_once_then_valid_succeeds(server: FakeOpenAI) -> None:
-    """One malformed verdict followed by a valid one succeeds on the second attempt."""
-    server.queue_faults("malformed")
+@pytest.mark.parametrize("fault", ["malformed", "invalid_body"])
+def test_a_malformed_verdict_or_a_body_that_is_not_json_is_retried(
+    server: FakeOpenAI, fault: str
+) -> None:
+    """One malformed verdict, or a 200 whose body is not JSON, followed by a valid answer
+    succeeds on the second attempt."""
+    server.queue_faults(fault)
     outcome = judge(server)
     assert outcome.ok
     assert outcome.attempts == 2
@@ -154,14 +158,6 @@ def test_truncated_body_is_a_retryable_connection_error(server: FakeOpenAI) -> N
     assert outcome.ok
     assert outcome.attempts == 2
     assert outcome.errors[0].kind == "connection"
-
-
-def test_invalid_response_body_is_retried(server: FakeOpenAI) -> None:
-    """A 200 whose body is not JSON is retried."""
-    server.queue_faults("invalid_body")
-    outcome = judge(server)
-    assert outcome.ok
-    assert outcome.attempts == 2
 
 
 def test_400_is_final_without_retry(server: FakeOpenAI) -> None:

@@ -17,6 +17,7 @@ from django.urls import reverse
 from core import roles
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.browser import chromium
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
@@ -85,16 +86,8 @@ MEASURE = """() => {
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def _page(browser: Any, live_server: Any, user: Any, language: str) -> Any:

@@ -13,10 +13,9 @@ import pytest
 
 from judging.models import Judge, ModelResponse
 from tests.annotation.factories import UserFactory
-from tests.annotation.test_journey_browser import log_in
 from tests.conftest import worker_on
 from tests.judging.factories import LOGICVISTA, logicvista_dataset
-from tests.review.test_browser import CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM_ARGS, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

@@ -262,3 +262,26 @@ def test_the_jobs_page_lists_failed_calls_per_judge_and_kind(lead: Any) -> None:
     page = login(lead).get(reverse("judging:dataset_judging", args=[job.dataset_id]))
     text = " ".join(page.content.decode().split())
     assert "flaky: timeout 1" in text
+
+
+def test_cancel_and_retry_say_why_a_finished_job_stays_as_it_is(
+    lead: Any, annotator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A lead's cancel or retry of a finished job leads back to its page with the refusal;
+    others may not act on a job."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 2)
+    client = login(lead)
+    url = reverse("judging:dataset_judging", args=[dataset.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"task": "answerability", "judges": [rule_judge().pk], "repeats": 1})
+    job = JudgeJob.objects.get()
+    detail = reverse("judging:job_detail", args=[job.pk])
+    for action, refusal in (
+        ("judging:job_cancel", "The job has already finished."),
+        ("judging:job_retry", "Only a failed or cancelled job can be retried."),
+    ):
+        reply = client.post(reverse(action, args=[job.pk]), follow=True)
+        assert reply.redirect_chain == [(detail, 302)]
+        assert refusal in reply.content.decode()
+        assert login(annotator).post(reverse(action, args=[job.pk])).status_code == 403

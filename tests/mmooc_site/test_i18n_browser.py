@@ -13,19 +13,12 @@ import pytest
 from review.models import Review
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
+from tests.support.browser import chromium_page
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 # Words that are the same in both languages: product and format names, codes, key names.
@@ -37,16 +30,8 @@ UI_ELEMENTS = "label, button, legend, th, h1, h2, h3, nav a, .hint, .keys li, su
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-GB")
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page(locale="en-GB") as page:
+        yield page
 
 
 def _english_leftovers(page: Any, data: set[str]) -> list[str]:

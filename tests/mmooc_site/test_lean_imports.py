@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.processes import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -60,15 +60,7 @@ def _loaded(code: str, tmp_path: Path) -> list[str]:
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "CELERY_BROKER_URL": "memory://",
     }
-    result = subprocess.run(
-        [sys.executable, "-c", code + REPORT.format(heavy=HEAVY)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    result = run_python(code + REPORT.format(heavy=HEAVY), env, timeout=120)
     assert result.returncode == 0, result.stderr
     return list(json.loads(result.stdout.strip().splitlines()[-1]))
 

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
 from tests.annotation.factories import UserFactory
+from tests.support.processes import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_ENV = {
@@ -27,14 +28,7 @@ PRODUCTION_ENV = {
 
 def _production(code: str) -> str:
     """Run Python with the production settings and nothing else in the environment."""
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=PRODUCTION_ENV,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_python(code, PRODUCTION_ENV)
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from importlib import import_module
 from pathlib import Path
 from types import SimpleNamespace
@@ -12,6 +10,8 @@ from typing import Any
 
 import pytest
 from django.db import connection
+
+from tests.support.processes import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,15 +46,7 @@ def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_the
         "CELERY_BROKER_URL": "filesystem://localhost//",
         "REDIS_URL": "",
     }
-    result = subprocess.run(
-        [sys.executable, "-c", CODE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    result = run_python(CODE, env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
 

@@ -14,6 +14,7 @@ import pytest
 from review.models import Draft, Review
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, trimodal_pair
+from tests.support.browser import chromium_page, log_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -25,29 +26,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 _SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/review-screenshots"))
 _SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--autoplay-policy=no-user-gesture-required",
-]
-
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        yield context.new_page()
-        context.close()
-        browser.close()
+    with chromium_page() as page:
+        yield page
 
 
 def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> None:
@@ -108,13 +91,6 @@ def test_review_a_trimodal_sample_by_keyboard(live_server: Any, page: Any) -> No
     assert not Draft.objects.filter(sample=unsafe, reviewer=reviewer).exists()
 
 
-def _log_in(page: Any, base: str, user: Any) -> None:
-    page.goto(f"{base}/login/")
-    page.fill("input[name=username]", user.username)
-    page.fill("input[name=password]", "pw-for-tests-1")
-    page.click("form [type=submit]")
-
-
 def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     live_server: Any, page: Any
 ) -> None:
@@ -133,7 +109,7 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     first, second = Sample.objects.filter(dataset=dataset).order_by("external_id")
     labels = {name: getattr(first, name) for name in LABEL_FIELDS}
 
-    _log_in(page, live_server.url, reviewer)
+    log_in(page, live_server.url, reviewer)
     page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
     page.click("#start-review")
     page.wait_for_url(f"**/review/samples/{first.pk}/")
@@ -189,7 +165,7 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     reviewer = UserFactory.create(role="annotator")
     dataset = logicvista_dataset(1, k=2, members=[reviewer])
     sample = Sample.objects.get(dataset=dataset)
-    _log_in(page, live_server.url, reviewer)
+    log_in(page, live_server.url, reviewer)
     page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")
     page.click("#start-review")
     page.wait_for_url(f"**/review/samples/{sample.pk}/")
@@ -222,6 +198,8 @@ def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any)
     assert "inductive" in page.inner_text("[data-testid=my-reviews]")
     page.screenshot(path=str(_SCREENSHOTS / "my-reviews.png"))
     page.click("nav >> text=Datasets")
+    page.wait_for_url("**/datasets/")
+    page.locator("progress").wait_for()
     assert page.locator("progress").count() == 1
     page.screenshot(path=str(_SCREENSHOTS / "dataset-list.png"))
 
@@ -240,7 +218,7 @@ def test_back_to_an_adjudicated_sample_shows_the_decision_not_the_form(
     sample = Sample.objects.get(dataset=dataset)
     submit(UserFactory.create(), sample)
     submit(UserFactory.create(), Sample.objects.get(pk=sample.pk), "reject")
-    _log_in(page, live_server.url, lead)
+    log_in(page, live_server.url, lead)
     page.goto(f"{live_server.url}/review/samples/{sample.pk}/adjudicate/")
     assert "(required)" in page.inner_text("label[for=id_note]")
     assert page.get_attribute("#id_note", "required") is not None

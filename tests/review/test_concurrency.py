@@ -3,7 +3,6 @@ connections hammer claim and submit, and the invariants are checked in the datab
 
 from __future__ import annotations
 
-import threading
 import uuid
 from typing import Any
 
@@ -15,7 +14,7 @@ from review import services
 from review.models import Review, Slot
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
-from tests.support.threads import run_threads
+from tests.support.threads import LeaseLedger, run_threads
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -29,20 +28,14 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     k, n_samples = 2, 30
     dataset = review_dataset(n_samples, k=k)
     reviewers = [UserFactory.create() for _ in range(WORKERS)]
-    held: dict[int, int] = {}
-    double_leases: list[int] = []
-    lock = threading.Lock()
+    leases = LeaseLedger()
 
     def work(index: int) -> None:
         reviewer = reviewers[index]
         while (lease := services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
-            with lock:
-                if lease.slot_id in held:
-                    double_leases.append(lease.slot_id)
-                held[lease.slot_id] = reviewer.pk
+            leases.take(lease.slot_id, reviewer.pk)
             sample = Sample.objects.select_related("dataset").get(pk=lease.sample_id)
-            with lock:
-                held.pop(lease.slot_id, None)
+            leases.release(lease.slot_id)
             services.review_submit(
                 reviewer=reviewer,
                 sample=sample,
@@ -53,7 +46,7 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
 
     errors = run_threads(WORKERS, work)
     assert errors == []
-    assert double_leases == []
+    assert leases.doubled == []
     per_sample = dict(
         Review.objects.values_list("sample").annotate(n=Count("id")).values_list("sample", "n")
     )

@@ -13,9 +13,10 @@ from review import services
 from review.models import GoldAnswer, GoldItem, Review
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
-from tests.annotation.test_journey_browser import log_in, page
+from tests.annotation.test_journey_browser import page
 from tests.review.factories import review_dataset
 from tests.review.test_services_gold import AlwaysGold
+from tests.support.browser import log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

@@ -9,7 +9,15 @@ from typing import Any
 
 from django.test import Client
 
-from tests.review.test_browser import CHROMIUM_ARGS
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
 
 
 @contextmanager
@@ -25,6 +33,28 @@ def chromium() -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@contextmanager
+def chromium_page(**context_options: Any) -> Iterator[Any]:
+    """A page of a fresh context (1400 x 1000 unless ``viewport`` says otherwise)."""
+    with chromium() as browser:
+        context = browser.new_context(
+            **{"viewport": {"width": 1400, "height": 1000}, **context_options}
+        )
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+
+
+def log_in(page: Any, base: str, user: Any) -> None:
+    """Log ``user`` in through the login form of the live server at ``base``."""
+    page.goto(f"{base}/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", "pw-for-tests-1")
+    page.click("form [type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)
 
 
 def sign_in(context: Any, base: str, user: Any) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.test import Client
+
 
 def streamed(response: Any) -> Iterable[bytes]:
     """The body parts of a streaming response (the test client's type does not name them)."""
@@ -16,3 +18,10 @@ def redirect_url(response: Any) -> str:
     """Where a redirect response points."""
     url: str = response.url
     return url
+
+
+def browser(user: Any) -> Client:
+    """A test client signed in as ``user`` through the session, as a browser is."""
+    client = Client()
+    client.force_login(user)
+    return client

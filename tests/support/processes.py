@@ -12,8 +12,37 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_python(
+    code: str, env: dict[str, str], *, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -c code`` in the project's folder with exactly ``env`` (not checked)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+
+
+def s3_client(endpoint: str) -> Any:
+    """A boto3 S3 client of the test SeaweedFS server at ``endpoint``."""
+    import boto3
+
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    )
 
 
 def free_port() -> int:
@@ -85,15 +114,7 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
     )
     endpoint = f"http://127.0.0.1:{s3}"
     try:
-        import boto3
-
-        client = boto3.client(
-            "s3",
-            endpoint_url=endpoint,
-            aws_access_key_id="test",
-            aws_secret_access_key="test",
-            region_name="us-east-1",
-        )
+        client = s3_client(endpoint)
 
         def ready() -> bool:
             if process.poll() is not None:

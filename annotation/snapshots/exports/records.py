@@ -7,27 +7,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-# The label fields of a sample by the shape of their values (together: the model's LABEL_FIELDS).
-TEXT_FIELDS: tuple[str, ...] = (
-    "question",
-    "question_format",
-    "reference_answer",
-    "explanation",
-    "answerability_group",
-    "category_code",
-    "scenario",
-    "split",
-    "pipeline",
-    "source_dataset",
-    "image_description",
-    "audio_description",
-    "speech_utterance",
-    "safety_label",
-    "safety_category",
-    "safety_subcategory",
-)
+from annotation.formats.records import LABEL_FIELDS
+
+# The label fields of a sample by the shape of their values (together: LABEL_FIELDS).
 STRING_LIST_FIELDS: tuple[str, ...] = ("generator_models", "predicate")
 OPTION_FIELD = "options"
+TEXT_FIELDS: tuple[str, ...] = tuple(
+    name for name in LABEL_FIELDS if name not in (*STRING_LIST_FIELDS, OPTION_FIELD)
+)
 LABEL_FIELD_NAMES: frozenset[str] = frozenset((*TEXT_FIELDS, *STRING_LIST_FIELDS, OPTION_FIELD))
 
 

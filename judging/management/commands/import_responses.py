@@ -14,6 +14,17 @@ from annotation.models import Dataset
 from judging import services
 
 
+def dataset_and_file(name: str, path: str) -> tuple[Dataset, Path]:
+    """The named dataset and the file to import into it; a command error when either is not."""
+    dataset = Dataset.objects.filter(name=name).first()
+    if dataset is None:
+        raise CommandError(f"No dataset named {name!r}.")
+    source = Path(path)
+    if not source.is_file():
+        raise CommandError(f"No file {source}.")
+    return dataset, source
+
+
 class Command(BaseCommand):
     help = (
         "Import model responses (JSON lines, or a LogicVista <MODEL>-answers.json file). "
@@ -29,12 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
-        if dataset is None:
-            raise CommandError(f"No dataset named {options['dataset']!r}.")
-        source = Path(options["source"])
-        if not source.is_file():
-            raise CommandError(f"No file {source}.")
+        dataset, source = dataset_and_file(options["dataset"], options["source"])
         try:
             summary = services.response_import(
                 dataset=dataset, source=source, format=options["format"], model=options["model"]

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from pathlib import Path
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Dataset
 from judging import services
-from judging.management.commands.import_responses import write_summary
+from judging.management.commands.import_responses import dataset_and_file, write_summary
 
 
 class Command(BaseCommand):
@@ -27,12 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dataset = Dataset.objects.filter(name=options["dataset"]).first()
-        if dataset is None:
-            raise CommandError(f"No dataset named {options['dataset']!r}.")
-        source = Path(options["file"])
-        if not source.is_file():
-            raise CommandError(f"No file {source}.")
+        dataset, source = dataset_and_file(options["dataset"], options["file"])
         try:
             summary = services.verdict_import(dataset=dataset, source=source)
         except ValidationError as exc:

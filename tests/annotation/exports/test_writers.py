@@ -17,7 +17,7 @@ import yaml
 
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.mmooc import iter_mmooc
-from annotation.formats.records import ParsedSample
+from annotation.formats.records import LABEL_FIELDS, ParsedSample
 from annotation.formats.vlmevalkit import iter_vlmevalkit
 from annotation.snapshots.exports.files import file_sha256, store_media, tree_files, zip_folder
 from annotation.snapshots.exports.hf import HfCard, split_name, write_hf_folder
@@ -93,20 +93,8 @@ def _same_labels(parsed: ParsedSample, original: ExportRecord, names: list[str])
         assert getattr(parsed, name) == original.labels[name], name
 
 
-ALL_LABELS = [
-    "question",
-    "question_format",
-    "options",
-    "reference_answer",
-    "explanation",
-    "answerability_group",
-    "category_code",
-    "scenario",
-    "split",
-    "pipeline",
-    "source_dataset",
-    "generator_models",
-]
+# The label fields up to ``generator_models``: the ones ``record`` fills and every writer keeps.
+ALL_LABELS = list(LABEL_FIELDS[: LABEL_FIELDS.index("generator_models") + 1])
 
 
 def test_jsonl_reads_back_with_the_projects_own_reader(tmp_path: Path) -> None:
