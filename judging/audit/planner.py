@@ -21,7 +21,9 @@ EXAMPLES = 3
 
 @dataclass
 class Plan:
-    """What the preview shows; ``counting`` while the frame's strata have never been counted."""
+    """What the preview shows; ``counting`` while the frame's strata have never been counted,
+    or while a worker recounts a frame last counted empty (say, just after the first judge job
+    ended): "no judged items yet" would then be wrong."""
 
     stored: computations.Stored
     frame_size: int = 0
@@ -36,7 +38,9 @@ class Plan:
 
     @property
     def counting(self) -> bool:
-        return self.stored.result is None
+        if self.stored.result is None:
+            return True
+        return self.stored.computing and not self.stored.result.get("frame_size")
 
     @property
     def empty(self) -> bool:

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Sample
 from judging import services as judging_services
 from judging.audit import computations, planner, selectors
-from judging.models import AuditSet
+from judging.models import AuditSet, Verdict
 from judging.stats.sampling import allocate
 from tests.judging import audit_factories as af
 from tests.judging.factories import bulk_responses, rule_judge
@@ -152,3 +152,19 @@ def test_a_recount_is_shown_without_reloading_the_form_away(
     text = html.content.decode()
     assert 'id="computing"' in text and 'id="allocation-table"' in text
     assert "data-computing" not in text and "Preview again" in text
+
+
+def test_a_recount_of_a_frame_counted_empty_says_a_worker_is_counting(
+    lead: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted before the first job's verdicts (empty), recounting after it: the preview says
+    the count is on its way and reloads by itself, not "run the judges first"."""
+    dataset, _ = af.scoring_dataset(n_samples=10)
+    Verdict.objects.filter(sample__dataset=dataset).delete()
+    computations.frame_strata_compute(dataset=dataset, task="scoring")
+    monkeypatch.setattr(computations, "_send", lambda pk: None)
+    computations._request("frame_strata", dataset_id=dataset.pk, task="scoring")
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    text = html.content.decode()
+    assert 'id="frame-counting"' in text and "data-computing" in text
+    assert "run the judges first" not in text
