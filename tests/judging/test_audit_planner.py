@@ -164,7 +164,7 @@ def test_a_recount_of_a_frame_counted_empty_says_a_worker_is_counting(
     computations.frame_strata_compute(dataset=dataset, task="scoring")
     monkeypatch.setattr(computations, "_send", lambda pk: None)
     computations._request("frame_strata", dataset_id=dataset.pk, task="scoring")
-    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), DESIGN)
+    html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), af.PLANNER_DESIGN)
     text = html.content.decode()
     assert 'id="frame-counting"' in text and "data-computing" in text
     assert "run the judges first" not in text

@@ -21,11 +21,11 @@ from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, ModelResponse, Verdict
 from tests.annotation.factories import UserFactory
 from tests.annotation.journey_steps import WAIT, create_and_import
-from tests.annotation.test_journey_browser import LOGICVISTA, log_in, logicvista_zip
+from tests.annotation.test_journey_browser import LOGICVISTA, logicvista_zip
 from tests.conftest import worker_on
 from tests.judging.factories import rule_judge
 from tests.judging.test_pages_fit_browser import MEASURE, WIDTH
-from tests.support.browser import chromium
+from tests.support.browser import chromium, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
