@@ -279,7 +279,7 @@ def test_cancel_and_retry_say_why_a_finished_job_stays_as_it_is(
     detail = reverse("judging:job_detail", args=[job.pk])
     for action, refusal in (
         ("judging:job_cancel", "The job has already finished."),
-        ("judging:job_retry", "Only a failed or cancelled job can be retried."),
+        ("judging:job_retry", "Only a job that failed, was cancelled or finished with errors"),
     ):
         reply = client.post(reverse(action, args=[job.pk]), follow=True)
         assert reply.redirect_chain == [(detail, 302)]
