@@ -161,12 +161,10 @@ class RejectReason(models.TextChoices):
     LICENCE = "licence", _("Licence problem")
 
 
-class Review(models.Model):
-    """One reviewer's verdict on a sample: the values they confirm or correct, or a rejection."""
+class Submission(models.Model):
+    """What a reviewer's submission holds, whether it is a review or a gold item's answer."""
 
-    slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="review")
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
-    round = models.PositiveSmallIntegerField(_("review round"), default=0)
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
@@ -185,6 +183,16 @@ class Review(models.Model):
     audio_aligned = models.BooleanField(_("audio matches its description"), null=True)
     note = models.TextField(_("note"), blank=True, default="")
     seconds_spent = models.FloatField(_("seconds spent"), default=0)
+
+    class Meta:
+        abstract = True
+
+
+class Review(Submission):
+    """One reviewer's verdict on a sample: the values they confirm or correct, or a rejection."""
+
+    slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="review")
+    round = models.PositiveSmallIntegerField(_("review round"), default=0)
     leased_at = models.DateTimeField(_("leased at"), null=True, blank=True)
     created_at = models.DateTimeField(_("submitted at"), auto_now_add=True)
 
@@ -329,7 +337,7 @@ class GoldItem(models.Model):
         return f"gold {self.sample_id}"
 
 
-class GoldAnswer(models.Model):
+class GoldAnswer(Submission):
     """A reviewer's answer to a gold item, held against the expected one field by field.
 
     The same fields as a review (so the workbench and the API answer alike), plus ``answer``
@@ -339,23 +347,6 @@ class GoldAnswer(models.Model):
 
     gold_item = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
     slot = models.OneToOneField(Slot, on_delete=models.CASCADE, related_name="gold_answer")
-    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
-    reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
-    client_uuid = models.UUIDField(_("submission id"), unique=True)
-    decision = models.CharField(_("decision"), max_length=16, choices=Decision.choices)
-    reject_reason = models.CharField(
-        _("reject reason"), max_length=16, choices=RejectReason.choices, blank=True, default=""
-    )
-    values = models.JSONField(_("values"), default=dict, blank=True)
-    clarity = models.PositiveSmallIntegerField(_("clarity"), null=True, blank=True)
-    naturalness = models.PositiveSmallIntegerField(_("naturalness"), null=True, blank=True)
-    image_aligned = models.BooleanField(_("image matches its description"), null=True)
-    audio_aligned = models.BooleanField(_("audio matches its description"), null=True)
-    note = models.TextField(_("note"), blank=True, default="")
-    seconds_spent = models.FloatField(_("seconds spent"), default=0)
     answer = models.JSONField(_("answer"), default=dict)
     matches = models.JSONField(_("matches"), default=dict)
     matched = models.BooleanField(_("matched"))

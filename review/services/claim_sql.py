@@ -43,10 +43,14 @@ WITH conf AS (
         (SELECT lease_seconds FROM review_reviewsettings WHERE dataset_id = %(ds)s),
         %(default_lease)s
     ) * interval '1 second' AS lease,
-    COALESCE(
-        (SELECT gold_rate FROM review_reviewsettings WHERE dataset_id = %(ds)s),
-        %(default_gold_rate)s
-    ) AS gold_rate
+    -- 0 when the dataset has no gold item: a claim then never looks for one.
+    CASE WHEN EXISTS (SELECT 1 FROM review_golditem g WHERE g.dataset_id = %(ds)s)
+        THEN COALESCE(
+            (SELECT gold_rate FROM review_reviewsettings WHERE dataset_id = %(ds)s),
+            %(default_gold_rate)s
+        )
+        ELSE 0
+    END AS gold_rate
 ),
 held AS (
     UPDATE review_slot h SET lease_expires_at = %(now)s + conf.lease

@@ -184,6 +184,11 @@ def gold_mark_flagged(*, dataset: Dataset, sample_ids: Iterable[int] | None = No
     return gold_mark_bulk(dataset=dataset, sample_ids=flagged, by=None).marked
 
 
+def dataset_has_gold(*, dataset: Dataset) -> bool:
+    """Whether any sample of the dataset is a gold item."""
+    return GoldItem.objects.filter(dataset=dataset).exists()
+
+
 def gold_candidates(*, dataset_id: int, reviewer: User, besides: int | None) -> list[int]:
     """The gold samples this reviewer may still be served: never served to them before,
     never reviewed by them, and still verified; in sample order."""

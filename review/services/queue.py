@@ -306,7 +306,8 @@ def _claim_once(
     now: dt.datetime,
 ) -> tuple[Lease | None, float]:
     review_settings = review_settings_get(dataset=dataset)
-    rate = review_settings.gold_rate
+    # As in the PostgreSQL statement: no gold item, no draw (and no query for candidates).
+    rate = review_settings.gold_rate if gold_services.dataset_has_gold(dataset=dataset) else 0.0
     expires = now + dt.timedelta(seconds=review_settings.lease_seconds)
     held = (
         Slot.objects.select_for_update()

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 # token-free test auth: the dataset (with the lead test inside it); the claim, on PostgreSQL
 # one statement, elsewhere the settings, held lease, candidate and update; the sample's fields
 # and its media; plus the savepoint pair the test transaction adds around the claim
-CLAIM_QUERIES = {"postgresql": 6, "sqlite": 9}
+CLAIM_QUERIES = {"postgresql": 6, "sqlite": 10}
 
 
 def _claim(client: Any, dataset_id: int, **body: Any) -> Any:
