@@ -110,15 +110,7 @@ def import_upload_job_create(
 
 def import_job_finish(claim: Claim, *, counts: Counts | None, status: str, message: str) -> None:
     """End a claimed job with its counts (unless it was cancelled or taken over meanwhile)."""
-    fields: dict[str, Any] = {}
-    if counts is not None:
-        fields = {
-            "rows_done": counts.rows_done,
-            "imported": counts.imported,
-            "unchanged": counts.unchanged,
-            "updated": counts.updated,
-            "rejected": counts.rejected,
-        }
+    fields = counts.fields() if counts is not None else {}
     job_finish(claim, status=status, message=message, **fields)
 
 

@@ -88,6 +88,16 @@ class Counts:
     adjudication: int = 0
     unpaired: list[str] = field(default_factory=list)
 
+    def fields(self) -> dict[str, int]:
+        """The counts as the job row stores them."""
+        return {
+            "rows_done": self.rows_done,
+            "imported": self.imported,
+            "unchanged": self.unchanged,
+            "updated": self.updated,
+            "rejected": self.rejected,
+        }
+
 
 def _media_label(media: Media) -> str:
     label = _("%(role)s %(number)s") % {
@@ -338,14 +348,7 @@ class ImportRun:
             mine = ImportJob.objects.filter(pk=self.job.pk)
             if self.attempt is not None:
                 mine = mine.filter(status=JobStatus.RUNNING, attempts=self.attempt)
-            if not mine.update(
-                rows_done=counts.rows_done,
-                imported=counts.imported,
-                unchanged=counts.unchanged,
-                updated=counts.updated,
-                rejected=counts.rejected,
-                heartbeat_at=timezone.now(),
-            ):
+            if not mine.update(**counts.fields(), heartbeat_at=timezone.now()):
                 raise JobStopped
             stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
             if stored:

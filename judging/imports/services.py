@@ -170,14 +170,7 @@ class _ChunkedRun:
             counts.unchanged += summary.unchanged
             counts.updated += summary.updated
             counts.rejected += len(summary.rejected)
-            if not self.claim.mine().update(
-                rows_done=counts.rows_done,
-                imported=counts.imported,
-                unchanged=counts.unchanged,
-                updated=counts.updated,
-                rejected=counts.rejected,
-                heartbeat_at=timezone.now(),
-            ):
+            if not self.claim.mine().update(**counts.fields(), heartbeat_at=timezone.now()):
                 raise JobStopped
         self.notes += summary.notes
 
