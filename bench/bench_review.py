@@ -150,7 +150,7 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
 
     def run(index: int) -> None:
         with psycopg.connect(db_url, autocommit=True) as conn:
-            params: dict[str, Any] = {"me": reviewer_ids[index], "ds": dataset_id}
+            params: dict[str, Any] = {"me": reviewer_ids[index], "scope": dataset_id}
             barrier.wait()
             while time.perf_counter() < deadline[0]:
                 t0 = time.perf_counter()

@@ -15,13 +15,13 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
+from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 
 class ReviewSettings(models.Model):
     """How a dataset is reviewed; a dataset without a row uses the defaults."""
 
     DEFAULT_OVERLAP = 2
-    DEFAULT_LEASE_SECONDS = 15 * 60
     DEFAULT_GOLD_RATE = 0.05
 
     dataset = models.OneToOneField(
@@ -59,7 +59,9 @@ class ReviewSettings(models.Model):
             models.CheckConstraint(
                 condition=Q(overlap__gte=1, overlap__lte=10), name="review_overlap_range"
             ),
-            models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="review_lease_minimum"),
+            models.CheckConstraint(
+                condition=Q(lease_seconds__gte=MIN_LEASE_SECONDS), name="review_lease_minimum"
+            ),
             models.CheckConstraint(
                 condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="review_gold_rate_range"
             ),

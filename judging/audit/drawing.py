@@ -8,7 +8,6 @@ retried on request.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import logging
 import math
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Dataset, JobStatus
 from core import jobs
 from core.jobs import RETRYABLE, Claim, JobStopped, SweepResult
+from core.lease_sql import OPEN_SINCE
 from core.tasks import enqueue
 from judging.audit import computations, selectors
 from judging.models import AllocationMethod, AuditItem, AuditLease, AuditSet, AuditTask
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
-OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 MAX_AUDIT_SIZE = 50_000
 MAX_SEED = 2**63 - 1
 MAX_OVERSAMPLING = 100.0

@@ -3,8 +3,10 @@ set is in ``drawing``, re-exported here).
 
 Claiming locks one claimable slot with ``SELECT … FOR UPDATE SKIP LOCKED`` in the order of the
 partial index ``audit_lease_claim_idx`` (first ratings before second ones, items in their drawn
-order) and leases it, so concurrent auditors never wait on each other nor take the same slot.
-On SQLite the row lock is a no-op and the single writer serialises claims instead.
+order) and leases it, so concurrent auditors never wait on each other nor take the same slot:
+on PostgreSQL in one statement, elsewhere through the ORM, both from ``core.leases`` (shared
+with the review queue). On SQLite the row lock is a no-op and the single writer serialises
+claims instead.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.lease_sql import LeaseTable, claim_sql, lease_expiry
+from core.leases import LeaseQueue, claim_by_statement, claim_retrying, statement_claims
 from judging.audit import computations
 from judging.audit.drawing import (  # drawing is re-exported: services is the entry point
     MAX_AUDIT_SIZE as MAX_AUDIT_SIZE,
@@ -30,9 +33,6 @@ from judging.audit.drawing import (
 )
 from judging.audit.drawing import (
     MAX_SEED as MAX_SEED,
-)
-from judging.audit.drawing import (
-    OPEN_SINCE as OPEN_SINCE,
 )
 from judging.audit.drawing import (
     AuditDesign as AuditDesign,
@@ -67,7 +67,16 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 MAX_SECONDS = 24 * 3600.0
-_CLAIM_ATTEMPTS = 3
+# In the order of the partial index ``audit_lease_claim_idx``; an auditor rates an item once.
+AUDIT_LEASES = LeaseTable(
+    table=AuditLease._meta.db_table,
+    scope="audit_set_id",
+    holder="auditor_id",
+    unit=("item_id",),
+    order=("slot", "position"),
+)
+AUDIT_QUEUE = LeaseQueue(AuditLease, AUDIT_LEASES)
+_CLAIM = claim_sql(AUDIT_LEASES, returning=("item_id", "slot"))
 
 
 class AuditConflict(ValidationError):
@@ -91,52 +100,50 @@ def audit_claim(
     An auditor holding an unfinished lease in the audit set gets it back (renewed), so a
     reload or a double click never takes a second item. None when nothing is left.
     """
-    for attempt in range(_CLAIM_ATTEMPTS):
-        try:
-            return _claim_once(audit_set=audit_set, auditor=auditor, now=now or timezone.now())
-        except IntegrityError:
-            # A concurrent claim by the same auditor won the one-open-lease constraint: the
-            # next attempt returns that lease.
-            if attempt == _CLAIM_ATTEMPTS - 1:
-                raise
-    return None  # pragma: no cover - the loop returns or raises
+    at = now or timezone.now()
+    if statement_claims():
+        return claim_retrying(
+            lambda: _claim_by_statement(audit_set=audit_set, auditor=auditor, now=at)
+        )
+    return claim_retrying(lambda: _claim_once(audit_set=audit_set, auditor=auditor, now=at))
 
 
-@transaction.atomic
-def _claim_once(*, audit_set: AuditSet, auditor: User, now: dt.datetime) -> Lease | None:
-    expires = now + dt.timedelta(seconds=audit_set.lease_seconds)
-    held = (
-        AuditLease.objects.select_for_update()
-        .filter(audit_set=audit_set, auditor=auditor, done=False)
-        .first()
+def _claim_by_statement(*, audit_set: AuditSet, auditor: User, now: dt.datetime) -> Lease | None:
+    row = claim_by_statement(
+        _CLAIM,
+        {
+            "scope": audit_set.pk,
+            "me": auditor.pk,
+            "now": now,
+            "lease_seconds": audit_set.lease_seconds,
+        },
     )
-    if held is not None:
-        AuditLease.objects.filter(pk=held.pk).update(lease_expires_at=expires)
-        return Lease(held.pk, held.item_id, held.slot, expires, resumed=True)
-    mine = AuditLease.objects.filter(item=OuterRef("item"), auditor=auditor)
-    lease = (
-        AuditLease.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(audit_set=audit_set, done=False, lease_expires_at__lt=now)
-        .exclude(Exists(mine))
-        .order_by("slot", "position")
-        .only("id", "item_id", "slot")
-        .first()
-    )
-    if lease is None:
+    if row is None:
         return None
-    AuditLease.objects.filter(pk=lease.pk).update(
-        auditor=auditor, leased_at=now, lease_expires_at=expires
-    )
-    return Lease(lease.pk, lease.item_id, lease.slot, expires, resumed=False)
+    lease_id, expires_at, resumed, item_id, slot = row
+    return Lease(int(lease_id), int(item_id), int(slot), expires_at, resumed=bool(resumed))
+
+
+def _claim_once(*, audit_set: AuditSet, auditor: User, now: dt.datetime) -> Lease | None:
+    expires = lease_expiry(now, audit_set.lease_seconds)
+    with transaction.atomic():
+        claimed = AUDIT_QUEUE.claim(
+            scope_id=audit_set.pk,
+            holder_id=auditor.pk,
+            now=now,
+            expires=expires,
+            columns=("id", "item_id", "slot"),
+        )
+    if claimed is None:
+        return None
+    lease, resumed = claimed
+    return Lease(lease.pk, lease.item_id, lease.slot, expires, resumed=resumed)
 
 
 @transaction.atomic
 def audit_release(*, audit_set: AuditSet, auditor: User) -> bool:
     """Give back the auditor's unfinished lease; True when there was one."""
-    freed = AuditLease.objects.filter(audit_set=audit_set, auditor=auditor, done=False).update(
-        auditor=None, leased_at=None, lease_expires_at=OPEN_SINCE
-    )
-    return freed > 0
+    return AUDIT_QUEUE.release(AuditLease.objects.filter(audit_set=audit_set, auditor=auditor)) > 0
 
 
 def audit_rubric_check(

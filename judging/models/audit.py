@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
 from core.jobs import RecoverableJob
+from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 from judging.models.judges import ModelResponse
 
 REASONING_QUARTERS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -35,8 +36,6 @@ class AllocationMethod(models.TextChoices):
 
 class AuditSet(RecoverableJob):
     """A drawn audit sample with the design that drew it, so it can be reproduced and weighted."""
-
-    DEFAULT_LEASE_SECONDS = 15 * 60
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     name = models.CharField(_("name"), max_length=200)
@@ -89,7 +88,7 @@ class AuditSet(RecoverableJob):
                 name="audit_set_double_fraction_range",
             ),
             models.CheckConstraint(
-                condition=Q(lease_seconds__gte=30), name="audit_set_lease_minimum"
+                condition=Q(lease_seconds__gte=MIN_LEASE_SECONDS), name="audit_set_lease_minimum"
             ),
         ]
 

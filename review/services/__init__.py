@@ -1,7 +1,7 @@
 """Writes of the review app: settings and queue, claims and leases, reviews and adjudication."""
 
+from core.lease_sql import OPEN_SINCE
 from review.services.queue import (
-    OPEN_SINCE,
     Lease,
     queue_sync,
     review_settings_update,

@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Exists, F, OuterRef, When
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
+from core.lease_sql import DEFAULT_LEASE_SECONDS, OPEN_SINCE, lease_expiry, lease_seconds_valid
+from core.leases import LeaseQueue, claim_retrying, statement_claims
 from review.models import Outcome, ReviewSettings, Skip, Slot
+from review.queue_sql import SLOTS
 from review.selectors import review_settings_get
 from review.services import gold as gold_services
 from review.services.claim_sql import claim_statement
@@ -30,11 +33,8 @@ from review.services.reviews import sample_settle_round
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
-OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
-_CLAIM_ATTEMPTS = 3
-_DEFAULT_LEASE_SECONDS: int = ReviewSettings._meta.get_field("lease_seconds").default
+SLOT_QUEUE = LeaseQueue(Slot, SLOTS)
 _DEFAULT_GOLD_RATE: float = ReviewSettings.DEFAULT_GOLD_RATE
 
 
@@ -65,7 +65,7 @@ def review_settings_update(
         raise ValidationError(
             {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
         )
-    if not 30 <= lease_seconds <= 7 * 24 * 3600:
+    if not lease_seconds_valid(lease_seconds):
         raise ValidationError(
             {"lease_seconds": _("A lease lasts between 30 seconds and a week.")},
             code="bad_lease",
@@ -211,35 +211,22 @@ def slot_claim(
     gold rate drawn from ``rng`` (a test passes a seeded one), when one is left for this
     reviewer; the slot just taken goes back to the queue.
     """
-    now = now or timezone.now()
-    one_statement = claim_statement_applies(sample_id=sample_id)
-    lease: Lease | None = None
-    gold_rate = 0.0
-    for attempt in range(_CLAIM_ATTEMPTS):
-        try:
-            if one_statement:
-                lease, gold_rate = _claim_by_statement(
-                    dataset=dataset, reviewer=reviewer, skipped=skipped, now=now
-                )
-            else:
-                lease, gold_rate = _claim_once(
-                    dataset=dataset,
-                    reviewer=reviewer,
-                    skipped=skipped,
-                    sample_id=sample_id,
-                    now=now,
-                )
-            break
-        except IntegrityError:
-            # A concurrent claim by the same reviewer won the one-open-lease constraint:
-            # the next attempt returns that lease.
-            if attempt == _CLAIM_ATTEMPTS - 1:
-                raise
+    at = now or timezone.now()
+    if claim_statement_applies(sample_id=sample_id):
+        lease, gold_rate = claim_retrying(
+            lambda: _claim_by_statement(dataset=dataset, reviewer=reviewer, skipped=skipped, now=at)
+        )
+    else:
+        lease, gold_rate = claim_retrying(
+            lambda: _claim_once(
+                dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=at
+            )
+        )
     if lease is None or lease.resumed or skipped or sample_id is not None or gold_rate <= 0:
         return lease
     if (rng or gold_services.default_rng()).random() >= gold_rate:
         return lease
-    return _claim_gold(lease=lease, reviewer=reviewer, now=now, rng=rng) or lease
+    return _claim_gold(lease=lease, reviewer=reviewer, now=at, rng=rng) or lease
 
 
 def _claim_gold(
@@ -274,7 +261,7 @@ def _claim_gold(
 def claim_statement_applies(*, sample_id: int | None) -> bool:
     """PostgreSQL runs the plain and skipped claims as one statement (``claim_sql``); asking
     for one sample, and SQLite (the local demo mode), take the ORM way below."""
-    return sample_id is None and connection.vendor == "postgresql"
+    return sample_id is None and statement_claims()
 
 
 def _claim_by_statement(
@@ -285,7 +272,7 @@ def _claim_by_statement(
         reviewer_id=reviewer.pk,
         skipped=skipped,
         now=now,
-        default_lease_seconds=_DEFAULT_LEASE_SECONDS,
+        default_lease_seconds=DEFAULT_LEASE_SECONDS,
         default_gold_rate=_DEFAULT_GOLD_RATE,
     )
     if row is None:
@@ -308,44 +295,33 @@ def _claim_once(
     review_settings = review_settings_get(dataset=dataset)
     # As in the PostgreSQL statement: no gold item, no draw (and no query for candidates).
     rate = review_settings.gold_rate if gold_services.dataset_has_gold(dataset=dataset) else 0.0
-    expires = now + dt.timedelta(seconds=review_settings.lease_seconds)
-    held = (
-        Slot.objects.select_for_update()
-        .filter(dataset=dataset, reviewer=reviewer, done=False)
-        .first()
-    )
-    if held is not None:
-        if sample_id is None or held.sample_id == sample_id:
-            Slot.objects.filter(pk=held.pk).update(lease_expires_at=expires)
-            lease = Lease(
-                held.pk, held.sample_id, dataset.pk, expires, resumed=True, gold=held.gold
-            )
-            return lease, rate
-        _free(held.pk)
-    mine = Slot.objects.filter(
-        sample=OuterRef("sample"), round=OuterRef("round"), reviewer=reviewer
-    )
+    expires = lease_expiry(now, review_settings.lease_seconds)
     skip = Skip.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
-    candidates = (
-        Slot.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(dataset=dataset, done=False, lease_expires_at__lt=now, gold=False)
-        .exclude(Exists(mine))
-        .order_by("-judges_disagree", "-priority", "sample_id", "position")
-        .only("id", "sample_id")
+
+    def narrow(candidates: QuerySet[Slot]) -> QuerySet[Slot]:
+        candidates = candidates.filter(gold=False)
+        if sample_id is not None:
+            return candidates.filter(sample_id=sample_id)
+        return candidates.filter(Exists(skip)) if skipped else candidates.exclude(Exists(skip))
+
+    claimed = SLOT_QUEUE.claim(
+        scope_id=dataset.pk,
+        holder_id=reviewer.pk,
+        now=now,
+        expires=expires,
+        columns=("id", "sample_id"),
+        narrow=narrow,
+        # Asked for one sample, a reviewer holding another gives it back first.
+        keep=lambda held: sample_id is None or held.sample_id == sample_id,
+        free=lambda held: _free(held.pk),
     )
-    if sample_id is not None:
-        candidates = candidates.filter(sample_id=sample_id)
-    elif skipped:
-        candidates = candidates.filter(Exists(skip))
-    else:
-        candidates = candidates.exclude(Exists(skip))
-    slot = candidates.first()
-    if slot is None:
+    if claimed is None:
         return None, rate
-    Slot.objects.filter(pk=slot.pk).update(
-        reviewer=reviewer, leased_at=now, lease_expires_at=expires
-    )
-    return Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=False), rate
+    slot, resumed = claimed
+    # A fresh slot is never gold (and its gold field is not loaded).
+    gold = resumed and slot.gold
+    lease = Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=resumed, gold=gold)
+    return lease, rate
 
 
 def _free(slot_id: int) -> None:
