@@ -20,7 +20,7 @@ from annotation.models import Dataset, Sample
 from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, ModelResponse, Verdict
 from tests.annotation.factories import UserFactory
-from tests.annotation.journey_steps import WAIT, create_and_import
+from tests.annotation.journey_steps import WAIT, lead_imports_logicvista
 from tests.annotation.test_journey_browser import LOGICVISTA, logicvista_zip
 from tests.conftest import worker_on
 from tests.judging.factories import rule_judge
@@ -164,16 +164,7 @@ def test_the_judges_and_the_auditors_journey(
     upload, _ids = logicvista_zip(tmp_path / "logicvista.zip", n=ITEMS)
     base = live_server.url
     with fake_openai(latency=0.02) as server, worker_on(os.environ["REDIS_URL"]):
-        log_in(page, base, lead)
-        dataset = create_and_import(
-            page,
-            base,
-            name="LogicVista",
-            kind="image_question",
-            preset="",
-            fmt="logicvista",
-            upload=upload,
-        )
+        dataset = lead_imports_logicvista(page, base, lead, upload)
         assert Sample.objects.filter(dataset=dataset).count() == ITEMS
 
         # Three answer files, uploaded on the judging page, each imported by the worker.
