@@ -99,6 +99,8 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert reverse("annotation:sample_list", args=[dataset.pk]) in results
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
+    counts = "<th>Imported</th> <th>Unchanged</th> <th>Updated</th> <th>Rejected</th>"
+    assert all(counts in " ".join(html.split()) for html in (page, listing))  # both tables
 
 
 def test_form_errors_are_shown_with_a_400(lead: Any, settings: Any) -> None:
