@@ -21,7 +21,7 @@ from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, ModelResponse, Verdict
 from tests.annotation.factories import UserFactory
 from tests.annotation.journey_steps import WAIT, lead_imports_logicvista
-from tests.annotation.test_journey_browser import LOGICVISTA, logicvista_zip
+from tests.annotation.test_journey_browser import JOURNEY_MARKS, LOGICVISTA, logicvista_zip
 from tests.conftest import worker_on
 from tests.judging.factories import rule_judge
 from tests.judging.test_pages_fit_browser import MEASURE, WIDTH
@@ -29,13 +29,7 @@ from tests.support.browser import chromium, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.redis,
-    pytest.mark.postgres,
-    pytest.mark.shared_data,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = JOURNEY_MARKS  # a browser, Redis, PostgreSQL and the shared data
 
 ITEMS = 20  # the first LogicVista items, with their images
 ANSWERS = ("GPT4", "LLAVA7B", "BLIP2")  # answers/<name>-answers.json
