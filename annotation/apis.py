@@ -31,7 +31,6 @@ from annotation.models import (
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
-from annotation.services import bulk_jobs
 from core.api import IsLead
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 
@@ -324,31 +323,17 @@ BULK_RESPONSES = {200: BulkResultOutput, 202: BulkJobOutput}
 def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, Any]) -> Response:
     """Run the action in the request, or, on more than ``INLINE_MAX`` samples, queue it as a
     background job: 202 with the job, whose ``status_url`` tells when it is done."""
-    dataset = dataset_or_404(request, dataset_id)
-    filter = _filter(request)
-    samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=data.get("ids"))
-    selected = samples.count()
-    if selected > bulk_jobs.INLINE_MAX:
-        job = services.sample_bulk_job_create(
-            dataset=dataset,
-            action=action,
-            filter=filter,
-            ids=data.get("ids"),
-            selected=selected,
-            by=acting_user(request.user),
-            priority=data.get("priority"),
-            reason=data.get("reason", ""),
-        )
-        return Response(BulkJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
-    result = services.samples_bulk_action(
-        dataset=dataset,
+    result = services.samples_bulk_start(
+        dataset=dataset_or_404(request, dataset_id),
         action=action,
-        samples=samples,
-        filter=filter,
+        filter=_filter(request),
+        ids=data.get("ids"),
         by=acting_user(request.user),
         priority=data.get("priority"),
         reason=data.get("reason", ""),
     )
+    if isinstance(result, SampleBulkJob):
+        return Response(BulkJobOutput(result).data, status=status.HTTP_202_ACCEPTED)
     return Response(
         {"changed": result.changed, "skipped": result.skipped, "slots_opened": result.slots_opened}
     )

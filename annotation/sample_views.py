@@ -19,9 +19,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import extensions, selectors, services
 from annotation.lookups import dataset_or_404
-from annotation.models import Dataset, SampleStatus
+from annotation.models import Dataset, SampleBulkJob, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
-from annotation.services import bulk_jobs
 from annotation.services.bulk import BulkResult, send_from_statuses
 from core.jobs import ACTIVE
 from core.roles import acting_user, is_lead, sees_judge_votes
@@ -130,59 +129,24 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "back": back,
             },
         )
-    selected = samples.count()
-    if selected > bulk_jobs.INLINE_MAX:
-        return _bulk_in_background(
-            request, dataset, action, filter, ids, selected, priority, reason, back
-        )
     try:
-        result = services.samples_bulk_action(
-            dataset=dataset,
-            action=action,
-            samples=samples,
-            filter=filter,
-            by=acting_user(request.user),
-            priority=priority,
-            reason=reason,
-        )
-    except ValidationError as exc:
-        return _refused(request, exc, back)
-    messages.success(request, bulk_summary(action, result))
-    return redirect(back)
-
-
-def _refused(request: HttpRequest, exc: ValidationError, back: str) -> HttpResponse:
-    for message in exc.messages:
-        messages.error(request, message)
-    return redirect(back)
-
-
-def _bulk_in_background(
-    request: HttpRequest,
-    dataset: Dataset,
-    action: str,
-    filter: SampleFilter,
-    ids: list[int] | None,
-    selected: int,
-    priority: int | None,
-    reason: str,
-    back: str,
-) -> HttpResponse:
-    """More samples than a request should move: a worker runs the action; its page follows."""
-    try:
-        job = services.sample_bulk_job_create(
+        result = services.samples_bulk_start(
             dataset=dataset,
             action=action,
             filter=filter,
             ids=ids,
-            selected=selected,
             by=acting_user(request.user),
             priority=priority,
             reason=reason,
         )
     except ValidationError as exc:
-        return _refused(request, exc, back)
-    return redirect("annotation:sample_bulk_job", job_id=job.pk)
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(back)
+    if isinstance(result, SampleBulkJob):  # a worker runs it; its page follows
+        return redirect("annotation:sample_bulk_job", job_id=result.pk)
+    messages.success(request, bulk_summary(action, result))
+    return redirect(back)
 
 
 @never_cache

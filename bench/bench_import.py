@@ -148,19 +148,13 @@ def backend_cpu_seconds(pid: int) -> float:
 def child(path: Path, dataset_name: str, encode_sample: int) -> dict[str, Any]:
     """Import one file (in this process), then make its derivatives, and measure both."""
     from annotation.imports import services as import_services
-    from annotation.models import ImportSourceKind, MediaAsset
+    from annotation.models import MediaAsset
+    from tests.annotation.imports_support import import_job_of
 
     dataset = import_services.import_dataset_get_or_create(
         name=dataset_name, format="mmooc", preset="mmooc"
     )
-    job = import_services.import_job_create(
-        dataset=dataset,
-        format="mmooc",
-        source_kind=ImportSourceKind.SERVER_PATH,
-        source=str(path),
-        trusted=True,
-        queue=False,
-    )
+    job = import_job_of(dataset, "mmooc", path)
     from django.db import connection
 
     with connection.cursor() as cursor:

@@ -103,20 +103,13 @@ def celery(env: dict[str, str], concurrency: int) -> Iterator[int]:
 
 def import_and_derive(folder: Path, dataset_id: int, rows: int) -> dict[str, Any]:
     """Queue an import of a small MMOOC file for the worker; wait until every image is derived."""
-    from annotation.imports import services as import_services
-    from annotation.models import Dataset, ImportJob, ImportSourceKind, MediaAsset
+    from annotation.models import Dataset, ImportJob, MediaAsset
+    from tests.annotation.imports_support import import_job_of
 
     path = folder / f"memory-{time.time_ns()}.jsonl"
     bench_import.write_file(path, rows, first=time.time_ns() % 10**9 * 1000)
     dataset = Dataset.objects.get(pk=dataset_id)
-    job = import_services.import_job_create(
-        dataset=dataset,
-        format="mmooc",
-        source_kind=ImportSourceKind.SERVER_PATH,
-        source=str(path),
-        trusted=True,
-        queue=True,
-    )
+    job = import_job_of(dataset, "mmooc", path, queue=True)
     started = time.perf_counter()
     ended = {"succeeded", "succeeded_with_errors", "failed", "cancelled"}
     wait_until(

@@ -263,11 +263,10 @@ def job_sweep_dead(
     send: Callable[[int], object],
     queryset: models.QuerySet[Any] | None = None,
     now: datetime | None = None,
-    result: SweepResult | None = None,
 ) -> SweepResult:
     """Queue again the running jobs whose heartbeat stopped, or fail those out of attempts."""
     now = now or timezone.now()
-    result = result or SweepResult()
+    result = SweepResult()
     stale = Q(heartbeat_at__lt=now - stale_after()) | Q(heartbeat_at__isnull=True)
     rows = model._default_manager.all() if queryset is None else queryset
     dead = list(rows.filter(stale, status=JobStatus.RUNNING).values_list("pk", flat=True))
@@ -310,13 +309,12 @@ def job_sweep_lost(
     send: Callable[[int], object],
     queryset: models.QuerySet[Any] | None = None,
     now: datetime | None = None,
-    result: SweepResult | None = None,
 ) -> SweepResult:
     """Send again the tasks of jobs queued for longer than JOB_QUEUED_TIMEOUT_SECONDS that no
     worker has started, when the broker's queue is empty (so their messages were lost), or,
     whatever the queue holds, once they have waited ten times as long."""
     now = now or timezone.now()
-    result = result or SweepResult()
+    result = SweepResult()
     timeout = timedelta(seconds=settings.JOB_QUEUED_TIMEOUT_SECONDS)
     rows = model._default_manager.all() if queryset is None else queryset
     waiting = rows.filter(status=JobStatus.QUEUED, queued_at__lt=now - timeout)
@@ -344,4 +342,5 @@ def job_sweep(
     """Both sweeps over one kind of job: dead workers, then lost messages."""
     now = timezone.now()
     result = job_sweep_dead(model, send=send, queryset=queryset, now=now)
-    return job_sweep_lost(model, send=send, queryset=queryset, now=now, result=result)
+    result.resent = job_sweep_lost(model, send=send, queryset=queryset, now=now).resent
+    return result

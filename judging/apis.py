@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from annotation.imports.apis import ImportJobOutput
 from annotation.lookups import dataset_or_404
+from annotation.models import ImportKind
 from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
@@ -315,8 +316,9 @@ class ResponseImportApi(APIView):
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        job = import_services.response_upload_create(
+        job = import_services.upload_create(
             dataset=dataset,
+            kind=ImportKind.RESPONSES,
             format=data["format"],
             upload=data["file"],
             model=data["model"],

@@ -10,11 +10,12 @@ a call starting as soon as another ends, so a hung call holds only its own slot.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import queue
 import random
 import threading
-from collections.abc import Generator, Hashable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -200,20 +201,37 @@ class JudgeRunner:
     async def _windows(self, windows: Sequence[Window], ended: queue.SimpleQueue[Ended]) -> None:
         await asyncio.gather(*(self._window(i, w, ended) for i, w in enumerate(windows)))
 
-    async def _window(self, index: int, window: Window, ended: queue.SimpleQueue[Ended]) -> None:
-        spec = window.spec
-        client = self._client(spec)
-        shared = self._shared_cap(spec)
+    def _judge(
+        self, spec: EndpointSpec, call: Callable[..., Awaitable[CallResult]]
+    ) -> Callable[[list[dict[str, Any]], str], Awaitable[JudgeOutcome]]:
+        """judge_with_retries(messages, task) for one endpoint: its settings, its rate
+        limiter (awaited before every attempt), its own backoff jitter, `call` per attempt."""
         limiter = self._limiter(spec)
-        rng = random.Random()  # noqa: S311 - backoff jitter
-        requests = asyncio.Semaphore(max(1, window.slots))
-        # Calls under way, some waiting out a backoff without holding a request slot.
-        under_way = asyncio.Semaphore(2 * max(1, window.slots))
-        shared_key = f"{spec.key}@{spec.base_url}"
 
         async def before_attempt() -> None:
             if limiter is not None:
                 await limiter.acquire(spec.key)
+
+        return functools.partial(
+            judge_with_retries,
+            self._client(spec),
+            spec.model,
+            policy=spec.policy,
+            temperature=spec.temperature,
+            timeout=spec.timeout_s,
+            max_tokens=spec.max_tokens,
+            before_attempt=before_attempt,
+            rng=random.Random(),  # noqa: S311 - backoff jitter
+            call=call,
+        )
+
+    async def _window(self, index: int, window: Window, ended: queue.SimpleQueue[Ended]) -> None:
+        spec = window.spec
+        shared = self._shared_cap(spec)
+        requests = asyncio.Semaphore(max(1, window.slots))
+        # Calls under way, some waiting out a backoff without holding a request slot.
+        under_way = asyncio.Semaphore(2 * max(1, window.slots))
+        shared_key = f"{spec.key}@{spec.base_url}"
 
         async def attempt(*args: Any, **kwargs: Any) -> CallResult:
             async with requests:
@@ -223,21 +241,11 @@ class JudgeRunner:
                 async with shared.slot(shared_key, spec.max_concurrency, lease_s=lease_s):
                     return await call_judge_lean(*args, **kwargs)
 
+        judge = self._judge(spec, attempt)
+
         async def one(call: Call) -> None:
             try:
-                outcome = await judge_with_retries(
-                    client,
-                    spec.model,
-                    call.messages,
-                    window.task,
-                    policy=spec.policy,
-                    temperature=spec.temperature,
-                    timeout=spec.timeout_s,
-                    max_tokens=spec.max_tokens,
-                    before_attempt=before_attempt,
-                    rng=rng,
-                    call=attempt,
-                )
+                outcome = await judge(call.messages, window.task)
                 ended.put((index, call.key, outcome))
             finally:
                 under_way.release()
@@ -263,15 +271,8 @@ class JudgeRunner:
     async def _run(
         self, spec: EndpointSpec, calls: Sequence[Call], task: str
     ) -> list[JudgeOutcome]:
-        client = self._client(spec)
         caps = self._cap(spec)
         shared = self._shared_cap(spec)
-        limiter = self._limiter(spec)
-        rng = random.Random()  # noqa: S311 - backoff jitter
-
-        async def before_attempt() -> None:
-            if limiter is not None:
-                await limiter.acquire(spec.key)
 
         async def shared_call(*args: Any, **kwargs: Any) -> CallResult:
             # The cross-process slot is held for one HTTP attempt only (never across backoff),
@@ -281,20 +282,10 @@ class JudgeRunner:
             async with shared.slot(key, spec.max_concurrency, lease_s=spec.timeout_s + 10):
                 return await call_judge_lean(*args, **kwargs)
 
+        judge = self._judge(spec, call_judge_lean if shared is None else shared_call)
+
         async def one(call: Call) -> JudgeOutcome:
             async with caps.slot(spec.key):
-                return await judge_with_retries(
-                    client,
-                    spec.model,
-                    call.messages,
-                    task,
-                    policy=spec.policy,
-                    temperature=spec.temperature,
-                    timeout=spec.timeout_s,
-                    max_tokens=spec.max_tokens,
-                    before_attempt=before_attempt,
-                    rng=rng,
-                    call=call_judge_lean if shared is None else shared_call,
-                )
+                return await judge(call.messages, task)
 
         return list(await asyncio.gather(*(one(call) for call in calls)))

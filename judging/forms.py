@@ -42,23 +42,23 @@ class _JudgeFields(forms.ModelForm[Judge]):
         self.fields["base_url"].help_text = base_url_help()
 
 
+# Judge settings left to the admin: the token and retry limits (``enabled`` is on the edit
+# page only).
+_NOT_ON_THE_PAGES = {
+    "max_tokens",
+    "max_attempts",
+    "backoff_base_s",
+    "backoff_max_s",
+    "retry_after_max_s",
+    "enabled",
+}
+_PAGE_FIELDS = [f for f in services.JUDGE_FIELDS if f not in _NOT_ON_THE_PAGES]
+
+
 class JudgeForm(_JudgeFields):
     class Meta:
         model = Judge
-        fields = [
-            "name",
-            "kind",
-            "base_url",
-            "model",
-            "api_key_env",
-            "temperature",
-            "timeout_s",
-            "max_concurrency",
-            "requests_per_minute",
-            "text_only",
-            "family",
-            "prompt_version",
-        ]
+        fields = ["name", *_PAGE_FIELDS]
 
 
 class JudgeEditForm(_JudgeFields):
@@ -67,7 +67,7 @@ class JudgeEditForm(_JudgeFields):
 
     class Meta:
         model = Judge
-        fields = [f for f in JudgeForm.Meta.fields if f != "name"] + ["enabled"]
+        fields = [*_PAGE_FIELDS, "enabled"]
 
 
 class JudgeAdminForm(_JudgeFields):

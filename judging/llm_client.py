@@ -42,6 +42,18 @@ class CallResult:
 
 
 @dataclass(frozen=True)
+class ChatRequest:
+    """One chat-completions request as a judge is asked it."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    temperature: float = 0.0
+    timeout: float = 60.0
+    max_tokens: int = 512
+    json_mode: bool = True
+
+
+@dataclass(frozen=True)
 class ErrorInfo:
     """How a failed attempt should be handled."""
 
@@ -145,27 +157,18 @@ def build_messages(
     return [{"role": "system", "content": prompt.system}, {"role": "user", "content": content}]
 
 
-async def call_judge(
-    client: AsyncOpenAI,
-    model: str,
-    messages: list[dict[str, Any]],
-    *,
-    temperature: float = 0.0,
-    timeout: float = 60.0,
-    max_tokens: int = 512,
-    json_mode: bool = True,
-) -> CallResult:
+async def call_judge(client: AsyncOpenAI, request: ChatRequest) -> CallResult:
     """One chat-completions request; raises the SDK's errors unchanged."""
     extra: dict[str, Any] = {}
-    if json_mode:
+    if request.json_mode:
         extra["response_format"] = {"type": "json_object"}
     started = time.perf_counter()
     completion = await client.chat.completions.create(
-        model=model,
-        messages=messages,  # type: ignore[arg-type]
-        temperature=temperature,
-        max_tokens=max_tokens,
-        timeout=timeout,
+        model=request.model,
+        messages=request.messages,  # type: ignore[arg-type]
+        temperature=request.temperature,
+        max_tokens=request.max_tokens,
+        timeout=request.timeout,
         **extra,
     )
     latency = time.perf_counter() - started
@@ -181,16 +184,7 @@ async def call_judge(
     )
 
 
-async def call_judge_lean(
-    client: AsyncOpenAI,
-    model: str,
-    messages: list[dict[str, Any]],
-    *,
-    temperature: float = 0.0,
-    timeout: float = 60.0,
-    max_tokens: int = 512,
-    json_mode: bool = True,
-) -> CallResult:
+async def call_judge_lean(client: AsyncOpenAI, request: ChatRequest) -> CallResult:
     """call_judge without the SDK's typed request transform and response models.
 
     The same request, the same errors (raised by the SDK's transport), the same result; the
@@ -198,16 +192,16 @@ async def call_judge_lean(
     calls per second is what limits a worker.
     """
     body: dict[str, Any] = {
-        "model": model,
-        "messages": messages,
-        "temperature": temperature,
-        "max_tokens": max_tokens,
+        "model": request.model,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
     }
-    if json_mode:
+    if request.json_mode:
         body["response_format"] = {"type": "json_object"}
     started = time.perf_counter()
     raw = await client.post(
-        "/chat/completions", body=body, cast_to=object, options={"timeout": timeout}
+        "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
     )
     latency = time.perf_counter() - started
     if not isinstance(raw, dict):
@@ -303,25 +297,19 @@ async def judge_with_retries(
     """Call the judge until a valid verdict or a final error; never raises for API errors.
 
     `before_attempt` runs before every attempt (e.g. a shared rate limiter's acquire);
-    `call` makes one request (call_judge, or call_judge_lean where CPU matters).
+    `call` makes one request, `call(client, request)` (call_judge, or call_judge_lean where CPU
+    matters).
     """
     policy = policy or RetryPolicy()
     rng = rng or random.Random()  # noqa: S311 - jitter, not security
+    request = ChatRequest(model, messages, temperature, timeout, max_tokens, json_mode)
     errors: list[ErrorInfo] = []
     malformed = 0
     for attempt in range(1, policy.max_attempts + 1):
         if before_attempt is not None:
             await before_attempt()
         try:
-            result = await call(
-                client,
-                model,
-                messages,
-                temperature=temperature,
-                timeout=timeout,
-                max_tokens=max_tokens,
-                json_mode=json_mode,
-            )
+            result = await call(client, request)
             verdict = parse_judge_output(result.text, task)
             return JudgeOutcome(verdict, attempt, call=result, errors=errors)
         except Exception as exc:  # classified below; unknown ones are final

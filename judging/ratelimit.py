@@ -8,6 +8,7 @@ Redis's clock, so skewed worker clocks do not matter.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 import uuid
@@ -220,15 +221,10 @@ class LocalRateLimiter(_Limiter):
     keeps its own budget, so several processes together can exceed a judge's limit.
     """
 
-    def __init__(
-        self,
-        limits: Mapping[str, RateLimit],
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    ) -> None:
-        super().__init__(limits, clock=clock, sleep=sleep)
-        self._tat: dict[str, float] = {}
+    @functools.cached_property
+    def _tat(self) -> dict[str, float]:
+        """Each judge's theoretical arrival time (the base class's constructor serves)."""
+        return {}
 
     def set_limit(self, judge_key: str, limit: RateLimit | None) -> None:
         """Change (or remove) a judge's limit."""

@@ -127,18 +127,14 @@ def dataset_upload(request: HttpRequest, dataset_id: int) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            if data["kind"] == ImportKind.VERDICTS:
-                job = import_services.verdict_upload_create(
-                    dataset=dataset, upload=data["file"], created_by=acting_user(request.user)
-                )
-            else:
-                job = import_services.response_upload_create(
-                    dataset=dataset,
-                    format=data["format"],
-                    upload=data["file"],
-                    model=data["model"],
-                    created_by=acting_user(request.user),
-                )
+            job = import_services.upload_create(
+                dataset=dataset,
+                kind=data["kind"],
+                format=data["format"],
+                upload=data["file"],
+                model=data["model"],
+                created_by=acting_user(request.user),
+            )
         except ValidationError as exc:
             form.add_error(None, exc)
         else:

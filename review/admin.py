@@ -19,14 +19,9 @@ from review.models import (
 
 @admin.register(ReviewSettings)
 class ReviewSettingsAdmin(admin.ModelAdmin[ReviewSettings]):
+    # Every setting, a new one included.
     list_display = [
-        "dataset",
-        "overlap",
-        "blind",
-        "show_judge_hints",
-        "lease_seconds",
-        "gold_rate",
-        "gold_feedback",
+        f.name for f in ReviewSettings._meta.fields if f.name not in {"id", "updated_at"}
     ]
     list_select_related = ["dataset"]
 

@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
+from core.fields import created_by_field
 from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 
@@ -320,13 +321,7 @@ class GoldItem(models.Model):
     expected = models.JSONField(_("expected answer"), default=dict)
     explanation = models.TextField(_("explanation"), blank=True, default="")
     attention_check = models.BooleanField(_("attention check"), default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
+    created_by = created_by_field()
     created_at = models.DateTimeField(_("marked at"), auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,8 @@ from django.db import models
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.fields import created_by_field
+
 
 class DatasetKind(models.TextChoices):
     IMAGE_QUESTION = "image_question", _("Image-question")
@@ -37,14 +39,7 @@ class Dataset(models.Model):
         blank=True,
         verbose_name=_("members"),
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("created by"),
-    )
+    created_by = created_by_field(verbose_name=_("created by"))
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

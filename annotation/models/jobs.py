@@ -3,12 +3,12 @@ actions run by a worker."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models.datasets import Dataset
 from annotation.models.samples import Sample
+from core.fields import created_by_field
 from core.jobs import JobStatus, RecoverableJob
 
 
@@ -43,9 +43,7 @@ class ImportJob(RecoverableJob):
     """One import of candidate samples into a dataset, run by a worker, with live progress."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="import_jobs")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = created_by_field()
     kind = models.CharField(
         _("kind"), max_length=20, choices=ImportKind.choices, default=ImportKind.SAMPLES
     )
@@ -147,9 +145,7 @@ class SampleBulkJob(RecoverableJob):
     skipped = models.PositiveIntegerField(_("samples left alone"), default=0)
     slots_opened = models.PositiveIntegerField(_("review slots opened"), default=0)
     message = models.TextField(_("message"), blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = created_by_field()
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models.datasets import Dataset
 from annotation.models.samples import Sample
+from core.fields import created_by_field
 from core.jobs import JobStatus, RecoverableJob
 
 
@@ -21,6 +21,7 @@ class Snapshot(RecoverableJob):
     status = models.CharField(
         _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
     )
+    message = models.TextField(_("message"), blank=True, default="")
     total = models.PositiveIntegerField(_("samples in total"), null=True, blank=True)
     done = models.PositiveIntegerField(_("samples done"), default=0)
     file = models.FileField(_("file"), max_length=500, blank=True, default="")
@@ -28,10 +29,7 @@ class Snapshot(RecoverableJob):
     previous = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    message = models.TextField(_("message"), blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = created_by_field()
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
 

@@ -12,7 +12,11 @@ from annotation.services.bulk import (
     samples_set_priority,
     samples_take_down,
 )
-from annotation.services.bulk_jobs import sample_bulk_job_create, sample_bulk_job_run
+from annotation.services.bulk_jobs import (
+    sample_bulk_job_create,
+    sample_bulk_job_run,
+    samples_bulk_start,
+)
 from annotation.services.datasets import (
     dataset_add_member,
     dataset_add_member_by_username,
@@ -68,6 +72,7 @@ __all__ = [
     "sample_set_status",
     "sample_update",
     "samples_bulk_action",
+    "samples_bulk_start",
     "samples_restore",
     "samples_send_to_review",
     "samples_set_priority",

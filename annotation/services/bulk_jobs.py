@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Dataset, SampleBulkJob
 from annotation.sample_filters import BulkAction, SampleFilter
 from annotation.selectors import samples_selected
-from annotation.services.bulk import PRIORITY_RANGE, samples_bulk_action
+from annotation.services.bulk import PRIORITY_RANGE, BulkResult, samples_bulk_action
 from core import jobs
 from core.jobs import JobStatus, JobStopped, SweepResult
 from core.tasks import enqueue
@@ -84,6 +84,45 @@ def sample_bulk_job_create(
     )
     transaction.on_commit(lambda: _enqueue(job.pk))
     return job
+
+
+def samples_bulk_start(
+    *,
+    dataset: Dataset,
+    action: str,
+    filter: SampleFilter,
+    ids: Sequence[int] | None,
+    by: User | None,
+    priority: int | None = None,
+    reason: str = "",
+) -> BulkResult | SampleBulkJob:
+    """Run a bulk action on the samples that the filter (and ``ids``) select, in this request,
+    or, on more than ``INLINE_MAX`` of them, record it as a job for a worker (the job returned).
+
+    The sample list's page and its API both start bulk actions here.
+    """
+    samples = samples_selected(dataset=dataset, filter=filter, ids=ids)
+    selected = samples.count()
+    if selected > INLINE_MAX:
+        return sample_bulk_job_create(
+            dataset=dataset,
+            action=action,
+            filter=filter,
+            ids=ids,
+            selected=selected,
+            by=by,
+            priority=priority,
+            reason=reason,
+        )
+    return samples_bulk_action(
+        dataset=dataset,
+        action=action,
+        samples=samples,
+        filter=filter,
+        by=by,
+        priority=priority,
+        reason=reason,
+    )
 
 
 def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:

@@ -99,6 +99,24 @@ def verdict_upload_create(
     )
 
 
+def upload_create(
+    *,
+    dataset: Dataset,
+    kind: str,
+    upload: File[Any] | None,
+    format: str = "",
+    model: str = "",
+    created_by: User | None = None,
+) -> ImportJob:
+    """Queue the import of an upload of either kind: verdicts, or model responses in `format`
+    (by `model`, when the file does not say)."""
+    if kind == ImportKind.VERDICTS:
+        return verdict_upload_create(dataset=dataset, upload=upload, created_by=created_by)
+    return response_upload_create(
+        dataset=dataset, format=format, upload=upload, model=model, created_by=created_by
+    )
+
+
 def _count(path: Path, format: str) -> int:
     if format == "logicvista":
         document = read_json_document(path)

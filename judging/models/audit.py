@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
+from core.fields import created_by_field
 from core.jobs import RecoverableJob
 from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 from judging.models.judges import ModelResponse
@@ -62,14 +63,7 @@ class AuditSet(RecoverableJob):
         _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.SUCCEEDED
     )
     message = models.TextField(_("message"), blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("created by"),
-    )
+    created_by = created_by_field(verbose_name=_("created by"))
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
 
     class Meta:

@@ -3,11 +3,11 @@ latency and parsed reply, or the exact reason the judge cannot answer."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import JobStatus
+from core.fields import created_by_field
 from core.jobs import RecoverableJob
 from judging.models.judges import Judge
 
@@ -16,9 +16,7 @@ class JudgeCheck(RecoverableJob):
     """One test call to a judge, queued from the judges page and run by a worker."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="checks")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = created_by_field()
     status = models.CharField(
         _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
     )

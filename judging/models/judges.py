@@ -5,12 +5,12 @@ A judge's API key is never stored: a judge names the environment variable that h
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, JobStatus, Sample
+from core.fields import created_by_field
 from core.jobs import RecoverableJob
 
 
@@ -151,9 +151,7 @@ class JudgeJob(RecoverableJob):
     cancel_requested = models.BooleanField(_("cancel requested"), default=False)
     rate_limit_scope = models.CharField(_("rate limit scope"), max_length=20, blank=True)
     message = models.TextField(_("message"), blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
+    created_by = created_by_field()
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     started_at = models.DateTimeField(_("started at"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)

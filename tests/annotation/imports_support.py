@@ -144,23 +144,26 @@ def build_logicvista(folder: Path) -> Corpus:
     return Corpus("logicvista", "", folder, 3)
 
 
+def yes_no_sample(n: int, external_id: str, **fields: Any) -> ParsedSample:
+    """A yes/no MMOOC question (answer "no") with the n-th test image, as a reader yields it."""
+    return ParsedSample(
+        row=0,
+        external_id=external_id,
+        question="Is there a dog?",
+        question_format="yesno",
+        reference_answer="no",
+        answerability_group="shifted_ic",
+        category_code="MP",
+        scenario="fine_grained_perception",
+        pipeline="human_designed",
+        media=[MediaRef("image", 0, data=image(n))],
+        **fields,
+    )
+
+
 def build_jsonl(folder: Path) -> Corpus:
     folder.mkdir(parents=True, exist_ok=True)
-    samples = [
-        ParsedSample(
-            row=0,
-            external_id=f"own-{n}",
-            question="Is there a dog?",
-            question_format="yesno",
-            reference_answer="no",
-            answerability_group="shifted_ic",
-            category_code="MP",
-            scenario="fine_grained_perception",
-            pipeline="human_designed",
-            media=[MediaRef("image", 0, data=image(n))],
-        )
-        for n in (1, 2)
-    ]
+    samples = [yes_no_sample(n, f"own-{n}") for n in (1, 2)]
     with open(folder / "export.jsonl", "w", encoding="utf-8") as handle:
         write_jsonl(samples, handle)
     return Corpus("jsonl", "mmooc", folder, 2)
@@ -193,6 +196,30 @@ def dataset_for(fmt: str, preset: str = "", name: str = "") -> Dataset:
     )
 
 
+def import_job_of(
+    dataset: Dataset,
+    fmt: str,
+    source: str | Path,
+    *,
+    kind: str = ImportSourceKind.SERVER_PATH,
+    upload: Any = None,
+    queue: bool = False,
+    options: dict[str, str] | None = None,
+) -> ImportJob:
+    """A trusted import job of `source` (a server path unless `kind` says otherwise), queued
+    for a worker only when `queue` is true."""
+    return import_services.import_job_create(
+        dataset=dataset,
+        format=fmt,
+        source_kind=kind,
+        source=str(source),
+        upload=upload,
+        options=options or {},
+        trusted=True,
+        queue=queue,
+    )
+
+
 def run_import(
     dataset: Dataset,
     fmt: str,
@@ -202,16 +229,7 @@ def run_import(
     upload: Any = None,
     **options: str,
 ) -> ImportJob:
-    job = import_services.import_job_create(
-        dataset=dataset,
-        format=fmt,
-        source_kind=kind,
-        source=str(source),
-        upload=upload,
-        options=options,
-        trusted=True,
-        queue=False,
-    )
+    job = import_job_of(dataset, fmt, source, kind=kind, upload=upload, options=options)
     finished = import_services.import_job_run(job_id=job.pk)
     assert finished is not None
     return finished

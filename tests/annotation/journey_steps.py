@@ -58,6 +58,20 @@ def create_and_import(
     return dataset
 
 
+def lead_imports_logicvista(page: Any, base: str, lead: Any, upload: Path) -> Dataset:
+    """The lead logs in and imports the LogicVista file into a new image-question dataset."""
+    log_in(page, base, lead)
+    return create_and_import(
+        page,
+        base,
+        name="LogicVista",
+        kind="image_question",
+        preset="",
+        fmt="logicvista",
+        upload=upload,
+    )
+
+
 def open_review(page: Any, base: str, dataset: Dataset, annotators: Iterable[Any], k: int) -> int:
     """Members, k and everything imported sent to review, all from the dataset page; the
     number of samples sent."""

@@ -24,6 +24,7 @@ from annotation.models import (
 )
 from tests.annotation.imports_support import (
     dataset_for,
+    import_job_of,
     mmooc_record,
     run_import,
     write_lines,
@@ -98,6 +99,8 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert reverse("annotation:sample_list", args=[dataset.pk]) in results
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
+    counts = "<th>Imported</th> <th>Unchanged</th> <th>Updated</th> <th>Rejected</th>"
+    assert all(counts in " ".join(html.split()) for html in (page, listing))  # both tables
 
 
 def test_form_errors_are_shown_with_a_400(lead: Any, settings: Any) -> None:
@@ -167,14 +170,7 @@ def test_job_page_shows_progress_live_in_a_browser(
 
     dataset = dataset_for("mmooc", "mmooc")
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(1), mmooc_record(2, answer="Z")])
-    job = import_services.import_job_create(
-        dataset=dataset,
-        format="mmooc",
-        source_kind=ImportSourceKind.SERVER_PATH,
-        source=str(path),
-        trusted=True,
-        queue=False,
-    )
+    job = import_job_of(dataset, "mmooc", path)
     with chromium() as browser:
         context = browser.new_context()
         sign_in(context, live_server.url, lead)

@@ -17,9 +17,9 @@ from review.models import Review
 from tests.annotation.journey_steps import (
     adjudicate_untouched,
     content,
-    create_and_import,
     export_and_download,
     lead_and_two_annotators,
+    lead_imports_logicvista,
     open_review,
     review_all,
     search_and_take_down,
@@ -68,16 +68,7 @@ def test_from_an_empty_site_to_a_downloaded_release(
     assert sorted(external_ids) == sorted(PLAN)
     base = live_server.url
 
-    log_in(page, base, lead)
-    dataset = create_and_import(
-        page,
-        base,
-        name="LogicVista",
-        kind="image_question",
-        preset="",
-        fmt="logicvista",
-        upload=upload,
-    )
+    dataset = lead_imports_logicvista(page, base, lead, upload)
     imported = {s.external_id: content(s) for s in Sample.objects.filter(dataset=dataset)}
     assert len(imported) == ITEMS
 

@@ -140,6 +140,7 @@ def test_taxonomy_page_adds_renames_retires_and_loads(lead: Any) -> None:
     assert "already exists" in duplicate.text
     term = TaxonomyTerm.objects.get(dataset=dataset, code="dusk")
     edit = reverse("annotation:taxonomy_term_edit", args=[dataset.pk, term.pk])
+    assert client.get(url).text.count(f'action="{edit}"') == 2  # rename, and retire
     client.post(edit, {"action": "rename", "name": "Evening", "name_zh": "傍晚"})
     client.post(edit, {"action": "retire"})
     term.refresh_from_db()

@@ -13,7 +13,8 @@ from annotation import services as annotation_services
 from annotation.formats.logicvista import iter_logicvista
 from annotation.formats.records import ParsedSample
 from annotation.models import Dataset, DatasetKind, Sample, SampleStatus
-from judging.models import Judge, JudgeKind, ModelResponse
+from judging import services
+from judging.models import Judge, JudgeJob, JudgeKind, ModelResponse
 
 LOGICVISTA = Path(__file__).resolve().parents[3] / "shared" / "data" / "logicvista"
 
@@ -132,3 +133,12 @@ def logicvista_dataset(name: str = "logicvista") -> Dataset:
 def jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
+
+
+def run_job(capture: Any, **kwargs: Any) -> JudgeJob:
+    """Start a judge job with its on-commit work run at once (`capture` is
+    django_capture_on_commit_callbacks); the job as it ended."""
+    with capture(execute=True):
+        job = services.judge_job_start(**kwargs)
+    job.refresh_from_db()
+    return job

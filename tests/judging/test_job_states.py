@@ -9,18 +9,11 @@ from typing import Any
 import pytest
 
 from judging import selectors, services
-from judging.models import JudgeJob, JudgeJobStatus, Verdict
+from judging.models import JudgeJobStatus, Verdict
 from tests.annotation.factories import mmooc_dataset
-from tests.judging.factories import bulk_responses, bulk_samples, fake_judge
+from tests.judging.factories import bulk_responses, bulk_samples, fake_judge, run_job
 
 pytestmark = pytest.mark.django_db
-
-
-def run_job(capture: Any, **kwargs: Any) -> JudgeJob:
-    with capture(execute=True):
-        job = services.judge_job_start(**kwargs)
-    job.refresh_from_db()
-    return job
 
 
 def test_a_job_whose_every_call_failed_reads_failed_with_the_counts(

@@ -20,8 +20,8 @@ from annotation.models import Dataset, Sample
 from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, ModelResponse, Verdict
 from tests.annotation.factories import UserFactory
-from tests.annotation.journey_steps import WAIT, create_and_import
-from tests.annotation.test_journey_browser import LOGICVISTA, logicvista_zip
+from tests.annotation.journey_steps import WAIT, lead_imports_logicvista
+from tests.annotation.test_journey_browser import JOURNEY_MARKS, LOGICVISTA, logicvista_zip
 from tests.conftest import worker_on
 from tests.judging.factories import rule_judge
 from tests.judging.test_pages_fit_browser import MEASURE, WIDTH
@@ -29,13 +29,7 @@ from tests.support.browser import chromium, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.redis,
-    pytest.mark.postgres,
-    pytest.mark.shared_data,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = JOURNEY_MARKS  # a browser, Redis, PostgreSQL and the shared data
 
 ITEMS = 20  # the first LogicVista items, with their images
 ANSWERS = ("GPT4", "LLAVA7B", "BLIP2")  # answers/<name>-answers.json
@@ -164,16 +158,7 @@ def test_the_judges_and_the_auditors_journey(
     upload, _ids = logicvista_zip(tmp_path / "logicvista.zip", n=ITEMS)
     base = live_server.url
     with fake_openai(latency=0.02) as server, worker_on(os.environ["REDIS_URL"]):
-        log_in(page, base, lead)
-        dataset = create_and_import(
-            page,
-            base,
-            name="LogicVista",
-            kind="image_question",
-            preset="",
-            fmt="logicvista",
-            upload=upload,
-        )
+        dataset = lead_imports_logicvista(page, base, lead, upload)
         assert Sample.objects.filter(dataset=dataset).count() == ITEMS
 
         # Three answer files, uploaded on the judging page, each imported by the worker.

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from annotation import selectors as annotation_selectors
 from annotation.models import JobStatus, NoteKey, Sample
 from judging import services
-from judging.models import JudgeJob, JudgeJobChunk, JudgeKind, ModelResponse, Verdict
+from judging.models import JudgeJobChunk, JudgeKind, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes
 from tests.judging.factories import (
     bulk_responses,
@@ -20,17 +20,11 @@ from tests.judging.factories import (
     fake_judge,
     jsonl,
     rule_judge,
+    run_job,
 )
 from tests.support.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.django_db
-
-
-def run_job(capture: Any, **kwargs: Any) -> JudgeJob:
-    with capture(execute=True):
-        job = services.judge_job_start(**kwargs)
-    job.refresh_from_db()
-    return job
 
 
 def test_a_judge_never_stores_a_key_and_rejects_bad_settings() -> None:

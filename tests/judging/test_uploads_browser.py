@@ -13,19 +13,14 @@ import pytest
 
 from judging.models import Judge, ModelResponse
 from tests.annotation.factories import UserFactory
+from tests.annotation.test_journey_browser import JOURNEY_MARKS
 from tests.conftest import worker_on
 from tests.judging.factories import LOGICVISTA, logicvista_dataset
 from tests.support.browser import CHROMIUM_ARGS, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.redis,
-    pytest.mark.postgres,
-    pytest.mark.shared_data,
-    pytest.mark.django_db(transaction=True),
-]
+pytestmark = JOURNEY_MARKS  # a browser, Redis, PostgreSQL and the shared data
 
 
 @pytest.fixture

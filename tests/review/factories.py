@@ -31,6 +31,21 @@ def review_dataset(n: int = 3, *, k: int = 2, members: Any = (), **kwargs: Any) 
     return open_queue(dataset, k=k, members=members, **kwargs)
 
 
+def gold_ready_dataset(annotator: Any, *, feedback: bool) -> tuple[Dataset, Sample]:
+    """A blind queue (one pending sample, overlap 2, gold feedback on or off) that
+    `annotator` may review, and a verified sample that can become its gold item."""
+    dataset = review_dataset(1, members=[annotator])
+    services.review_settings_update(
+        dataset=dataset,
+        overlap=2,
+        blind=True,
+        show_judge_hints=False,
+        lease_seconds=900,
+        gold_feedback=feedback,
+    )
+    return dataset, mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+
+
 def trimodal_pair(dataset: Dataset | None = None) -> tuple[Sample, Sample]:
     """An unsafe MCBench scenario and its minimally different safe twin, with audio."""
     dataset = dataset or annotation_services.dataset_create(

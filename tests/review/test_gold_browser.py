@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from annotation.models import Sample, SampleStatus
-from review import services
 from review.models import GoldAnswer, GoldItem, Review
 from review.services import gold
-from tests.annotation.factories import UserFactory, mmooc_sample
+from tests.annotation.factories import UserFactory
 from tests.annotation.test_journey_browser import page
-from tests.review.factories import review_dataset
+from tests.review.factories import gold_ready_dataset
 from tests.review.test_services_gold import AlwaysGold
 from tests.support.browser import log_in
 
@@ -30,16 +29,7 @@ def test_a_lead_marks_a_gold_item_and_a_reviewer_answers_it(
 ) -> None:
     lead = UserFactory.create(role="lead")
     annotator = UserFactory.create(role="annotator")
-    dataset = review_dataset(1, members=[annotator])
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_feedback=True,
-    )
-    verified = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    dataset, verified = gold_ready_dataset(annotator, feedback=True)
     base = live_server.url
 
     log_in(page, base, lead)

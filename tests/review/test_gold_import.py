@@ -8,11 +8,10 @@ import pytest
 
 from annotation import services as annotation_services
 from annotation.formats.jsonl import write_jsonl
-from annotation.formats.records import MediaRef, ParsedSample
 from annotation.models import Sample, SampleStatus
 from review.models import GoldItem
 from tests.annotation.factories import UserFactory
-from tests.annotation.imports_support import dataset_for, image, run_import
+from tests.annotation.imports_support import dataset_for, run_import, yes_no_sample
 from tests.review.factories import open_queue, submit
 
 pytestmark = pytest.mark.django_db
@@ -20,19 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def _export(path: Path, gold: dict[str, bool]) -> Path:
     samples = [
-        ParsedSample(
-            row=0,
-            external_id=name,
-            question="Is there a dog?",
-            question_format="yesno",
-            reference_answer="no",
-            answerability_group="shifted_ic",
-            category_code="MP",
-            scenario="fine_grained_perception",
-            pipeline="human_designed",
-            media=[MediaRef("image", 0, data=image(n))],
-            extra={"gold": flag} if flag else {},
-        )
+        yes_no_sample(n, name, extra={"gold": flag} if flag else {})
         for n, (name, flag) in enumerate(gold.items(), start=1)
     ]
     with open(path, "w", encoding="utf-8") as handle:

@@ -14,7 +14,7 @@ from review.models import GoldItem, ReviewSettings
 from review.services import gold
 from tests.annotation.factories import mmooc_sample
 from tests.conftest import client_for
-from tests.review.factories import review_dataset
+from tests.review.factories import gold_ready_dataset, review_dataset
 from tests.review.test_services_gold import AlwaysGold
 
 pytestmark = pytest.mark.django_db
@@ -88,16 +88,7 @@ def test_the_sample_list_marks_ticked_verified_samples_in_bulk(lead: Any) -> Non
 
 
 def _served_and_answered(annotator: Any, *, feedback: bool) -> tuple[Sample, Any]:
-    dataset = review_dataset(1, members=[annotator])
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_feedback=feedback,
-    )
-    verified = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    dataset, verified = gold_ready_dataset(annotator, feedback=feedback)
     gold.gold_mark(
         sample=Sample.objects.select_related("dataset").get(pk=verified.pk),
         by=None,

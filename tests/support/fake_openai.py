@@ -27,7 +27,6 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Collection, Mapping
-from types import TracebackType
 from typing import Any
 
 from tests.support.fake_openai_protocol import (
@@ -149,12 +148,7 @@ class FakeOpenAI:
     def __enter__(self) -> FakeOpenAI:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     # -- control and inspection --------------------------------------------------------
