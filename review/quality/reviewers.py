@@ -1,0 +1,312 @@
+"""Each reviewer's quality figures, per field, with item-bootstrap intervals (no Django).
+
+The figures (every one with its n and a 95 % percentile interval over ``n_replicates``
+bootstrap replicates that resample the figure's items, seeded, as the audit's statistics do):
+
+- **gold accuracy**: the share of the reviewer's gold answers that matched the expected value
+  (per field: that field's match; overall: every field of the item matched). Items: answers.
+- **agreement with the settled outcome, their own vote excluded**: on samples whose review
+  settled (verified or rejected), the reviewer's label against the settled one, counted only
+  where the settlement does not rest on their vote: adjudicated by someone else, or settled by
+  the consensus of at least one other reviewer (consensus is unanimous, so the others alone
+  reach the same outcome). Samples they alone reviewed, or adjudicated, are left out.
+- **Cohen's κ** (unweighted) with each co-reviewer, over the samples both labelled; the
+  categories are the labels either of them used.
+- **Krippendorff's α contribution**: nominal α of every reviewer's labels of the field minus
+  α of the same labels without this reviewer's; above 0 the reviewer raises the agreement,
+  below 0 lowers it. Items: every sample with labels (the interval resamples them all); n: the
+  samples this reviewer labelled together with at least one other reviewer.
+- **median seconds per review**, **reject rate** (rejections / reviews) and **skip rate**
+  (samples skipped / samples skipped or reviewed), over the reviewer's reviews or samples.
+
+A label is None where a review says nothing about the field (a rejection has no category).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.stats.agreement import alpha_from_coincidences, cohen_kappa_from_table, item_coincidences
+from core.stats.bootstrap import index_counts, percentile_interval, resample_indices, within_range
+from core.stats.ratings import FloatArray
+
+N_REPLICATES = 1000
+DECISION = "decision"
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One review: its reviewer, its sample (``unit``), its label per field, time, decision."""
+
+    reviewer: int
+    unit: int
+    labels: Mapping[str, str | None]
+    seconds: float
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A settled sample's labels per field, and who adjudicated it (None: the reviewers agreed)."""
+
+    labels: Mapping[str, str | None]
+    adjudicated_by: int | None = None
+
+
+@dataclass(frozen=True)
+class GoldResult:
+    """One gold answer: per key of the expected answer, whether it matched."""
+
+    reviewer: int
+    matches: Mapping[str, bool]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A value with its 95 % interval and the n it rests on (None: no items, or undefined)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+EMPTY = Figure(None, None, None, 0)
+
+
+@dataclass(frozen=True)
+class FieldQuality:
+    field: str
+    gold_accuracy: Figure
+    outcome_agreement: Figure
+    alpha_contribution: Figure
+    kappas: dict[int, Figure]  # co-reviewer -> kappa
+
+
+@dataclass(frozen=True)
+class ReviewerQuality:
+    reviewer: int
+    reviews: int
+    gold_accuracy: Figure
+    median_seconds: Figure
+    reject_rate: Figure
+    skip_rate: Figure
+    fields: tuple[FieldQuality, ...]
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _figure(point: float, replicates: FloatArray, n: int) -> Figure:
+    if not np.isfinite(point):
+        return Figure(None, None, None, n)
+    low, high = percentile_interval(replicates)
+    return Figure(float(point), _finite(low), _finite(high), n)
+
+
+def _weights(n: int, n_replicates: int, seed: int) -> FloatArray:
+    """Replicates × items: how often each item was drawn (the audit's item bootstrap)."""
+    return index_counts(resample_indices(n, n_replicates, seed), n)
+
+
+def proportion(
+    outcomes: Sequence[bool], *, n_replicates: int = N_REPLICATES, seed: int = 0
+) -> Figure:
+    """The share of true outcomes, with its item-bootstrap interval."""
+    n = len(outcomes)
+    if n == 0:
+        return EMPTY
+    x = np.asarray(outcomes, dtype=np.float64)
+    replicates = _weights(n, n_replicates, seed) @ x / n
+    return _figure(float(x.mean()), replicates, n)
+
+
+def median(values: Sequence[float], *, n_replicates: int = N_REPLICATES, seed: int = 0) -> Figure:
+    """The median, with its item-bootstrap interval."""
+    n = len(values)
+    if n == 0:
+        return EMPTY
+    x = np.asarray(values, dtype=np.float64)
+    replicates = np.median(x[resample_indices(n, n_replicates, seed)], axis=1)
+    return _figure(float(np.median(x)), replicates, n)
+
+
+def kappa(
+    first: Sequence[str], second: Sequence[str], *, n_replicates: int = N_REPLICATES, seed: int = 0
+) -> Figure:
+    """Unweighted Cohen's κ of two raters' labels of the same items, with its interval."""
+    n = len(first)
+    if n == 0:
+        return EMPTY
+    labels = sorted(set(first) | set(second))
+    index = {label: i for i, label in enumerate(labels)}
+    q = len(labels)
+    cells = np.array([index[a] * q + index[b] for a, b in zip(first, second, strict=True)])
+    onehot = np.zeros((n, q * q))
+    onehot[np.arange(n), cells] = 1.0
+    point = cohen_kappa_from_table(onehot.sum(axis=0).reshape(q, q))
+    tables = (_weights(n, n_replicates, seed) @ onehot).reshape(-1, q, q)
+    replicates = within_range(cohen_kappa_from_table(tables))
+    return _figure(float(within_range(point)), replicates, n)
+
+
+@dataclass(frozen=True)
+class _FieldMatrix:
+    """Every sample's labels of one field: coincidences with and without each reviewer."""
+
+    units: dict[int, int]  # sample -> row
+    coincidences: FloatArray  # rows × q²
+    counts: FloatArray  # rows × q
+    codes: dict[tuple[int, int], int]  # (reviewer, row) -> category
+    q: int
+
+    def alpha(self, summed: FloatArray) -> FloatArray:
+        values = np.arange(self.q, dtype=np.float64)
+        shaped = summed.reshape(*summed.shape[:-1], self.q, self.q)
+        return within_range(alpha_from_coincidences(shaped, values, "nominal"))
+
+
+def _field_matrix(votes: Sequence[Vote], field: str) -> _FieldMatrix:
+    labelled = [(v.reviewer, v.unit, v.labels.get(field)) for v in votes]
+    labelled_only = [(r, u, label) for r, u, label in labelled if label is not None]
+    categories = {label: i for i, label in enumerate(sorted({x for _r, _u, x in labelled_only}))}
+    units: dict[int, int] = {}
+    for _r, unit, _label in labelled_only:
+        units.setdefault(unit, len(units))
+    q = max(len(categories), 1)
+    counts = np.zeros((len(units), q))
+    codes: dict[tuple[int, int], int] = {}
+    for reviewer, unit, label in labelled_only:
+        row, code = units[unit], categories[label]
+        counts[row, code] += 1.0
+        codes[(reviewer, row)] = code
+    coincidences = item_coincidences(counts).reshape(len(units), q * q)
+    return _FieldMatrix(units, coincidences, counts, codes, q)
+
+
+def alpha_contribution(matrix: _FieldMatrix, reviewer: int, weights: FloatArray | None) -> Figure:
+    """α of all labels minus α without the reviewer's, with its interval over ``weights``."""
+    rows = [row for (r, row) in matrix.codes if r == reviewer]
+    paired = [row for row in rows if matrix.counts[row].sum() >= 2]
+    if not paired:
+        return EMPTY
+    without_counts = matrix.counts[rows].copy()
+    without_counts[np.arange(len(rows)), [matrix.codes[(reviewer, row)] for row in rows]] -= 1.0
+    change = matrix.coincidences[rows] - item_coincidences(without_counts).reshape(len(rows), -1)
+    total = matrix.coincidences.sum(axis=0)
+    point = matrix.alpha(total) - matrix.alpha(total - change.sum(axis=0))
+    if weights is None:
+        return Figure(_finite(float(point)), None, None, len(paired))
+    summed = weights @ matrix.coincidences
+    replicates = matrix.alpha(summed) - matrix.alpha(summed - weights[:, rows] @ change)
+    return _figure(float(point), replicates, len(paired))
+
+
+def _reference_ok(vote: Vote, settled: Settled, voters: Set[int]) -> bool:
+    """Whether the settlement stands without this vote (see the module docstring)."""
+    if settled.adjudicated_by is not None:
+        return settled.adjudicated_by != vote.reviewer
+    return bool(voters - {vote.reviewer})
+
+
+def _outcome_agreement(
+    votes: Sequence[Vote],
+    field: str,
+    settled: Mapping[int, Settled],
+    voters: Mapping[int, Set[int]],
+    **bootstrap: int,
+) -> Figure:
+    outcomes = []
+    for vote in votes:
+        outcome = settled.get(vote.unit)
+        label = vote.labels.get(field)
+        if outcome is None or label is None or outcome.labels.get(field) is None:
+            continue
+        if _reference_ok(vote, outcome, voters[vote.unit]):
+            outcomes.append(label == outcome.labels[field])
+    return proportion(outcomes, **bootstrap)
+
+
+def _kappas(
+    votes_of: Mapping[int, list[Vote]], reviewer: int, field: str, **bootstrap: int
+) -> dict[int, Figure]:
+    mine = {v.unit: v.labels.get(field) for v in votes_of[reviewer]}
+    out: dict[int, Figure] = {}
+    for other, theirs in sorted(votes_of.items()):
+        if other == reviewer:
+            continue
+        pairs = [
+            (mine[v.unit], v.labels.get(field))
+            for v in theirs
+            if mine.get(v.unit) is not None and v.labels.get(field) is not None
+        ]
+        if pairs:
+            first, second = zip(*pairs, strict=True)
+            out[other] = kappa(first, second, **bootstrap)
+    return out
+
+
+def reviewer_quality(
+    *,
+    fields: Sequence[str],
+    votes: Sequence[Vote],
+    settled: Mapping[int, Settled],
+    gold: Sequence[GoldResult],
+    gold_counts: Mapping[int, tuple[int, int]],
+    skipped: Mapping[int, Set[int]],
+    reviewers: Sequence[int],
+    n_replicates: int = N_REPLICATES,
+    seed: int = 0,
+) -> list[ReviewerQuality]:
+    """The figures of each of ``reviewers`` (the others' votes still count as co-reviews).
+
+    ``gold_counts``: per reviewer, their gold answers that matched in full, and in all.
+    """
+    boot = {"n_replicates": n_replicates, "seed": seed}
+    votes_of: dict[int, list[Vote]] = defaultdict(list)
+    voters: dict[int, set[int]] = defaultdict(set)
+    for vote in votes:
+        votes_of[vote.reviewer].append(vote)
+        voters[vote.unit].add(vote.reviewer)
+    gold_of: dict[int, list[GoldResult]] = defaultdict(list)
+    for answer in gold:
+        gold_of[answer.reviewer].append(answer)
+    matrices = {f: _field_matrix(votes, f) for f in fields}
+    weights = {
+        f: _weights(len(m.units), n_replicates, seed) if m.units else None
+        for f, m in matrices.items()
+    }
+    out = []
+    for reviewer in reviewers:
+        mine = votes_of.get(reviewer, [])
+        answers = gold_of.get(reviewer, [])
+        correct, total = gold_counts.get(reviewer, (0, 0))
+        reviewed = {v.unit for v in mine}
+        skips = set(skipped.get(reviewer, set()))
+        per_field = tuple(
+            FieldQuality(
+                field=f,
+                gold_accuracy=proportion([a.matches[f] for a in answers if f in a.matches], **boot),
+                outcome_agreement=_outcome_agreement(mine, f, settled, voters, **boot),
+                alpha_contribution=alpha_contribution(matrices[f], reviewer, weights[f]),
+                kappas=_kappas(votes_of, reviewer, f, **boot) if mine else {},
+            )
+            for f in fields
+        )
+        out.append(
+            ReviewerQuality(
+                reviewer=reviewer,
+                reviews=len(mine),
+                gold_accuracy=proportion([True] * correct + [False] * (total - correct), **boot),
+                median_seconds=median([v.seconds for v in mine], **boot),
+                reject_rate=proportion([v.rejected for v in mine], **boot),
+                skip_rate=proportion([u in skips for u in sorted(skips | reviewed)], **boot),
+                fields=per_field,
+            )
+        )
+    return out
