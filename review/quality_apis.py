@@ -34,7 +34,7 @@ class KappaOutput(serializers.Serializer[Any]):
 
 class FieldOutput(serializers.Serializer[Any]):
     field = serializers.CharField()
-    label = serializers.CharField()
+    field_label = serializers.CharField(source="label")
     gold_accuracy = FigureOutput()
     outcome_agreement = FigureOutput()
     alpha_contribution = FigureOutput()
@@ -49,11 +49,11 @@ class ReviewerOutput(serializers.Serializer[Any]):
     median_seconds = FigureOutput()
     reject_rate = FigureOutput()
     skip_rate = FigureOutput()
-    fields = FieldOutput(many=True)
+    by_field = FieldOutput(many=True, source="fields")
 
 
 class ReportOutput(serializers.Serializer[Any]):
-    fields = serializers.ListField(child=serializers.CharField())
+    field_names = serializers.ListField(child=serializers.CharField(), source="fields")
     everyone = serializers.BooleanField()
     n_replicates = serializers.IntegerField()
     seed = serializers.IntegerField()

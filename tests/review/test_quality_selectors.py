@@ -7,9 +7,9 @@ import uuid
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group
 
 from annotation.models import Dataset, Sample, SampleStatus
+from core import roles
 from review import selectors, services
 from review.models import GoldItem
 from review.quality import reviewers as quality
@@ -35,13 +35,7 @@ def _fresh(sample: Sample) -> Sample:
     return Sample.objects.select_related("dataset").get(pk=sample.pk)
 
 
-def _lead() -> Any:
-    lead = UserFactory.create(username=f"lead-{uuid.uuid4().hex[:6]}")
-    lead.groups.add(Group.objects.get_or_create(name="lead")[0])
-    return lead
-
-
-def _answer_gold(reviewer: Any, dataset: Dataset, decision: str = "accept", **kw: Any) -> None:
+def answer_gold(reviewer: Any, dataset: Dataset, decision: str = "accept", **kw: Any) -> None:
     lease = services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     assert lease is not None and lease.gold
     if decision == "reject":
@@ -78,10 +72,10 @@ def build(extra_reviewers: int = 0, tag: str = "") -> dict[str, Any]:
         sample = mmooc_sample(dataset, status=SampleStatus.VERIFIED, category_code="VFP")
         gold.gold_mark(sample=_fresh(sample), by=None)
     a, b, c = (UserFactory.create(username=name + tag) for name in ("ann", "bob", "cyd"))
-    lead = _lead()
-    _answer_gold(a, dataset)
-    _answer_gold(a, dataset, values={"category_code": "MA"})
-    _answer_gold(b, dataset, "reject")
+    lead = UserFactory.create(role=roles.LEAD)
+    answer_gold(a, dataset)
+    answer_gold(a, dataset, values={"category_code": "MA"})
+    answer_gold(b, dataset, "reject")
     s1, s2, s3, s4, s5 = Sample.objects.filter(dataset=dataset, status="pending_review").order_by(
         "id"
     )[:5]
@@ -145,7 +139,7 @@ def test_each_reviewers_figures_equal_the_hand_computed_values() -> None:
     assert cyd.gold_accuracy.n == 0 and cyd.gold_accuracy.value is None
     assert (ann.median_seconds.value, ann.median_seconds.n) == (20.0, 3)
     assert ann.reject_rate.value == pytest.approx(1 / 3) and bob.reject_rate.value == 0.0
-    assert (cyd.skip_rate.value, cyd.skip_rate.n) == (pytest.approx(1 / 3), 3)
+    assert cyd.skip_rate.value == pytest.approx(1 / 3) and cyd.skip_rate.n == 3
     assert (
         _field(ann, "category_code").gold_accuracy.value,
         _field(ann, "decision").gold_accuracy.value,
