@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from django.utils.translation import gettext as _
 
 from annotation import selectors as annotation_selectors
-from annotation.models import ChangeSource, Dataset, Sample
+from annotation.models import ChangeSource, Dataset
 from core import charts
 from core.roles import is_lead
 from review import consensus
+from review.forms import field_labels
 from review.models import Decision, GoldAnswer, Outcome, Review, Skip
 from review.selectors import TERM_FIELDS, reviewer_gold_counts
 
@@ -37,12 +38,6 @@ CATEGORICAL = frozenset({*TERM_FIELDS, "safety_label"})
 def quality_fields(kind: str) -> tuple[str, ...]:
     """The fields a dataset kind's reviews carry a category for: the decision first."""
     return (DECISION, *(f for f in consensus.reviewable_fields(kind) if f in CATEGORICAL))
-
-
-def field_label(name: str) -> str:
-    if name == DECISION:
-        return str(_("decision"))
-    return str(getattr(Sample._meta.get_field(name), "verbose_name", name))
 
 
 @dataclass(frozen=True)
@@ -201,6 +196,7 @@ def reviewer_report(
         n_replicates=replicates,
         seed=SEED,
     )
+    labels = {DECISION: str(_("Decision")), **field_labels(preset=dataset.preset)}
     rows = []
     for quality in figures:
         field_rows = []
@@ -215,7 +211,7 @@ def reviewer_report(
             field_rows.append(
                 FieldRow(
                     fq.field,
-                    field_label(fq.field),
+                    labels[fq.field],
                     fq.gold_accuracy,
                     fq.outcome_agreement,
                     fq.alpha_contribution,
