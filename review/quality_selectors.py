@@ -165,8 +165,17 @@ def reviewer_report(
 
     replicates = n_replicates or N_REPLICATES
     everyone = is_lead(user)
-    fields = quality_fields(dataset.kind)
-    gathered = _gather(dataset, fields)
+    gathered = _gather(dataset, quality_fields(dataset.kind))
+    # The fields the reviews carry: a field no review gives a value (LogicVista has no
+    # answerability group) has no figures worth a row.
+    fields = (
+        DECISION,
+        *(
+            f
+            for f in quality_fields(dataset.kind)[1:]
+            if any(v.labels[f] is not None for v in gathered.votes)
+        ),
+    )
     names = gathered.names
     gold = []
     for reviewer, username, matches in GoldAnswer.objects.filter(dataset=dataset).values_list(

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.utils import translation
+from django.utils.translation import gettext
 
 from annotation.models import Sample, SampleStatus
 from review.models import GoldAnswer, GoldItem
@@ -107,13 +109,17 @@ def test_a_lead_reads_each_reviewers_quality_after_gold_items_were_answered(
         f"section[data-reviewer='{first.username}'] tr[data-field=decision] td"
     ).nth(4)
     assert second.username in kappa.inner_text() and "n=4" in kappa.inner_text()
+    assert page.locator("tr[data-field=scenario]").count() == 0  # LogicVista has none
     page.screenshot(path="/tmp/review-screenshots/reviewers.png", full_page=True)
+    english = page.locator("main th").all_inner_texts()
 
-    # The same page in Chinese.
+    # The same page in Chinese: every header as the catalogue translates it.
     page.select_option("#language-select", "zh-hans")
     page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
     page.wait_for_load_state()
     assert page.url.endswith(f"/review/datasets/{dataset.pk}/reviewers/")
+    with translation.override("zh-hans"):
+        assert page.locator("main th").all_inner_texts() == [gettext(h) for h in english]
     headers = summary.locator("th").all_inner_texts()
     assert headers[0] == "审核员" and "每次审核用时中位数（秒）" in headers, headers
     assert (

@@ -16,7 +16,7 @@ from review.quality import reviewers as quality
 from review.quality_selectors import quality_fields, reviewer_report
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
-from tests.review.factories import review_dataset, submit
+from tests.review.factories import logicvista_dataset, review_dataset, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -196,6 +196,17 @@ def test_the_fields_follow_the_dataset_kind() -> None:
         "safety_category",
         "safety_subcategory",
     )
+
+
+def test_fields_no_review_gives_a_value_are_left_out(lead: Any) -> None:
+    """LogicVista samples have no answerability group and no scenario."""
+    dataset = logicvista_dataset(2, k=1)
+    reviewer = UserFactory.create()
+    for sample in Sample.objects.filter(dataset=dataset):
+        submit(reviewer, sample)
+    report = reviewer_report(dataset=dataset, user=lead, n_replicates=20)
+    assert report.fields == ("decision", "category_code")
+    assert [f.field for f in report.rows[0].fields] == ["decision", "category_code"]
 
 
 def test_the_report_costs_seven_queries_whatever_the_reviewers(
