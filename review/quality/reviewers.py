@@ -147,23 +147,28 @@ def kappa(
     index = {label: i for i, label in enumerate(labels)}
     q = len(labels)
     cells = np.array([index[a] * q + index[b] for a, b in zip(first, second, strict=True)])
-    onehot = np.zeros((n, q * q))
-    onehot[np.arange(n), cells] = 1.0
-    point = cohen_kappa_from_table(onehot.sum(axis=0).reshape(q, q))
-    tables = (_weights(n, n_replicates, seed) @ onehot).reshape(-1, q, q)
+    point = cohen_kappa_from_table(np.bincount(cells, minlength=q * q).reshape(q, q).astype(float))
+    # Each replicate's table counts the cells of the items it drew.
+    drawn = cells[resample_indices(n, n_replicates, seed)]
+    offsets = np.arange(n_replicates)[:, None] * q * q
+    flat = np.bincount((drawn + offsets).ravel(), minlength=n_replicates * q * q)
+    tables = flat.reshape(n_replicates, q, q).astype(np.float64)
     replicates = within_range(cohen_kappa_from_table(tables))
     return _figure(float(within_range(point)), replicates, n)
 
 
 @dataclass(frozen=True)
 class _FieldMatrix:
-    """Every sample's labels of one field: coincidences with and without each reviewer."""
+    """The samples labelled at least twice in one field: their coincidences (all labels), and
+    the replicates' sums of them (each replicate resamples these samples)."""
 
     units: dict[int, int]  # sample -> row
     coincidences: FloatArray  # rows × q²
     counts: FloatArray  # rows × q
-    codes: dict[tuple[int, int], int]  # (reviewer, row) -> category
+    codes: dict[int, dict[int, int]]  # reviewer -> {row: category}
     q: int
+    weights: FloatArray  # replicates × rows
+    summed: FloatArray  # replicates × q²
 
     def alpha(self, summed: FloatArray) -> FloatArray:
         values = np.arange(self.q, dtype=np.float64)
@@ -171,40 +176,49 @@ class _FieldMatrix:
         return within_range(alpha_from_coincidences(shaped, values, "nominal"))
 
 
-def _field_matrix(votes: Sequence[Vote], field: str) -> _FieldMatrix:
+def _field_matrix(
+    votes: Sequence[Vote], field: str, n_replicates: int, seed: int
+) -> _FieldMatrix | None:
+    """None when no sample holds two labels of the field (α is then undefined)."""
     labelled = [(v.reviewer, v.unit, v.labels.get(field)) for v in votes]
     labelled_only = [(r, u, label) for r, u, label in labelled if label is not None]
-    categories = {label: i for i, label in enumerate(sorted({x for _r, _u, x in labelled_only}))}
-    units: dict[int, int] = {}
+    per_unit: dict[int, int] = defaultdict(int)
     for _r, unit, _label in labelled_only:
+        per_unit[unit] += 1
+    # A sample with a single label enters no coincidence, with or without anyone.
+    paired = [(r, u, label) for r, u, label in labelled_only if per_unit[u] >= 2]
+    if not paired:
+        return None
+    categories = {label: i for i, label in enumerate(sorted({x for _r, _u, x in paired}))}
+    units: dict[int, int] = {}
+    for _r, unit, _label in paired:
         units.setdefault(unit, len(units))
-    q = max(len(categories), 1)
+    q = len(categories)
     counts = np.zeros((len(units), q))
-    codes: dict[tuple[int, int], int] = {}
-    for reviewer, unit, label in labelled_only:
+    codes: dict[int, dict[int, int]] = defaultdict(dict)
+    for reviewer, unit, label in paired:
         row, code = units[unit], categories[label]
         counts[row, code] += 1.0
-        codes[(reviewer, row)] = code
+        codes[reviewer][row] = code
     coincidences = item_coincidences(counts).reshape(len(units), q * q)
-    return _FieldMatrix(units, coincidences, counts, codes, q)
+    weights = _weights(len(units), n_replicates, seed)
+    return _FieldMatrix(units, coincidences, counts, codes, q, weights, weights @ coincidences)
 
 
-def alpha_contribution(matrix: _FieldMatrix, reviewer: int, weights: FloatArray | None) -> Figure:
-    """α of all labels minus α without the reviewer's, with its interval over ``weights``."""
-    rows = [row for (r, row) in matrix.codes if r == reviewer]
-    paired = [row for row in rows if matrix.counts[row].sum() >= 2]
-    if not paired:
+def alpha_contribution(matrix: _FieldMatrix | None, reviewer: int) -> Figure:
+    """α of all labels minus α without the reviewer's, with its item-bootstrap interval."""
+    mine = matrix.codes.get(reviewer) if matrix is not None else None
+    if matrix is None or not mine:
         return EMPTY
+    rows = list(mine)
     without_counts = matrix.counts[rows].copy()
-    without_counts[np.arange(len(rows)), [matrix.codes[(reviewer, row)] for row in rows]] -= 1.0
+    without_counts[np.arange(len(rows)), list(mine.values())] -= 1.0
     change = matrix.coincidences[rows] - item_coincidences(without_counts).reshape(len(rows), -1)
     total = matrix.coincidences.sum(axis=0)
     point = matrix.alpha(total) - matrix.alpha(total - change.sum(axis=0))
-    if weights is None:
-        return Figure(_finite(float(point)), None, None, len(paired))
-    summed = weights @ matrix.coincidences
-    replicates = matrix.alpha(summed) - matrix.alpha(summed - weights[:, rows] @ change)
-    return _figure(float(point), replicates, len(paired))
+    summed = matrix.summed
+    replicates = matrix.alpha(summed) - matrix.alpha(summed - matrix.weights[:, rows] @ change)
+    return _figure(float(point), replicates, len(rows))
 
 
 def _reference_ok(vote: Vote, settled: Settled, voters: Set[int]) -> bool:
@@ -233,21 +247,33 @@ def _outcome_agreement(
 
 
 def _kappas(
-    votes_of: Mapping[int, list[Vote]], reviewer: int, field: str, **bootstrap: int
+    votes_of: Mapping[int, list[Vote]],
+    reviewer: int,
+    field: str,
+    cache: dict[tuple[str, int, int], Figure],
+    **bootstrap: int,
 ) -> dict[int, Figure]:
+    """κ with each co-reviewer over the samples both labelled, in sample order; a pair's κ is
+    the same either way round (computed once)."""
     mine = {v.unit: v.labels.get(field) for v in votes_of[reviewer]}
     out: dict[int, Figure] = {}
     for other, theirs in sorted(votes_of.items()):
+        key = (field, min(reviewer, other), max(reviewer, other))
         if other == reviewer:
             continue
-        pairs = [
-            (mine[v.unit], v.labels.get(field))
-            for v in theirs
-            if mine.get(v.unit) is not None and v.labels.get(field) is not None
-        ]
-        if pairs:
-            first, second = zip(*pairs, strict=True)
-            out[other] = kappa(first, second, **bootstrap)
+        if key not in cache:
+            pairs = sorted(
+                (v.unit, mine[v.unit], v.labels.get(field))
+                for v in theirs
+                if mine.get(v.unit) is not None and v.labels.get(field) is not None
+            )
+            if reviewer > other:
+                pairs = [(unit, b, a) for unit, a, b in pairs]
+            first = [a for _unit, a, _b in pairs]
+            second = [b for _unit, _a, b in pairs]
+            cache[key] = kappa(first, second, **bootstrap)  # type: ignore[arg-type]
+        if cache[key].n:
+            out[other] = cache[key]
     return out
 
 
@@ -276,11 +302,13 @@ def reviewer_quality(
     gold_of: dict[int, list[GoldResult]] = defaultdict(list)
     for answer in gold:
         gold_of[answer.reviewer].append(answer)
-    matrices = {f: _field_matrix(votes, f) for f in fields}
-    weights = {
-        f: _weights(len(m.units), n_replicates, seed) if m.units else None
-        for f, m in matrices.items()
-    }
+    # One field at a time, so that one field's replicate weights are held at once.
+    alphas: dict[str, dict[int, Figure]] = {}
+    for f in fields:
+        matrix = _field_matrix(votes, f, n_replicates, seed)
+        alphas[f] = {r: alpha_contribution(matrix, r) for r in reviewers}
+        del matrix
+    kappa_cache: dict[tuple[str, int, int], Figure] = {}
     out = []
     for reviewer in reviewers:
         mine = votes_of.get(reviewer, [])
@@ -293,8 +321,8 @@ def reviewer_quality(
                 field=f,
                 gold_accuracy=proportion([a.matches[f] for a in answers if f in a.matches], **boot),
                 outcome_agreement=_outcome_agreement(mine, f, settled, voters, **boot),
-                alpha_contribution=alpha_contribution(matrices[f], reviewer, weights[f]),
-                kappas=_kappas(votes_of, reviewer, f, **boot) if mine else {},
+                alpha_contribution=alphas[f][reviewer],
+                kappas=_kappas(votes_of, reviewer, f, kappa_cache, **boot) if mine else {},
             )
             for f in fields
         )
