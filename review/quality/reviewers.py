@@ -167,8 +167,9 @@ class _FieldMatrix:
     counts: FloatArray  # rows × q
     codes: dict[int, dict[int, int]]  # reviewer -> {row: category}
     q: int
-    weights: FloatArray  # replicates × rows
+    weights: FloatArray  # rows × replicates (a sample's draws in each replicate)
     summed: FloatArray  # replicates × q²
+    replicate_alphas: FloatArray  # α of every label, per replicate
 
     def alpha(self, summed: FloatArray) -> FloatArray:
         values = np.arange(self.q, dtype=np.float64)
@@ -202,7 +203,12 @@ def _field_matrix(
         codes[reviewer][row] = code
     coincidences = item_coincidences(counts).reshape(len(units), q * q)
     weights = _weights(len(units), n_replicates, seed)
-    return _FieldMatrix(units, coincidences, counts, codes, q, weights, weights @ coincidences)
+    # Stored sample-major, so that a reviewer's samples are contiguous rows.
+    by_sample = np.ascontiguousarray(weights.T)
+    summed = weights @ coincidences
+    values = np.arange(q, dtype=np.float64)
+    alphas = within_range(alpha_from_coincidences(summed.reshape(-1, q, q), values, "nominal"))
+    return _FieldMatrix(units, coincidences, counts, codes, q, by_sample, summed, alphas)
 
 
 def alpha_contribution(matrix: _FieldMatrix | None, reviewer: int) -> Figure:
@@ -216,8 +222,8 @@ def alpha_contribution(matrix: _FieldMatrix | None, reviewer: int) -> Figure:
     change = matrix.coincidences[rows] - item_coincidences(without_counts).reshape(len(rows), -1)
     total = matrix.coincidences.sum(axis=0)
     point = matrix.alpha(total) - matrix.alpha(total - change.sum(axis=0))
-    summed = matrix.summed
-    replicates = matrix.alpha(summed) - matrix.alpha(summed - matrix.weights[:, rows] @ change)
+    removed = (change.T @ matrix.weights[rows]).T
+    replicates = matrix.replicate_alphas - matrix.alpha(matrix.summed - removed)
     return _figure(float(point), replicates, len(rows))
 
 
