@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import uuid
 from typing import Any
 
@@ -17,22 +16,25 @@ from review.quality_selectors import quality_fields, reviewer_report
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import logicvista_dataset, review_dataset, submit
+from tests.review.test_services_gold import AlwaysGold
 
 pytestmark = pytest.mark.django_db
 
 
-class AlwaysGold(random.Random):
-    """Every fresh claim serves the first gold item left."""
-
-    def random(self) -> float:
-        return 0.0
-
-    def choice(self, seq: Any) -> Any:
-        return seq[0]
-
-
 def _fresh(sample: Sample) -> Sample:
     return Sample.objects.select_related("dataset").get(pk=sample.pk)
+
+
+def gold_settings(dataset: Dataset, k: int) -> None:
+    """k reviews per sample, and gold items served at 50 %."""
+    services.review_settings_update(
+        dataset=dataset,
+        overlap=k,
+        blind=True,
+        show_judge_hints=False,
+        lease_seconds=900,
+        gold_rate=0.5,
+    )
 
 
 def answer_gold(reviewer: Any, dataset: Dataset, decision: str = "accept", **kw: Any) -> None:
@@ -60,14 +62,7 @@ def build(extra_reviewers: int = 0, tag: str = "") -> dict[str, Any]:
     gold g1, g2 (VFP): a answers g1 right and g2 with MA; b rejects g1.
     """
     dataset = review_dataset(5 + (1 if extra_reviewers else 0), k=2)
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_rate=0.5,
-    )
+    gold_settings(dataset, 2)
     for _ in range(2):
         sample = mmooc_sample(dataset, status=SampleStatus.VERIFIED, category_code="VFP")
         gold.gold_mark(sample=_fresh(sample), by=None)
@@ -98,14 +93,7 @@ def build(extra_reviewers: int = 0, tag: str = "") -> dict[str, Any]:
     if extra_reviewers:
         s6 = Sample.objects.filter(dataset=dataset, status="pending_review").last()
         assert s6 is not None
-        services.review_settings_update(
-            dataset=dataset,
-            overlap=extra_reviewers,
-            blind=True,
-            show_judge_hints=False,
-            lease_seconds=900,
-            gold_rate=0.5,
-        )
+        gold_settings(dataset, extra_reviewers)
         services.queue_sync(dataset=dataset)
         for i in range(extra_reviewers):
             submit(UserFactory.create(username=f"x{i}"), _fresh(s6))

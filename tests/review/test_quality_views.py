@@ -12,11 +12,10 @@ from django.urls import reverse
 
 from annotation.models import Dataset, Sample, SampleStatus
 from core import roles
-from review import services
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import review_dataset, submit
-from tests.review.test_quality_selectors import answer_gold
+from tests.review.test_quality_selectors import answer_gold, gold_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -32,14 +31,7 @@ def _reviewed(n_reviewers: int, *, with_gold: bool = False) -> tuple[Dataset, li
     reviewers = [UserFactory.create(role=roles.ANNOTATOR) for _ in range(n_reviewers)]
     dataset = review_dataset(2, k=n_reviewers, members=reviewers)
     if with_gold:
-        services.review_settings_update(
-            dataset=dataset,
-            overlap=n_reviewers,
-            blind=True,
-            show_judge_hints=False,
-            lease_seconds=900,
-            gold_rate=0.5,
-        )
+        gold_settings(dataset, n_reviewers)
         item = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
         gold.gold_mark(sample=Sample.objects.select_related("dataset").get(pk=item.pk), by=None)
         answer_gold(reviewers[0], dataset)
