@@ -27,12 +27,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from core.stats.agreement import alpha_from_coincidences, cohen_kappa_from_table, item_coincidences
 from core.stats.bootstrap import index_counts, percentile_interval, resample_indices, within_range
-from core.stats.ratings import FloatArray
+from core.stats.ratings import FloatArray, IntArray
 
 N_REPLICATES = 1000
 DECISION = "decision"
@@ -109,35 +111,64 @@ def _figure(point: float, replicates: FloatArray, n: int) -> Figure:
     return Figure(float(point), _finite(low), _finite(high), n)
 
 
+Draws = dict[tuple[int, int, int], IntArray]
+
+
+def _draws(n: int, n_replicates: int, seed: int, kept: Draws | None = None) -> IntArray:
+    """Replicates × items: the items each replicate drew (the audit's item bootstrap). Figures
+    over as many items draw the same, so ``kept`` lets them share one draw."""
+    if kept is None:
+        return resample_indices(n, n_replicates, seed)
+    key = (n, n_replicates, seed)
+    if key not in kept:
+        kept[key] = resample_indices(n, n_replicates, seed)
+    return kept[key]
+
+
 def _weights(n: int, n_replicates: int, seed: int) -> FloatArray:
-    """Replicates × items: how often each item was drawn (the audit's item bootstrap)."""
+    """Replicates × items: how often each item was drawn."""
     return index_counts(resample_indices(n, n_replicates, seed), n)
 
 
 def proportion(
-    outcomes: Sequence[bool], *, n_replicates: int = N_REPLICATES, seed: int = 0
+    outcomes: Sequence[bool],
+    *,
+    n_replicates: int = N_REPLICATES,
+    seed: int = 0,
+    kept: Draws | None = None,
 ) -> Figure:
     """The share of true outcomes, with its item-bootstrap interval."""
     n = len(outcomes)
     if n == 0:
         return EMPTY
     x = np.asarray(outcomes, dtype=np.float64)
-    replicates = _weights(n, n_replicates, seed) @ x / n
+    replicates = x[_draws(n, n_replicates, seed, kept)].sum(axis=1) / n
     return _figure(float(x.mean()), replicates, n)
 
 
-def median(values: Sequence[float], *, n_replicates: int = N_REPLICATES, seed: int = 0) -> Figure:
+def median(
+    values: Sequence[float],
+    *,
+    n_replicates: int = N_REPLICATES,
+    seed: int = 0,
+    kept: Draws | None = None,
+) -> Figure:
     """The median, with its item-bootstrap interval."""
     n = len(values)
     if n == 0:
         return EMPTY
     x = np.asarray(values, dtype=np.float64)
-    replicates = np.median(x[resample_indices(n, n_replicates, seed)], axis=1)
+    replicates = np.median(x[_draws(n, n_replicates, seed, kept)], axis=1)
     return _figure(float(np.median(x)), replicates, n)
 
 
 def kappa(
-    first: Sequence[str], second: Sequence[str], *, n_replicates: int = N_REPLICATES, seed: int = 0
+    first: Sequence[str],
+    second: Sequence[str],
+    *,
+    n_replicates: int = N_REPLICATES,
+    seed: int = 0,
+    kept: Draws | None = None,
 ) -> Figure:
     """Unweighted Cohen's κ of two raters' labels of the same items, with its interval."""
     n = len(first)
@@ -149,7 +180,7 @@ def kappa(
     cells = np.array([index[a] * q + index[b] for a, b in zip(first, second, strict=True)])
     point = cohen_kappa_from_table(np.bincount(cells, minlength=q * q).reshape(q, q).astype(float))
     # Each replicate's table counts the cells of the items it drew.
-    drawn = cells[resample_indices(n, n_replicates, seed)]
+    drawn = cells[_draws(n, n_replicates, seed, kept)]
     offsets = np.arange(n_replicates)[:, None] * q * q
     flat = np.bincount((drawn + offsets).ravel(), minlength=n_replicates * q * q)
     tables = flat.reshape(n_replicates, q, q).astype(np.float64)
@@ -157,74 +188,77 @@ def kappa(
     return _figure(float(within_range(point)), replicates, n)
 
 
-@dataclass(frozen=True)
-class _FieldMatrix:
-    """The samples labelled at least twice in one field: their coincidences (all labels), and
-    the replicates' sums of them (each replicate resamples these samples)."""
-
-    units: dict[int, int]  # sample -> row
-    coincidences: FloatArray  # rows × q²
-    counts: FloatArray  # rows × q
-    codes: dict[int, dict[int, int]]  # reviewer -> {row: category}
-    q: int
-    weights: FloatArray  # rows × replicates (a sample's draws in each replicate)
-    summed: FloatArray  # replicates × q²
-    replicate_alphas: FloatArray  # α of every label, per replicate
-
-    def alpha(self, summed: FloatArray) -> FloatArray:
-        values = np.arange(self.q, dtype=np.float64)
-        shaped = summed.reshape(*summed.shape[:-1], self.q, self.q)
-        return within_range(alpha_from_coincidences(shaped, values, "nominal"))
+# At most this many item draws are held at once: the replicates of a large dataset's alpha are
+# drawn in chunks (each chunk seeded from the seed and its first replicate).
+MAX_DRAWS = 2_000_000
 
 
-def _field_matrix(
-    votes: Sequence[Vote], field: str, n_replicates: int, seed: int
-) -> _FieldMatrix | None:
-    """None when no sample holds two labels of the field (α is then undefined)."""
+def _nominal_alpha(summed: FloatArray, q: int) -> FloatArray:
+    """Nominal alpha from summed coincidences (..., q²)."""
+    values = np.arange(q, dtype=np.float64)
+    shaped = summed.reshape(*summed.shape[:-1], q, q)
+    return within_range(alpha_from_coincidences(shaped, values, "nominal"))
+
+
+def alpha_contributions(
+    votes: Sequence[Vote], field: str, reviewers: Sequence[int], *, n_replicates: int, seed: int
+) -> dict[int, Figure]:
+    """Per reviewer, α of every label of the field minus α without theirs, with its interval
+    over replicates that resample the samples labelled at least twice (a sample labelled once
+    enters no coincidence, with or without anyone)."""
     labelled = [(v.reviewer, v.unit, v.labels.get(field)) for v in votes]
-    labelled_only = [(r, u, label) for r, u, label in labelled if label is not None]
     per_unit: dict[int, int] = defaultdict(int)
-    for _r, unit, _label in labelled_only:
-        per_unit[unit] += 1
-    # A sample with a single label enters no coincidence, with or without anyone.
-    paired = [(r, u, label) for r, u, label in labelled_only if per_unit[u] >= 2]
-    if not paired:
-        return None
+    for _r, unit, label in labelled:
+        per_unit[unit] += label is not None
+    paired = [(r, u, label) for r, u, label in labelled if label is not None and per_unit[u] >= 2]
     categories = {label: i for i, label in enumerate(sorted({x for _r, _u, x in paired}))}
     units: dict[int, int] = {}
     for _r, unit, _label in paired:
         units.setdefault(unit, len(units))
-    q = len(categories)
-    counts = np.zeros((len(units), q))
+    n, q = len(units), len(categories)
+    counts = np.zeros((n, q))
     codes: dict[int, dict[int, int]] = defaultdict(dict)
     for reviewer, unit, label in paired:
-        row, code = units[unit], categories[label]
-        counts[row, code] += 1.0
-        codes[reviewer][row] = code
-    coincidences = item_coincidences(counts).reshape(len(units), q * q)
-    weights = _weights(len(units), n_replicates, seed)
-    # Stored sample-major, so that a reviewer's samples are contiguous rows.
-    by_sample = np.ascontiguousarray(weights.T)
-    summed = weights @ coincidences
-    values = np.arange(q, dtype=np.float64)
-    alphas = within_range(alpha_from_coincidences(summed.reshape(-1, q, q), values, "nominal"))
-    return _FieldMatrix(units, coincidences, counts, codes, q, by_sample, summed, alphas)
-
-
-def alpha_contribution(matrix: _FieldMatrix | None, reviewer: int) -> Figure:
-    """α of all labels minus α without the reviewer's, with its item-bootstrap interval."""
-    mine = matrix.codes.get(reviewer) if matrix is not None else None
-    if matrix is None or not mine:
-        return EMPTY
-    rows = list(mine)
-    without_counts = matrix.counts[rows].copy()
-    without_counts[np.arange(len(rows)), list(mine.values())] -= 1.0
-    change = matrix.coincidences[rows] - item_coincidences(without_counts).reshape(len(rows), -1)
-    total = matrix.coincidences.sum(axis=0)
-    point = matrix.alpha(total) - matrix.alpha(total - change.sum(axis=0))
-    removed = (change.T @ matrix.weights[rows]).T
-    replicates = matrix.replicate_alphas - matrix.alpha(matrix.summed - removed)
-    return _figure(float(point), replicates, len(rows))
+        counts[units[unit], categories[label]] += 1.0
+        codes[reviewer][units[unit]] = categories[label]
+    coincidences = item_coincidences(counts).reshape(n, q * q)
+    changes: dict[int, tuple[list[int], FloatArray]] = {}
+    for reviewer in reviewers:
+        rows = list(codes.get(reviewer, {}))
+        if not rows:
+            continue
+        without = counts[rows].copy()
+        without[np.arange(len(rows)), list(codes[reviewer].values())] -= 1.0
+        changes[reviewer] = (
+            rows,
+            coincidences[rows] - item_coincidences(without).reshape(len(rows), -1),
+        )
+    if not changes:
+        return dict.fromkeys(reviewers, EMPTY)
+    # A sample's coincidences fill a few of the q² cells: sparse products cost a fraction.
+    sparse_coincidences = sparse.csr_matrix(coincidences)
+    sparse_changes = {r: (rows, sparse.csr_matrix(change)) for r, (rows, change) in changes.items()}
+    summed = np.empty((n_replicates, q * q))
+    removed = {reviewer: np.empty((n_replicates, q * q)) for reviewer in changes}
+    chunk = max(1, min(n_replicates, MAX_DRAWS // n))
+    for first in range(0, n_replicates, chunk):
+        size = min(chunk, n_replicates - first)
+        by_sample = np.ascontiguousarray(_weights(n, size, seed + first).T)  # samples × draws
+        summed[first : first + size] = (sparse_coincidences.T @ by_sample).T
+        for reviewer, (rows, change) in sparse_changes.items():
+            removed[reviewer][first : first + size] = (change.T @ by_sample[rows]).T
+    total = coincidences.sum(axis=0)
+    everyone = _nominal_alpha(summed, q)
+    out = {}
+    for reviewer in reviewers:
+        if reviewer not in changes:
+            out[reviewer] = EMPTY
+            continue
+        rows, change = changes[reviewer]
+        point = _nominal_alpha(total, q) - _nominal_alpha(total - change.sum(axis=0), q)
+        replicates = everyone - _nominal_alpha(summed - removed[reviewer], q)
+        out[reviewer] = _figure(float(point), replicates, len(rows))
+    return out
 
 
 def _reference_ok(vote: Vote, settled: Settled, voters: Set[int]) -> bool:
@@ -239,7 +273,7 @@ def _outcome_agreement(
     field: str,
     settled: Mapping[int, Settled],
     voters: Mapping[int, Set[int]],
-    **bootstrap: int,
+    **bootstrap: Any,
 ) -> Figure:
     outcomes = []
     for vote in votes:
@@ -257,7 +291,7 @@ def _kappas(
     reviewer: int,
     field: str,
     cache: dict[tuple[str, int, int], Figure],
-    **bootstrap: int,
+    **bootstrap: Any,
 ) -> dict[int, Figure]:
     """κ with each co-reviewer over the samples both labelled, in sample order; a pair's κ is
     the same either way round (computed once)."""
@@ -299,7 +333,9 @@ def reviewer_quality(
 
     ``gold_counts``: per reviewer, their gold answers that matched in full, and in all.
     """
-    boot = {"n_replicates": n_replicates, "seed": seed}
+    # Draws shared by one reviewer's figures over as many items (dropped with the next one).
+    kept: Draws = {}
+    boot: dict[str, Any] = {"n_replicates": n_replicates, "seed": seed, "kept": kept}
     votes_of: dict[int, list[Vote]] = defaultdict(list)
     voters: dict[int, set[int]] = defaultdict(set)
     for vote in votes:
@@ -308,15 +344,13 @@ def reviewer_quality(
     gold_of: dict[int, list[GoldResult]] = defaultdict(list)
     for answer in gold:
         gold_of[answer.reviewer].append(answer)
-    # One field at a time, so that one field's replicate weights are held at once.
     alphas: dict[str, dict[int, Figure]] = {}
     for f in fields:
-        matrix = _field_matrix(votes, f, n_replicates, seed)
-        alphas[f] = {r: alpha_contribution(matrix, r) for r in reviewers}
-        del matrix
+        alphas[f] = alpha_contributions(votes, f, reviewers, n_replicates=n_replicates, seed=seed)
     kappa_cache: dict[tuple[str, int, int], Figure] = {}
     out = []
     for reviewer in reviewers:
+        kept.clear()
         mine = votes_of.get(reviewer, [])
         answers = gold_of.get(reviewer, [])
         correct, total = gold_counts.get(reviewer, (0, 0))
