@@ -14,8 +14,9 @@ bootstrap replicates that resample the figure's items, seeded, as the audit's st
   categories are the labels either of them used.
 - **Krippendorff's α contribution**: nominal α of every reviewer's labels of the field minus
   α of the same labels without this reviewer's; above 0 the reviewer raises the agreement,
-  below 0 lowers it. Items: every sample with labels (the interval resamples them all); n: the
-  samples this reviewer labelled together with at least one other reviewer.
+  below 0 lowers it. Items: the samples labelled at least twice (the others enter no
+  coincidence); n: those this reviewer labelled. On a large dataset the replicates are drawn
+  in chunks of at most ``MAX_DRAWS`` draws, each seeded from the seed plus its first replicate.
 - **median seconds per review**, **reject rate** (rejections / reviews) and **skip rate**
   (samples skipped / samples skipped or reviewed), over the reviewer's reviews or samples.
 
