@@ -356,6 +356,17 @@ def sample_history(*, sample: Sample) -> QuerySet[SampleRevision]:
     return SampleRevision.objects.filter(sample=sample).select_related("changed_by")
 
 
+def label_revisions(
+    *, dataset: Dataset, sources: Iterable[str]
+) -> list[tuple[int, Any, dict[str, Any]]]:
+    """(sample id, changed at, values before) of the dataset's revisions from the given
+    sources, in sample and revision order: what the labels were before a change."""
+    revisions = SampleRevision.objects.filter(sample__dataset=dataset, source__in=list(sources))
+    return list(
+        revisions.order_by("sample_id", "number").values_list("sample_id", "changed_at", "before")
+    )
+
+
 def media_asset_get_visible(*, user: AnyUser, asset_id: int) -> MediaAsset | None:
     """An asset is visible to a user who may see at least one sample that uses it."""
     assets = MediaAsset.objects.filter(pk=asset_id)

@@ -27,9 +27,9 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judging.stats import agreement as ag
-from judging.stats.bootstrap import COHEN_WEIGHTING, bootstrap_figures
-from judging.stats.ratings import Level, Ratings, from_labels, from_matrix
+from core.stats import agreement as ag
+from core.stats.bootstrap import COHEN_WEIGHTING, bootstrap_figures
+from core.stats.ratings import Level, Ratings, from_labels, from_matrix
 
 N_ITEMS, N_RATERS = 2000, 5
 SK_WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}

@@ -27,11 +27,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judging.stats.bootstrap import bootstrap_figures
+from core.stats.bootstrap import bootstrap_figures
+from core.stats.ratings import from_labels, from_matrix
 from judging.stats.confidence import calibration_report
 from judging.stats.corrected import corrected_scores
 from judging.stats.human_judge import human_judge_report
-from judging.stats.ratings import from_labels, from_matrix
 from judging.stats.sampling import (
     FrameItem,
     bootstrap_strata,

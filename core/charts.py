@@ -169,3 +169,47 @@ def bars(items: Sequence[tuple[str, float]]) -> list[Bar]:
         Bar(label, value, round(BAR_LENGTH * value / top), BAR_ROW * row)
         for row, (label, value) in enumerate(items)
     ]
+
+
+def scatter(
+    points: Sequence[tuple[str, float, float, float | None, float | None]],
+) -> dict[str, Any]:
+    """Points (label, x, y, y_low, y_high) with vertical interval whiskers: y on [0, 1], x from
+    0 to the largest x; e.g. each reviewer's gold accuracy against their number of reviews."""
+    left, top, width, height = 50, 10, PLOT_W, 200
+    top_x = max((x for _label, x, _y, _low, _high in points), default=0) or 1
+
+    def px(x: float) -> float:
+        return round(left + x / top_x * width, 1)
+
+    def py(y: float) -> float:
+        return round(top + (1 - min(max(y, 0.0), 1.0)) * height, 1)
+
+    return {
+        "points": [
+            {
+                "label": label,
+                "x": x,
+                "y": y,
+                "cx": px(x),
+                "cy": py(y),
+                "y_low": None if low is None else py(low),
+                "y_high": None if high is None else py(high),
+                "text_x": px(x) + 6,
+                "text_y": py(y) - 6,
+            }
+            for label, x, y, low, high in points
+        ],
+        "x_ticks": [
+            {"x": px(tick), "label": str(tick)}
+            for tick in sorted({round(top_x * k / 4) for k in range(5)})
+        ],
+        "y_ticks": [{"y": py(k / 4), "label": f"{k / 4:g}"} for k in range(5)],
+        "left": left,
+        "right": left + width,
+        "top": top,
+        "bottom": top + height,
+        "label_y": top + height + 30,
+        "width": left + width + 90,
+        "height": top + height + 40,
+    }

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import apis, gold_apis
+from review import apis, gold_apis, quality_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),
@@ -23,6 +23,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path(
         "samples/<int:sample_id>/gold/", gold_apis.SampleGoldApi.as_view(), name="api_review_gold"
+    ),
+    path(
+        "datasets/<int:dataset_id>/reviewers/",
+        quality_apis.ReviewerQualityApi.as_view(),
+        name="api_review_reviewers",
     ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
     path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),

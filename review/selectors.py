@@ -320,6 +320,18 @@ def gold_items(*, dataset: Dataset) -> QuerySet[GoldItem]:
     return GoldItem.objects.filter(dataset=dataset).order_by("sample_id")
 
 
+def reviewer_gold_counts(*, dataset: Dataset) -> dict[int, tuple[int, int]]:
+    """Per reviewer (user id), their gold answers on the dataset that matched, and in all."""
+    rows = (
+        GoldAnswer.objects.filter(dataset=dataset)
+        .values_list("reviewer_id")
+        .annotate(correct=Count("id", filter=Q(matched=True)), total=Count("id"))
+        .values_list("reviewer_id", "correct", "total")
+        .order_by()
+    )
+    return {reviewer: (correct, total) for reviewer, correct, total in rows}
+
+
 def adjudication_done(*, sample: Sample) -> Outcome | None:
     """The lead's adjudication of a sample that no longer waits for one (None while it waits,
     or when it was never adjudicated)."""

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import gold_views, views
+from review import gold_views, quality_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
@@ -15,6 +15,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="adjudication_list",
     ),
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
+    path("review/datasets/<int:dataset_id>/reviewers/", quality_views.reviewers, name="reviewers"),
     path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
     path("review/mine/", views.my_reviews, name="mine"),
     path("review/samples/<int:sample_id>/gold/", gold_views.gold_mark, name="gold_mark"),

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from judging.stats.bootstrap import bootstrap_figures, percentile_interval, stratum_weights
+from core.stats.bootstrap import bootstrap_figures, percentile_interval, stratum_weights
+from core.stats.ratings import FloatArray, Level, from_labels
 from judging.stats.confidence import CalibrationSummary, calibration_report
 from judging.stats.corrected import CorrectedScore
 from judging.stats.human_judge import (
@@ -24,7 +25,6 @@ from judging.stats.human_judge import (
     HumanJudgeReport,
     Scale,
 )
-from judging.stats.ratings import FloatArray, Level, from_labels
 from judging.stats.sampling import bootstrap_strata
 
 QUARTERS = ("0", "0.25", "0.5", "0.75", "1")

@@ -5,7 +5,7 @@ stored (:mod:`judging.audit.computations`) and pages read it.
 Conventions: a judge's label on an item is its lowest-repeat verdict (repeats feed the
 calibration only); the first rating of an item is the human label, the second (on
 double-rated items) the second human. Population-level figures are weighted back to the frame
-by design stratum (:func:`judging.stats.bootstrap.stratum_weights` over the rated items, so a
+by design stratum (:func:`core.stats.bootstrap.stratum_weights` over the rated items, so a
 half-finished audit is weighted by what was rated); intervals resample items within design
 strata, small ones collapsed (:func:`judging.stats.sampling.bootstrap_strata`).
 

@@ -1,6 +1,6 @@
 """Agreement statistics for the calibration audit: pure Python and numpy, no Django.
 
-Modules: ``ratings`` (data representation), ``agreement`` (point estimates), ``bootstrap``
-(item-resampling intervals from per-item sufficient statistics), ``calibration``, ``ppi``
-(prediction-powered inference) and ``report`` (the core of the ``agreement`` command).
+Modules: ``calibration``, ``confidence``, ``human_judge``, ``ppi`` (prediction-powered
+inference), ``corrected``, ``sampling`` and ``report`` (the core of the ``agreement`` command),
+built on the generic ``core.stats`` (ratings, agreement coefficients, the item bootstrap).
 """

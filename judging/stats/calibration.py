@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from judging.stats.ratings import FloatArray
+from core.stats.ratings import FloatArray
 
 
 @dataclass(frozen=True)

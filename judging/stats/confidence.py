@@ -24,10 +24,10 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
-from judging.stats.bootstrap import index_counts, resample_indices
+from core.stats.bootstrap import index_counts, resample_indices
+from core.stats.ratings import FloatArray, IntArray
 from judging.stats.calibration import ReliabilityBin
 from judging.stats.human_judge import MIN_ITEMS, Figure, percentile_bounds
-from judging.stats.ratings import FloatArray, IntArray
 
 
 def vote_confidence(

@@ -44,14 +44,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse
 
-from judging.stats.agreement import disagreement_weights
-from judging.stats.bootstrap import (
+from core.stats.agreement import disagreement_weights
+from core.stats.bootstrap import (
     COHEN_WEIGHTING,
     index_counts,
     resample_indices,
     within_range,
 )
-from judging.stats.ratings import FloatArray, IntArray, category_values, is_numeric
+from core.stats.ratings import FloatArray, IntArray, category_values, is_numeric
 
 Scale = Literal["nominal", "ordinal", "interval"]
 MIN_ITEMS = 30

@@ -16,7 +16,7 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
-from judging.stats.ratings import FloatArray
+from core.stats.ratings import FloatArray
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from judging.stats.bootstrap import bootstrap_figures, percentile_interval
-from judging.stats.ratings import LEVELS, FloatArray, Level, Ratings, from_labels, is_numeric
+from core.stats.bootstrap import bootstrap_figures, percentile_interval
+from core.stats.ratings import LEVELS, FloatArray, Level, Ratings, from_labels, is_numeric
 
 HEADER = ["item", "rater", "label"]
 

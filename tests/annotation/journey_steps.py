@@ -95,17 +95,22 @@ def open_review(page: Any, base: str, dataset: Dataset, annotators: Iterable[Any
 
 
 def review_all(
-    page: Any, base: str, dataset: Dataset, reviewer: Any, act: Callable[[Any, str], None]
+    page: Any,
+    base: str,
+    dataset: Dataset,
+    reviewer: Any,
+    act: Callable[[Any, str], None],
+    limit: int | None = None,
 ) -> list[str]:
-    """Review every sample the queue hands out; ``act`` decides each one by keyboard, given
-    the sample's heading. The headings seen, in order."""
+    """Review every sample the queue hands out (or the first ``limit``); ``act`` decides each
+    one by keyboard, given the sample's heading. The headings seen, in order."""
     page.context.clear_cookies()
     log_in(page, base, reviewer)
     page.goto(f"{base}/datasets/{dataset.pk}/")
     page.click("#link-review")
     page.click("#start-review")
     seen: list[str] = []
-    while "/review/samples/" in page.url:
+    while "/review/samples/" in page.url and (limit is None or len(seen) < limit):
         page.wait_for_selector("#submit-next")
         heading = page.locator("h1").inner_text().strip()
         seen.append(heading)

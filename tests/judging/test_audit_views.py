@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import reverse
 
 from core import roles
+from core.stats.bootstrap import stratum_weights
 from judging.audit import computations
 from judging.audit.selectors import audit_frame, frame_strata_sizes
 from judging.models import AuditItem, AuditRating, AuditSet, Judge, Verdict
-from judging.stats.bootstrap import stratum_weights
 from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory

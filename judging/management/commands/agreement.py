@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.stats.ratings import LEVELS
+from core.stats.ratings import LEVELS
 from judging.stats.report import agreement_report
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from judging.stats.bootstrap import percentile_interval, resample_indices
+from core.stats.bootstrap import percentile_interval, resample_indices
 from judging.stats.calibration import expected_calibration_error, reliability_bins
 from judging.stats.confidence import calibration_report, vote_confidence
 from judging.stats.human_judge import MIN_ITEMS

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judging.stats import agreement as ag
-from judging.stats.bootstrap import percentile_interval, resample_indices
+from core.stats import agreement as ag
+from core.stats.bootstrap import percentile_interval, resample_indices
+from core.stats.ratings import from_labels
 from judging.stats.human_judge import (
     ENSEMBLE,
     HUMAN_HUMAN,
@@ -17,7 +18,6 @@ from judging.stats.human_judge import (
     nearest_code,
     percentile_bounds,
 )
-from judging.stats.ratings import from_labels
 
 BINARY = ["answered", "refused"]
 SCORES = ["0", "0.25", "0.5", "0.75", "1"]

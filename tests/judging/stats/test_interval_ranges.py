@@ -16,11 +16,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judging.stats.bootstrap import bootstrap_figures, percentile_interval
+from core.stats.bootstrap import bootstrap_figures, percentile_interval
+from core.stats.ratings import from_labels
 from judging.stats.confidence import calibration_report
 from judging.stats.corrected import corrected_scores
 from judging.stats.human_judge import Figure, human_judge_report
-from judging.stats.ratings import from_labels
 
 REPLICATES = 40
 # The possible range of every figure: chance-corrected agreement cannot go below -1, shares

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from judging.stats.bootstrap import stratum_weights
+from core.stats.bootstrap import stratum_weights
 from judging.stats.sampling import (
     METHODS,
     FrameItem,

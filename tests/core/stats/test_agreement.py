@@ -1,4 +1,4 @@
-"""Tests for judging.stats.agreement against published examples and reference libraries."""
+"""Tests for core.stats.agreement against published examples and reference libraries."""
 
 from itertools import combinations
 
@@ -10,8 +10,8 @@ from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
-from judging.stats import agreement as ag
-from judging.stats.ratings import Ratings, from_labels, from_matrix
+from core.stats import agreement as ag
+from core.stats.ratings import Ratings, from_labels, from_matrix
 
 NA = np.nan
 

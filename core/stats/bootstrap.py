@@ -16,7 +16,7 @@ from itertools import combinations
 
 import numpy as np
 
-from judging.stats.agreement import (
+from core.stats.agreement import (
     CohenWeighting,
     alpha_from_coincidences,
     chance_corrected_from_sums,
@@ -24,7 +24,7 @@ from judging.stats.agreement import (
     gwet_item_stats,
     item_coincidences,
 )
-from judging.stats.ratings import FloatArray, IntArray, Level, Ratings
+from core.stats.ratings import FloatArray, IntArray, Level, Ratings
 
 COHEN_WEIGHTING: dict[Level, CohenWeighting] = {
     "nominal": "none",

@@ -2,7 +2,7 @@
 
 Every coefficient is computed from per-item sufficient statistics summed with item weights
 (``*_from_sums`` / ``*_from_table`` functions, vectorised over leading replicate axes), so the
-bootstrap in :mod:`judging.stats.bootstrap` reuses exactly these formulas. Undefined values
+bootstrap in :mod:`core.stats.bootstrap` reuses exactly these formulas. Undefined values
 (one category only, no pairable items) come out as NaN.
 
 Conventions, matching the reference implementations:
@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from judging.stats.ratings import FloatArray, Level, Ratings
+from core.stats.ratings import FloatArray, Level, Ratings
 
 Weighting = Literal["identity", "linear", "quadratic"]
 CohenWeighting = Literal["none", "linear", "quadratic"]

@@ -1,4 +1,4 @@
-"""Tests for judging.stats.bootstrap: item resampling from per-item sufficient statistics."""
+"""Tests for core.stats.bootstrap: item resampling from per-item sufficient statistics."""
 
 from itertools import combinations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judging.stats import agreement as ag
-from judging.stats.bootstrap import (
+from core.stats import agreement as ag
+from core.stats.bootstrap import (
     COHEN_WEIGHTING,
     bootstrap_figures,
     figures_from_weights,
@@ -18,7 +18,7 @@ from judging.stats.bootstrap import (
     resample_indices,
     stratum_weights,
 )
-from tests.judging.stats.test_agreement import random_ratings
+from tests.core.stats.test_agreement import random_ratings
 
 SKLEARN_WEIGHTS = {"none": None, "linear": "linear", "quadratic": "quadratic"}
 

@@ -1,9 +1,9 @@
-"""Tests for judging.stats.ratings: the items × raters representation and category order."""
+"""Tests for core.stats.ratings: the items × raters representation and category order."""
 
 import numpy as np
 import pytest
 
-from judging.stats.ratings import (
+from core.stats.ratings import (
     Ratings,
     category_values,
     from_labels,

@@ -1,0 +1,255 @@
+"""Reads of the Reviewers page: each reviewer's quality figures on a dataset, per field.
+
+Seven queries (six, and the role check) whatever the number of reviewers and samples; the
+figures themselves come from the pure ``review.quality.reviewers`` (numpy, loaded only when a
+report is made). A lead sees every reviewer; anyone else only their own row, with their
+co-reviewers unnamed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.utils.translation import gettext as _
+
+from annotation import selectors as annotation_selectors
+from annotation.models import ChangeSource, Dataset
+from core import charts
+from core.roles import is_lead
+from review import consensus
+from review.forms import field_labels
+from review.models import Decision, GoldAnswer, Outcome, Review, Skip
+from review.selectors import TERM_FIELDS, reviewer_gold_counts
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from review.quality.reviewers import Figure, Settled, Vote
+
+DECISION = "decision"
+SEED = 0
+# The label fields whose values are categories (free text, such as a reference answer or an
+# explanation, has no agreement worth a κ).
+CATEGORICAL = frozenset({*TERM_FIELDS, "safety_label"})
+
+
+def quality_fields(kind: str) -> tuple[str, ...]:
+    """The fields a dataset kind's reviews carry a category for: the decision first."""
+    return (DECISION, *(f for f in consensus.reviewable_fields(kind) if f in CATEGORICAL))
+
+
+@dataclass(frozen=True)
+class KappaRow:
+    co_reviewer: str
+    figure: Figure
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    field: str
+    label: str
+    gold_accuracy: Figure
+    outcome_agreement: Figure
+    alpha_contribution: Figure
+    kappas: list[KappaRow]
+
+
+@dataclass(frozen=True)
+class ReviewerRow:
+    user_id: int
+    username: str
+    reviews: int
+    gold_accuracy: Figure
+    median_seconds: Figure
+    reject_rate: Figure
+    skip_rate: Figure
+    fields: list[FieldRow]
+
+
+@dataclass(frozen=True)
+class ReviewerReport:
+    fields: tuple[str, ...]
+    rows: list[ReviewerRow]
+    everyone: bool  # a lead's report (every reviewer) rather than one reviewer's own
+    n_replicates: int
+    seed: int
+    chart: dict[str, Any]
+
+
+def _text(value: Any) -> str | None:
+    text = "" if value is None else str(value).strip()
+    return text or None
+
+
+@dataclass
+class _Gathered:
+    votes: list[Vote]
+    settled: dict[int, Settled]
+    names: dict[int, str]
+
+
+def _gather(dataset: Dataset, fields: tuple[str, ...]) -> _Gathered:
+    """The latest round's reviews as votes, and the settled samples' labels (three queries)."""
+    from review.quality.reviewers import Settled, Vote
+
+    labels = fields[1:]
+    rows = list(
+        Review.objects.filter(dataset=dataset)
+        .order_by("sample_id", "round", "id")
+        .values_list(
+            "reviewer_id",
+            "reviewer__username",
+            "sample_id",
+            "round",
+            "decision",
+            "values",
+            "seconds_spent",
+            "created_at",
+            *(f"sample__{f}" for f in labels),
+        )
+    )
+    latest: dict[int, int] = {}
+    started: dict[int, Any] = {}
+    current: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        sample, review_round, created = row[2], row[3], row[7]
+        if review_round > latest.get(sample, -1):
+            latest[sample], started[sample] = review_round, created
+        elif review_round == latest[sample]:
+            started[sample] = min(started[sample], created)
+        current[sample] = dict(zip(labels, row[8:], strict=True))
+    # What a field held before the round's settlement or adjudication changed it: the value
+    # a reviewer who left the field alone confirmed.
+    before: dict[int, dict[str, Any]] = defaultdict(dict)
+    for sample, changed_at, values in annotation_selectors.label_revisions(
+        dataset=dataset, sources=[ChangeSource.REVIEW, ChangeSource.ADJUDICATION]
+    ):
+        if sample in started and changed_at >= started[sample]:
+            for name in labels:
+                if name in values and name not in before[sample]:
+                    before[sample][name] = values[name]
+    votes, names = [], {}
+    for reviewer, username, sample, review_round, decision, edits, seconds, *_rest in rows:
+        names[reviewer] = username
+        if review_round != latest[sample]:
+            continue
+        base = current[sample] | before.get(sample, {})
+        accepted = decision == Decision.ACCEPT
+        vote_labels: dict[str, str | None] = {DECISION: decision}
+        for name in labels:
+            vote_labels[name] = _text(edits.get(name, base[name])) if accepted else None
+        votes.append(Vote(reviewer, sample, vote_labels, float(seconds), not accepted))
+    settled = {}
+    for sample, status, adjudicated, by in Outcome.objects.filter(
+        dataset=dataset, status__in=[consensus.VERIFIED, consensus.REJECTED]
+    ).values_list("sample_id", "status", "adjudicated", "adjudicated_by_id"):
+        if sample not in current:
+            continue
+        verified = status == consensus.VERIFIED
+        outcome: dict[str, str | None] = {
+            DECISION: Decision.ACCEPT if verified else Decision.REJECT
+        }
+        for name in labels:
+            outcome[name] = _text(current[sample][name]) if verified else None
+        settled[sample] = Settled(outcome, by if adjudicated else None)
+    return _Gathered(votes, settled, names)
+
+
+def reviewer_report(
+    *, dataset: Dataset, user: User, n_replicates: int | None = None
+) -> ReviewerReport:
+    """The Reviewers page of a dataset as ``user`` may see it, in seven queries."""
+    from review.quality.reviewers import N_REPLICATES, GoldResult, reviewer_quality
+
+    replicates = n_replicates or N_REPLICATES
+    everyone = is_lead(user)
+    gathered = _gather(dataset, quality_fields(dataset.kind))
+    # The fields the reviews carry: a field no review gives a value (LogicVista has no
+    # answerability group) has no figures worth a row.
+    fields = (
+        DECISION,
+        *(
+            f
+            for f in quality_fields(dataset.kind)[1:]
+            if any(v.labels[f] is not None for v in gathered.votes)
+        ),
+    )
+    names = gathered.names
+    gold = []
+    for reviewer, username, matches in GoldAnswer.objects.filter(dataset=dataset).values_list(
+        "reviewer_id", "reviewer__username", "matches"
+    ):
+        names[reviewer] = username
+        gold.append(GoldResult(reviewer, matches))
+    skipped: dict[int, set[int]] = defaultdict(set)
+    for reviewer, username, sample in Skip.objects.filter(dataset=dataset).values_list(
+        "reviewer_id", "reviewer__username", "sample_id"
+    ):
+        names[reviewer] = username
+        skipped[reviewer].add(sample)
+    if everyone:
+        reviewers = sorted(names, key=lambda r: (names[r], r))
+    else:
+        reviewers = [user.pk]
+        names.setdefault(user.pk, user.get_username())
+    figures = reviewer_quality(
+        fields=fields,
+        votes=gathered.votes,
+        settled=gathered.settled,
+        gold=gold,
+        gold_counts=reviewer_gold_counts(dataset=dataset),
+        skipped=skipped,
+        reviewers=reviewers,
+        n_replicates=replicates,
+        seed=SEED,
+    )
+    labels = {DECISION: str(_("Decision")), **field_labels(preset=dataset.preset)}
+    rows = []
+    for quality in figures:
+        field_rows = []
+        for fq in quality.fields:
+            kappas = [
+                KappaRow(
+                    names[other] if everyone else _("co-reviewer %(n)s") % {"n": position},
+                    figure,
+                )
+                for position, (other, figure) in enumerate(fq.kappas.items(), start=1)
+            ]
+            field_rows.append(
+                FieldRow(
+                    fq.field,
+                    labels[fq.field],
+                    fq.gold_accuracy,
+                    fq.outcome_agreement,
+                    fq.alpha_contribution,
+                    kappas,
+                )
+            )
+        rows.append(
+            ReviewerRow(
+                user_id=quality.reviewer,
+                username=names[quality.reviewer],
+                reviews=quality.reviews,
+                gold_accuracy=quality.gold_accuracy,
+                median_seconds=quality.median_seconds,
+                reject_rate=quality.reject_rate,
+                skip_rate=quality.skip_rate,
+                fields=field_rows,
+            )
+        )
+    chart = charts.scatter(
+        [
+            (
+                row.username,
+                row.reviews,
+                row.gold_accuracy.value,
+                row.gold_accuracy.low,
+                row.gold_accuracy.high,
+            )
+            for row in rows
+            if row.gold_accuracy.value is not None
+        ]
+    )
+    return ReviewerReport(fields, rows, everyone, replicates, SEED, chart)
