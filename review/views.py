@@ -152,6 +152,17 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
                 "feedback": selectors.gold_feedback_get(submitted=bench.submitted),
             },
         )
+    return render(request, "review/workbench.html", workbench_context(request, bench))
+
+
+def workbench_context(
+    request: HttpRequest, bench: selectors.Workbench, *, ahead: bool = False
+) -> dict[str, Any]:
+    """What the workbench template shows of ``bench``. ``ahead``: the page of a sample reserved
+    for the reviewer (``review.ahead_views``), shown once their current review is in; its
+    lease is theirs only then, and their count of reviews one more."""
+    user = request_user(request)
+    sample = bench.sample
     peaks = [link.asset.peaks for link in bench.audio]
     mine = bench.my_review
     urls = {
@@ -165,8 +176,15 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
     }
     if mine is not None:
         urls["amend"] = reverse("api_review_amend", args=[mine.pk])
+    elif bench.lease is not None or ahead:
+        urls |= {
+            "ahead": reverse("review:ahead", args=[sample.dataset_id]),
+            "take": reverse("review:ahead_take"),
+            "release": reverse("review:ahead_release"),
+        }
     config = {
         "sampleId": sample.pk,
+        "externalId": sample.external_id,
         "datasetId": sample.dataset_id,
         "kind": sample.dataset.kind,
         "leaseHeld": bench.lease is not None,
@@ -186,25 +204,32 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
             "needReason": _("Choose a reject reason (i, d, o, l)."),
             "needSkipReason": _("Say why you skip this sample."),
             "noDecision": _("Accept (a) or reject (x) first."),
+            "pendingFailed": _("Your review of %(sample)s was not saved: %(reason)s"),
+            "retry": _("Try again"),
+            "openIt": _("Open it"),
+            "discard": _("Discard it"),
+            "pendingFirst": _("Save your earlier review first (see above)."),
+            "offline": _("The server could not be reached."),
         },
     }
     work = review_work.reviewer_work(reviewer=user, dataset_ids=[sample.dataset_id])
-    return render(
-        request,
-        "review/workbench.html",
-        {
-            "bench": bench,
-            "sample": sample,
-            "config": config,
-            "labels": field_labels(preset=sample.dataset.preset),
-            "reject_reasons": [c for c in RejectReason.choices if c[0]],
-            "ratings": range(1, 6),
-            "predicate_text": _predicate_text(bench.form_values),
-            "work": work.get(sample.dataset_id),
-            "wide_media": _wide(bench.images),
-            "is_lead": is_lead(request.user),
-        },
-    )
+    return {
+        "bench": bench,
+        "sample": sample,
+        "config": config,
+        "labels": field_labels(preset=sample.dataset.preset),
+        "reject_reasons": [c for c in RejectReason.choices if c[0]],
+        "ratings": range(1, 6),
+        "predicate_text": _predicate_text(bench.form_values),
+        "work": work.get(sample.dataset_id),
+        # The reserved sample is shown after the current review is in: one more done.
+        "position": (work[sample.dataset_id].done + (2 if ahead else 1))
+        if sample.dataset_id in work
+        else None,
+        "ahead": ahead,
+        "wide_media": _wide(bench.images),
+        "is_lead": is_lead(request.user),
+    }
 
 
 @require_GET
