@@ -126,7 +126,7 @@ def slot_reserve_ahead(
         return gold
     adapt = connection.ops.adapt_datetimefield_value
     params = {"ds": dataset.pk, "me": reviewer.pk, "now": adapt(now), "until": adapt(until)}
-    with transaction.atomic(), connection.cursor() as cursor:
+    with connection.cursor() as cursor:  # one statement: atomic on its own
         cursor.execute(_RESERVE.format(candidate=_candidate_sql()), params)
         row = cursor.fetchone()
     if row is None:

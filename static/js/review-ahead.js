@@ -107,6 +107,9 @@ window.ReviewAhead = (function () {
       return r.json().catch(() => null).then(function (d) {
         // After a gold item with feedback on, its page shows the feedback first.
         if (d && d.feedback) { window.location.assign(entry.pageUrl); return; }
+        // The address follows the server: the next sample's once this review is saved (until
+        // then a reload shows the sample whose review is on its way, with its draft).
+        if (shown && window.location.pathname !== shown.url) history.pushState({ sample: shown.sample }, "", shown.url);
         return take();
       });
     }, function () { fail(entry, config.strings.offline); });
@@ -205,7 +208,6 @@ window.ReviewAhead = (function () {
     clearTimeout(renewTimer);
     document.querySelector("main").replaceChildren(...next.holder.childNodes);
     document.title = next.title;
-    history.pushState({ sample: next.sample }, "", next.url);
     window.scrollTo(0, 0);
     shown = next;
     root.dataset.ahead = "none";
