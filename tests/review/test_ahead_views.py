@@ -119,7 +119,7 @@ def test_another_reviewers_token_is_refused() -> None:
 def test_who_may_reserve(lead: Any, auditor: Any) -> None:
     """Only a reviewer of the dataset reserves: 404 when it is not theirs to see, 403 for an
     auditor; GET is not allowed."""
-    dataset, reviewer, client = _setup(2)
+    dataset, _reviewer, client = _setup(2)
     outsider = UserFactory.create(role="annotator")
     url = reverse("review:ahead", args=[dataset.pk])
     assert _client(outsider).post(url).status_code == 404
