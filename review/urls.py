@@ -16,6 +16,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
     path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
+    path("review/samples/<int:sample_id>/review/", views.review_post, name="submit"),
     path("review/mine/", views.my_reviews, name="mine"),
     path("review/datasets/<int:dataset_id>/ahead/", ahead_views.ahead_reserve, name="ahead"),
     path("review/ahead/take/", ahead_views.ahead_take, name="ahead_take"),

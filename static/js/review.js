@@ -28,7 +28,7 @@
     function readState() {
       const state = { version: DRAFT_VERSION, fields: {}, seconds: secondsSpent, savedAt: Date.now() };
       for (const el of form.elements) {
-        if (!el.name) continue;
+        if (!el.name || el.name === "csrfmiddlewaretoken") continue;
         if (el.type === "radio") {
           if (el.checked) state.fields[el.name] = el.value;
           else if (!(el.name in state.fields)) state.fields[el.name] = null;
