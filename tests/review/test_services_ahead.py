@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import uuid
 from typing import Any
 
 import pytest
@@ -136,3 +137,44 @@ class _Draw(random.Random):
 
     def choice(self, seq: Any) -> Any:
         return seq[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_reviewers_working_ahead_at_once_keep_the_queue_invariants() -> None:
+    """8 reviewers at once, each reserving the next sample while holding one, submitting and
+    taking the reservation (claiming as usual when it is gone): every sample ends with its k
+    reviews, none over k, nobody reviews a sample twice, and no slot is left open; a
+    reservation taken is the lease the reviewer's next claim resumes."""
+    from django.db.models import Count
+
+    from review.models import Review
+    from tests.support.threads import run_threads
+
+    k, n_samples, workers = 2, 24, 8
+    dataset = review_dataset(n_samples, k=k)
+    reviewers = [_reviewer(dataset) for _ in range(workers)]
+
+    def work(index: int) -> None:
+        me = reviewers[index]
+        lease = services.slot_claim(dataset=dataset, reviewer=me)
+        while lease is not None:
+            reserved = ahead.slot_reserve_ahead(dataset=dataset, reviewer=me)
+            sample = Sample.objects.select_related("dataset").get(pk=lease.sample_id)
+            services.review_submit(
+                reviewer=me, sample=sample, client_uuid=uuid.uuid4(), decision="accept"
+            )
+            if reserved is not None and not ahead.slot_take_reserved(
+                reservation=reserved, reviewer=me
+            ):
+                ahead.slot_release_reserved(reservation=reserved)  # as the page does
+                reserved = None
+            lease = services.slot_claim(dataset=dataset, reviewer=me)
+            assert reserved is None or (lease is not None and lease.sample_id == reserved.sample_id)
+
+    assert run_threads(workers, work) == []
+    per_sample = Review.objects.values("sample").annotate(n=Count("id"))
+    assert sorted(row["n"] for row in per_sample) == [k] * n_samples
+    twice = Review.objects.values("sample", "reviewer").annotate(n=Count("id")).filter(n__gt=1)
+    assert not twice.exists()
+    assert not Slot.objects.filter(dataset=dataset, done=False).exists()
