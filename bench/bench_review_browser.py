@@ -204,13 +204,28 @@ def _base_env(var: Path) -> dict[str, str]:
     }
 
 
+def _measure_on(
+    env: dict[str, str], args: argparse.Namespace, command: list[str], port: int, *, static: bool
+) -> dict[str, Any]:
+    """Build the database ``env`` names, serve it with ``command`` on ``port``, review."""
+    try:
+        dataset_id = build(env)
+        if static:
+            _manage(env, "collectstatic", "--noinput", "-v", "0")
+        with serving(command, env, port):
+            return review_in_browser(
+                f"http://127.0.0.1:{port}", dataset_id, args.samples, args.warmup
+            )
+    finally:
+        shutil.rmtree(env["VAR_DIR"], ignore_errors=True)
+
+
 def production(args: argparse.Namespace) -> dict[str, Any]:
     """gunicorn + PostgreSQL as the README's production section runs them."""
     var = Path(tempfile.mkdtemp(prefix="bench-browser-prod-"))
-    db_url = f"{args.pg}/{args.db}"
     env = {
         **_base_env(var),
-        "DATABASE_URL": db_url,
+        "DATABASE_URL": f"{args.pg}/{args.db}",
         "SECRET_KEY": "bench-only-" + "x" * 40,
         "DEBUG": "0",
         # Plain HTTP on loopback, no TLS proxy in front.
@@ -221,44 +236,25 @@ def production(args: argparse.Namespace) -> dict[str, Any]:
         "CONN_MAX_AGE": "600",
     }
     make_database(f"{args.pg}/postgres", args.db)
-    try:
-        dataset_id = build(env)
-        _manage(env, "collectstatic", "--noinput", "-v", "0")
-        port = _free_port()
-        command = [
-            *(sys.executable, "-m", "gunicorn", "mmooc_site.wsgi", "--preload"),
-            *("-w", "2", "-k", "gthread", "--threads", "4", "--log-level", "error"),
-            *("-b", f"127.0.0.1:{port}"),
-        ]
-        with serving(command, env, port):
-            result = review_in_browser(
-                f"http://127.0.0.1:{port}", dataset_id, args.samples, args.warmup
-            )
-    finally:
-        shutil.rmtree(var, ignore_errors=True)
+    port = _free_port()
+    command = [
+        *(sys.executable, "-m", "gunicorn", "mmooc_site.wsgi", "--preload"),
+        *("-w", "2", "-k", "gthread", "--threads", "4", "--log-level", "error"),
+        *("-b", f"127.0.0.1:{port}"),
+    ]
+    result = _measure_on(env, args, command, port, static=True)
     return {**result, "server": "gunicorn 2 workers x 4 threads (gthread), PostgreSQL"}
 
 
 def embedded(args: argparse.Namespace) -> dict[str, Any]:
     """The server ``python3 dev.py run`` starts: runserver, DEBUG on, SQLite."""
     var = Path(tempfile.mkdtemp(prefix="bench-browser-embedded-"))
-    env = {
-        **_base_env(var),
-        "SECRET_KEY": "bench-only-" + "y" * 40,
-        "DEBUG": "1",
-    }
+    env = {**_base_env(var), "SECRET_KEY": "bench-only-" + "y" * 40, "DEBUG": "1"}
     for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"):
         env.pop(name, None)  # dev.py run uses none: SQLite in VAR_DIR, the filesystem broker
-    try:
-        dataset_id = build(env)
-        port = _free_port()
-        command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
-        with serving(command, env, port):
-            result = review_in_browser(
-                f"http://127.0.0.1:{port}", dataset_id, args.samples, args.warmup
-            )
-    finally:
-        shutil.rmtree(var, ignore_errors=True)
+    port = _free_port()
+    command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    result = _measure_on(env, args, command, port, static=False)
     return {**result, "server": "runserver --noreload, DEBUG on, SQLite (dev.py run)"}
 
 

@@ -31,6 +31,16 @@ def _reviewer(dataset: Any) -> Any:
     return user
 
 
+def _holding_and_reserving() -> tuple[Any, Any, Any, ahead.Reservation]:
+    """Two samples, k = 1: "me" holds one and reserved the other; "other" is a reviewer too."""
+    dataset = review_dataset(2, k=1)
+    me, other = _reviewer(dataset), _reviewer(dataset)
+    services.slot_claim(dataset=dataset, reviewer=me)
+    reserved = ahead.slot_reserve_ahead(dataset=dataset, reviewer=me)
+    assert reserved is not None
+    return dataset, me, other, reserved
+
+
 def test_the_reservation_is_the_next_sample_and_nobody_else_claims_it() -> None:
     """With k = 1, the sample reserved for me is neither the one I hold nor one another
     reviewer's claim gets; once my review is in I take it as my lease."""
@@ -73,11 +83,7 @@ def test_renewing_keeps_the_sample_and_releasing_gives_it_back() -> None:
 
 def test_an_expired_reservation_goes_back_to_the_queue() -> None:
     """Unused, a reservation lapses after AHEAD_SECONDS and anyone's claim may take it."""
-    dataset = review_dataset(2, k=1)
-    me, other = _reviewer(dataset), _reviewer(dataset)
-    services.slot_claim(dataset=dataset, reviewer=me)
-    reserved = ahead.slot_reserve_ahead(dataset=dataset, reviewer=me)
-    assert reserved is not None
+    dataset, _me, other, reserved = _holding_and_reserving()
     assert services.slot_claim(dataset=dataset, reviewer=other) is None
     later = timezone.now() + dt.timedelta(seconds=ahead.AHEAD_SECONDS + 1)
     theirs = services.slot_claim(dataset=dataset, reviewer=other, now=later)
@@ -94,11 +100,7 @@ def test_nothing_left_reserves_nothing() -> None:
 
 def test_a_token_is_its_reviewers_alone() -> None:
     """Another reviewer's token, or a tampered one, is refused with a message."""
-    dataset = review_dataset(2, k=1)
-    me, other = _reviewer(dataset), _reviewer(dataset)
-    services.slot_claim(dataset=dataset, reviewer=me)
-    reserved = ahead.slot_reserve_ahead(dataset=dataset, reviewer=me)
-    assert reserved is not None
+    _dataset, me, other, reserved = _holding_and_reserving()
     assert ahead.reservation_read(token=reserved.token, reviewer=me) == reserved
     for token, user in ((reserved.token, other), (reserved.token + "x", me), ("", me)):
         with pytest.raises(ValidationError, match="not valid"):
