@@ -30,7 +30,9 @@ window.ReviewAhead = (function () {
   }
 
   /* ---- the outbox: reviews sent in the background until the server has them ---- */
+  let inPage = null; // the outbox when this browser keeps no storage
   function outbox() {
+    if (inPage) return inPage;
     try {
       return JSON.parse(localStorage.getItem(OUTBOX) || "[]");
     } catch (e) {
@@ -38,10 +40,11 @@ window.ReviewAhead = (function () {
     }
   }
   function outboxSave(entries) {
+    if (inPage) { inPage = entries; return; }
     try {
       localStorage.setItem(OUTBOX, JSON.stringify(entries));
     } catch (e) {
-      /* storage full or disabled: the entry still lives in this page */
+      inPage = entries; // storage full or disabled: the entries live in this page
     }
   }
   function outboxPut(entry) {
