@@ -112,3 +112,38 @@ class AdjudicationForm(MarkedForm):
             value = self.cleaned_data.get(key, "")
             out[name] = value.splitlines() if name == "predicate" else value
         return out
+
+
+_RATINGS = [(str(n), str(n)) for n in range(1, 6)]
+
+
+class ReviewSubmitForm(forms.Form):
+    """The workbench's review as a plain form post (the page without its script); the script
+    sends the same fields to the API instead. ``values.<field>`` holds each reviewable field
+    as shown; the service keeps only those that differ from the sample."""
+
+    client_uuid = forms.UUIDField()
+    decision = forms.ChoiceField(label=_("Decision"), choices=Decision.choices)
+    reject_reason = forms.ChoiceField(
+        label=_("Reject reason"), choices=RejectReason.choices, required=False
+    )
+    clarity = forms.TypedChoiceField(
+        label=_("Clarity"), choices=_RATINGS, coerce=int, required=False, empty_value=None
+    )
+    naturalness = forms.TypedChoiceField(
+        label=_("Naturalness"), choices=_RATINGS, coerce=int, required=False, empty_value=None
+    )
+    image_aligned = forms.NullBooleanField(required=False)
+    audio_aligned = forms.NullBooleanField(required=False)
+    note = forms.CharField(required=False, max_length=5000)
+
+    def __init__(self, data: Any, *, fields: tuple[str, ...]) -> None:
+        super().__init__(data)
+        self.value_fields = fields
+
+    def values(self) -> dict[str, Any]:
+        found = {name: self.data[f"values.{name}"] for name in self.value_fields
+                 if f"values.{name}" in self.data}  # fmt: skip
+        if "predicate" in found:
+            found["predicate"] = [c.strip() for c in found["predicate"].splitlines() if c.strip()]
+        return found

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import gold_views, quality_views, views
+from review import ahead_views, gold_views, quality_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
@@ -17,7 +17,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
     path("review/datasets/<int:dataset_id>/reviewers/", quality_views.reviewers, name="reviewers"),
     path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
+    path("review/samples/<int:sample_id>/review/", views.review_post, name="submit"),
     path("review/mine/", views.my_reviews, name="mine"),
+    path("review/datasets/<int:dataset_id>/ahead/", ahead_views.ahead_reserve, name="ahead"),
+    path("review/ahead/take/", ahead_views.ahead_take, name="ahead_take"),
+    path("review/ahead/release/", ahead_views.ahead_release, name="ahead_release"),
     path("review/samples/<int:sample_id>/gold/", gold_views.gold_mark, name="gold_mark"),
     path("review/samples/<int:sample_id>/gold/remove/", gold_views.gold_unmark, name="gold_unmark"),
     path(

@@ -27,5 +27,5 @@ window.StudioApi = (function () {
     return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
   }
 
-  return { send: send, newUuid: newUuid };
+  return { send: send, newUuid: newUuid, csrfToken: csrfToken };
 })();

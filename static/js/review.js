@@ -3,361 +3,411 @@
    from the page's JSON config (translated by the server). */
 (function () {
   "use strict";
-  const config = JSON.parse(document.getElementById("review-config").textContent);
-  const S = config.strings;
-  const form = document.getElementById("review-form");
-  const saveState = document.getElementById("save-state");
-  const errorBox = document.getElementById("form-error");
-  const storageKey = "review-draft:" + config.sampleId;
-  /* Drafts of version 1 held every field, also the empty drop-downs of datasets without
-     terms; restoring them would send those blanks as edits, so they are ignored. */
-  const DRAFT_VERSION = 2;
-  let secondsSpent = 0;
-  let submitting = false;
-
   const api = window.StudioApi.send;
   const newUuid = window.StudioApi.newUuid;
+  const Ahead = window.ReviewAhead;
 
-  /* ---- form state ---- */
-  function readState() {
-    const state = { version: DRAFT_VERSION, fields: {}, seconds: secondsSpent, savedAt: Date.now() };
-    for (const el of form.elements) {
-      if (!el.name) continue;
-      if (el.type === "radio") {
-        if (el.checked) state.fields[el.name] = el.value;
-        else if (!(el.name in state.fields)) state.fields[el.name] = null;
-      } else {
-        state.fields[el.name] = el.value;
+  /* Binds the workbench now in the page; destroy() unbinds it before the next one is swapped
+     in (listeners on the document and window go with their AbortController). */
+  function mount(swapped) {
+    const bound = new AbortController();
+    const on = { signal: bound.signal };
+    const config = JSON.parse(document.getElementById("review-config").textContent);
+    const S = config.strings;
+    const form = document.getElementById("review-form");
+    const saveState = document.getElementById("save-state");
+    const errorBox = document.getElementById("form-error");
+    const storageKey = "review-draft:" + config.sampleId;
+    /* Drafts of version 1 held every field, also the empty drop-downs of datasets without
+       terms; restoring them would send those blanks as edits, so they are ignored. */
+    const DRAFT_VERSION = 2;
+    let secondsSpent = 0;
+    let submitting = false;
+
+    /* ---- form state ---- */
+    function readState() {
+      const state = { version: DRAFT_VERSION, fields: {}, seconds: secondsSpent, savedAt: Date.now() };
+      for (const el of form.elements) {
+        if (!el.name || el.name === "csrfmiddlewaretoken") continue;
+        if (el.type === "radio") {
+          if (el.checked) state.fields[el.name] = el.value;
+          else if (!(el.name in state.fields)) state.fields[el.name] = null;
+        } else {
+          state.fields[el.name] = el.value;
+        }
+      }
+      return state;
+    }
+
+    function applyState(state) {
+      if (!state || !state.fields) return;
+      for (const el of form.elements) {
+        if (!el.name || !(el.name in state.fields)) continue;
+        const value = state.fields[el.name];
+        if (el.type === "radio") el.checked = value !== null && el.value === value;
+        else if (el.tagName === "SELECT" && !Array.from(el.options).some((o) => o.value === value)) continue;
+        else if (value !== null && value !== undefined) el.value = value;
+      }
+      secondsSpent = Number(state.seconds) || 0;
+    }
+
+    function localDraft() {
+      try {
+        return JSON.parse(localStorage.getItem(storageKey) || "null");
+      } catch (e) {
+        return null;
       }
     }
-    return state;
-  }
 
-  function applyState(state) {
-    if (!state || !state.fields) return;
-    for (const el of form.elements) {
-      if (!el.name || !(el.name in state.fields)) continue;
-      const value = state.fields[el.name];
-      if (el.type === "radio") el.checked = value !== null && el.value === value;
-      else if (el.tagName === "SELECT" && !Array.from(el.options).some((o) => o.value === value)) continue;
-      else if (value !== null && value !== undefined) el.value = value;
+    const local = localDraft();
+    const server = config.serverDraft;
+    const restored = [local, server].filter((d) => d && d.version === DRAFT_VERSION).sort((a, b) => (b.savedAt || 0) - (a.savedAt || 0))[0];
+    if (restored) {
+      applyState(restored);
+      saveState.textContent = S.restored;
     }
-    secondsSpent = Number(state.seconds) || 0;
-  }
+    if (!form.elements.client_uuid.value) form.elements.client_uuid.value = newUuid();
 
-  function localDraft() {
-    try {
-      return JSON.parse(localStorage.getItem(storageKey) || "null");
-    } catch (e) {
-      return null;
+    let saveTimer = null;
+    function saveLocal() {
+      try {
+        localStorage.setItem(storageKey, JSON.stringify(readState()));
+      } catch (e) {
+        /* storage full or disabled: the server draft still works */
+      }
     }
-  }
-
-  const local = localDraft();
-  const server = config.serverDraft;
-  const restored = [local, server].filter((d) => d && d.version === DRAFT_VERSION).sort((a, b) => (b.savedAt || 0) - (a.savedAt || 0))[0];
-  if (restored) {
-    applyState(restored);
-    saveState.textContent = S.restored;
-  }
-  if (!form.elements.client_uuid.value) form.elements.client_uuid.value = newUuid();
-
-  let saveTimer = null;
-  function saveLocal() {
-    try {
-      localStorage.setItem(storageKey, JSON.stringify(readState()));
-    } catch (e) {
-      /* storage full or disabled: the server draft still works */
+    function saveServer() {
+      const state = readState();
+      api("PUT", config.urls.draft, { payload: state })
+        .then((r) => {
+          saveState.textContent = r.ok ? S.saved : S.savedLocally;
+          saveState.dataset.state = r.ok ? "server" : "local";
+        })
+        .catch(() => {
+          saveState.textContent = S.savedLocally;
+          saveState.dataset.state = "local";
+        });
     }
-  }
-  function saveServer() {
-    const state = readState();
-    api("PUT", config.urls.draft, { payload: state })
-      .then((r) => {
-        saveState.textContent = r.ok ? S.saved : S.savedLocally;
-        saveState.dataset.state = r.ok ? "server" : "local";
-      })
-      .catch(() => {
-        saveState.textContent = S.savedLocally;
-        saveState.dataset.state = "local";
+    function changed() {
+      saveLocal();
+      clearTimeout(saveTimer);
+      saveTimer = setTimeout(saveServer, 600);
+    }
+    form.addEventListener("input", changed);
+    form.addEventListener("change", changed);
+    window.addEventListener("online", saveServer, on);
+
+    const ticker = setInterval(function () {
+      if (document.visibilityState === "visible") secondsSpent += 1;
+    }, 1000);
+
+    /* ---- image zoom and pan ---- */
+    const viewers = Array.from(document.querySelectorAll("[data-viewer]"));
+    const zoom = viewers.map(function (viewer) {
+      const img = viewer.querySelector("img");
+      const view = { scale: 1, x: 0, y: 0, img: img };
+      const label = viewer.nextElementSibling && viewer.nextElementSibling.querySelector(".zoom-level");
+      function draw() {
+        img.style.transform = "translate(" + view.x + "px," + view.y + "px) scale(" + view.scale + ")";
+        img.dataset.scale = String(view.scale);
+        if (label) label.textContent = Math.round(view.scale * 100) + "%";
+      }
+      view.by = function (factor) {
+        view.scale = Math.min(16, Math.max(1, view.scale * factor));
+        if (view.scale === 1) { view.x = 0; view.y = 0; }
+        draw();
+      };
+      view.reset = function () { view.scale = 1; view.x = 0; view.y = 0; draw(); };
+      view.full = function () { if (img.dataset.full && img.src !== img.dataset.full) img.src = img.dataset.full; };
+      viewer.addEventListener("wheel", function (e) {
+        e.preventDefault();
+        view.by(e.deltaY < 0 ? 1.25 : 0.8);
+        if (view.scale > 2) view.full();
+      }, { passive: false });
+      let drag = null;
+      viewer.addEventListener("pointerdown", function (e) {
+        drag = { x: e.clientX - view.x, y: e.clientY - view.y };
+        viewer.setPointerCapture(e.pointerId);
       });
-  }
-  function changed() {
-    saveLocal();
-    clearTimeout(saveTimer);
-    saveTimer = setTimeout(saveServer, 600);
-  }
-  form.addEventListener("input", changed);
-  form.addEventListener("change", changed);
-  window.addEventListener("online", saveServer);
+      viewer.addEventListener("pointermove", function (e) {
+        if (!drag || view.scale === 1) return;
+        view.x = e.clientX - drag.x;
+        view.y = e.clientY - drag.y;
+        draw();
+      });
+      viewer.addEventListener("pointerup", function () { drag = null; });
+      const tools = viewer.nextElementSibling;
+      if (tools) {
+        tools.addEventListener("click", function (e) {
+          const button = e.target.closest("[data-zoom]");
+          if (!button) return;
+          const action = button.dataset.zoom;
+          if (action === "in") view.by(1.5);
+          else if (action === "out") view.by(1 / 1.5);
+          else if (action === "reset") view.reset();
+          else view.full();
+        });
+      }
+      draw();
+      return view;
+    });
 
-  setInterval(function () {
-    if (document.visibilityState === "visible") secondsSpent += 1;
-  }, 1000);
-
-  /* ---- image zoom and pan ---- */
-  const viewers = Array.from(document.querySelectorAll("[data-viewer]"));
-  const zoom = viewers.map(function (viewer) {
-    const img = viewer.querySelector("img");
-    const view = { scale: 1, x: 0, y: 0, img: img };
-    const label = viewer.nextElementSibling && viewer.nextElementSibling.querySelector(".zoom-level");
-    function draw() {
-      img.style.transform = "translate(" + view.x + "px," + view.y + "px) scale(" + view.scale + ")";
-      img.dataset.scale = String(view.scale);
-      if (label) label.textContent = Math.round(view.scale * 100) + "%";
+    /* ---- audio: waveform from precomputed peaks, seekable ---- */
+    const audio = document.getElementById("audio");
+    const canvas = document.getElementById("waveform");
+    const timeLabel = document.getElementById("audio-time");
+    function clock(t) {
+      const s = Math.floor(t || 0);
+      return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
     }
-    view.by = function (factor) {
-      view.scale = Math.min(16, Math.max(1, view.scale * factor));
-      if (view.scale === 1) { view.x = 0; view.y = 0; }
-      draw();
-    };
-    view.reset = function () { view.scale = 1; view.x = 0; view.y = 0; draw(); };
-    view.full = function () { if (img.dataset.full && img.src !== img.dataset.full) img.src = img.dataset.full; };
-    viewer.addEventListener("wheel", function (e) {
-      e.preventDefault();
-      view.by(e.deltaY < 0 ? 1.25 : 0.8);
-      if (view.scale > 2) view.full();
-    }, { passive: false });
-    let drag = null;
-    viewer.addEventListener("pointerdown", function (e) {
-      drag = { x: e.clientX - view.x, y: e.clientY - view.y };
-      viewer.setPointerCapture(e.pointerId);
-    });
-    viewer.addEventListener("pointermove", function (e) {
-      if (!drag || view.scale === 1) return;
-      view.x = e.clientX - drag.x;
-      view.y = e.clientY - drag.y;
-      draw();
-    });
-    viewer.addEventListener("pointerup", function () { drag = null; });
-    const tools = viewer.nextElementSibling;
-    if (tools) {
-      tools.addEventListener("click", function (e) {
-        const button = e.target.closest("[data-zoom]");
-        if (!button) return;
-        const action = button.dataset.zoom;
-        if (action === "in") view.by(1.5);
-        else if (action === "out") view.by(1 / 1.5);
-        else if (action === "reset") view.reset();
-        else view.full();
+    function drawWave() {
+      if (!canvas) return;
+      const ctx = canvas.getContext("2d");
+      const w = canvas.width, h = canvas.height, peaks = config.peaks || [];
+      ctx.clearRect(0, 0, w, h);
+      const played = audio && audio.duration ? audio.currentTime / audio.duration : 0;
+      const step = peaks.length ? w / peaks.length : w;
+      peaks.forEach(function (p, i) {
+        const bar = Math.max(1, p * (h - 4));
+        ctx.fillStyle = i / peaks.length < played ? "#2563eb" : "#94a3b8";
+        ctx.fillRect(i * step, (h - bar) / 2, Math.max(1, step - 0.5), bar);
+      });
+      ctx.fillStyle = "#111827";
+      ctx.fillRect(played * w, 0, 1, h);
+      if (timeLabel && audio) timeLabel.textContent = clock(audio.currentTime) + " / " + clock(audio.duration);
+    }
+    if (audio) {
+      ["timeupdate", "loadedmetadata", "seeked", "play", "pause"].forEach(function (name) {
+        audio.addEventListener(name, drawWave);
+      });
+      document.getElementById("play").addEventListener("click", togglePlay);
+      canvas.addEventListener("click", function (e) {
+        if (!audio.duration) return;
+        const rect = canvas.getBoundingClientRect();
+        audio.currentTime = ((e.clientX - rect.left) / rect.width) * audio.duration;
+      });
+      drawWave();
+    }
+    function togglePlay() {
+      if (!audio) return;
+      if (audio.paused) audio.play();
+      else audio.pause();
+    }
+    function seek(delta) {
+      if (audio && audio.duration) audio.currentTime = Math.min(audio.duration, Math.max(0, audio.currentTime + delta));
+    }
+
+    /* ---- decisions ---- */
+    function setRadio(name, value) {
+      for (const el of form.querySelectorAll('input[type="radio"][name="' + name + '"]')) {
+        el.checked = el.value === value;
+      }
+      changed();
+    }
+    function reject(reason) {
+      setRadio("decision", "reject");
+      form.elements.reject_reason.value = reason;
+      changed();
+    }
+
+    /* Only the fields the reviewer changed are sent: a field left as the sample holds it is
+       no edit, so accepting untouched changes the status and nothing else. */
+    function conditions(value) {
+      const items = Array.isArray(value) ? value : String(value || "").split("\n");
+      return items.map((c) => String(c).trim()).filter(Boolean);
+    }
+    function edited(key, value) {
+      const initial = (config.initial || {})[key];
+      if (key === "predicate") return conditions(value).join("\n") !== conditions(initial).join("\n");
+      return String(value === null || value === undefined ? "" : value).trim()
+        !== String(initial === null || initial === undefined ? "" : initial).trim();
+    }
+    function payload() {
+      const state = readState().fields;
+      const values = {};
+      for (const name in state) {
+        if (!name.startsWith("values.")) continue;
+        const key = name.slice(7);
+        if (state[name] === null || !edited(key, state[name])) continue;
+        values[key] = key === "predicate" ? conditions(state[name]) : state[name];
+      }
+      const bool = (v) => (v === "true" ? true : v === "false" ? false : null);
+      const num = (v) => (v ? Number(v) : null);
+      return {
+        client_uuid: state.client_uuid,
+        sample: config.sampleId,
+        decision: state.decision,
+        values: state.decision === "reject" ? {} : values,
+        reject_reason: state.decision === "reject" ? state.reject_reason : "",
+        clarity: num(state.clarity),
+        naturalness: num(state.naturalness),
+        image_aligned: bool(state.image_aligned),
+        audio_aligned: bool(state.audio_aligned),
+        note: state.note || "",
+        seconds_spent: secondsSpent,
+      };
+    }
+
+    function messageOf(body) {
+      if (!body) return S.failed;
+      if (typeof body.detail === "string") return body.detail;
+      if (Array.isArray(body.detail)) return body.detail.join(" ");
+      return Object.values(body).flat().join(" ");
+    }
+
+    function goNext() {
+      Ahead.carryMark();
+      return api("POST", config.urls.claim, {}).then(function (r) {
+        if (r.status === 200) return r.json().then((d) => { window.location.assign(d.url); });
+        window.location.assign(config.urls.queue);
       });
     }
-    draw();
-    return view;
-  });
 
-  /* ---- audio: waveform from precomputed peaks, seekable ---- */
-  const audio = document.getElementById("audio");
-  const canvas = document.getElementById("waveform");
-  const timeLabel = document.getElementById("audio-time");
-  function clock(t) {
-    const s = Math.floor(t || 0);
-    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
-  }
-  function drawWave() {
-    if (!canvas) return;
-    const ctx = canvas.getContext("2d");
-    const w = canvas.width, h = canvas.height, peaks = config.peaks || [];
-    ctx.clearRect(0, 0, w, h);
-    const played = audio && audio.duration ? audio.currentTime / audio.duration : 0;
-    const step = peaks.length ? w / peaks.length : w;
-    peaks.forEach(function (p, i) {
-      const bar = Math.max(1, p * (h - 4));
-      ctx.fillStyle = i / peaks.length < played ? "#2563eb" : "#94a3b8";
-      ctx.fillRect(i * step, (h - bar) / 2, Math.max(1, step - 0.5), bar);
-    });
-    ctx.fillStyle = "#111827";
-    ctx.fillRect(played * w, 0, 1, h);
-    if (timeLabel && audio) timeLabel.textContent = clock(audio.currentTime) + " / " + clock(audio.duration);
-  }
-  if (audio) {
-    ["timeupdate", "loadedmetadata", "seeked", "play", "pause"].forEach(function (name) {
-      audio.addEventListener(name, drawWave);
-    });
-    document.getElementById("play").addEventListener("click", togglePlay);
-    canvas.addEventListener("click", function (e) {
-      if (!audio.duration) return;
-      const rect = canvas.getBoundingClientRect();
-      audio.currentTime = ((e.clientX - rect.left) / rect.width) * audio.duration;
-    });
-    drawWave();
-  }
-  function togglePlay() {
-    if (!audio) return;
-    if (audio.paused) audio.play();
-    else audio.pause();
-  }
-  function seek(delta) {
-    if (audio && audio.duration) audio.currentTime = Math.min(audio.duration, Math.max(0, audio.currentTime + delta));
-  }
-
-  /* ---- decisions ---- */
-  function setRadio(name, value) {
-    for (const el of form.querySelectorAll('input[type="radio"][name="' + name + '"]')) {
-      el.checked = el.value === value;
-    }
-    changed();
-  }
-  function reject(reason) {
-    setRadio("decision", "reject");
-    form.elements.reject_reason.value = reason;
-    changed();
-  }
-
-  /* Only the fields the reviewer changed are sent: a field left as the sample holds it is
-     no edit, so accepting untouched changes the status and nothing else. */
-  function conditions(value) {
-    const items = Array.isArray(value) ? value : String(value || "").split("\n");
-    return items.map((c) => String(c).trim()).filter(Boolean);
-  }
-  function edited(key, value) {
-    const initial = (config.initial || {})[key];
-    if (key === "predicate") return conditions(value).join("\n") !== conditions(initial).join("\n");
-    return String(value === null || value === undefined ? "" : value).trim()
-      !== String(initial === null || initial === undefined ? "" : initial).trim();
-  }
-  function payload() {
-    const state = readState().fields;
-    const values = {};
-    for (const name in state) {
-      if (!name.startsWith("values.")) continue;
-      const key = name.slice(7);
-      if (state[name] === null || !edited(key, state[name])) continue;
-      values[key] = key === "predicate" ? conditions(state[name]) : state[name];
-    }
-    const bool = (v) => (v === "true" ? true : v === "false" ? false : null);
-    const num = (v) => (v ? Number(v) : null);
-    return {
-      client_uuid: state.client_uuid,
-      sample: config.sampleId,
-      decision: state.decision,
-      values: state.decision === "reject" ? {} : values,
-      reject_reason: state.decision === "reject" ? state.reject_reason : "",
-      clarity: num(state.clarity),
-      naturalness: num(state.naturalness),
-      image_aligned: bool(state.image_aligned),
-      audio_aligned: bool(state.audio_aligned),
-      note: state.note || "",
-      seconds_spent: secondsSpent,
-    };
-  }
-
-  function messageOf(body) {
-    if (!body) return S.failed;
-    if (typeof body.detail === "string") return body.detail;
-    if (Array.isArray(body.detail)) return body.detail.join(" ");
-    return Object.values(body).flat().join(" ");
-  }
-
-  function goNext() {
-    return api("POST", config.urls.claim, {}).then(function (r) {
-      if (r.status === 200) return r.json().then((d) => { window.location.assign(d.url); });
-      window.location.assign(config.urls.queue);
-    });
-  }
-
-  function submit() {
-    if (submitting) return;
-    const body = payload();
-    if (!body.decision) { errorBox.textContent = S.noDecision; return; }
-    if (body.decision === "reject" && !body.reject_reason) { errorBox.textContent = S.needReason; return; }
-    submitting = true;
-    errorBox.textContent = "";
-    saveState.textContent = S.submitting;
-    const amend = config.urls.amend;
-    api(amend ? "PUT" : "POST", amend || config.urls.reviews, body)
-      .then(function (r) {
-        if (r.status === 200 || r.status === 201) {
-          localStorage.removeItem(storageKey);
-          saveState.textContent = S.submitted;
-          if (amend) { window.location.assign(config.urls.mine); return; }
-          // After a gold item with feedback on, the page shows it before moving on.
-          return r.json().catch(() => null).then(function (d) {
-            if (d && d.feedback) { window.location.reload(); return; }
-            return goNext();
+    function submit() {
+      if (submitting) return;
+      const body = payload();
+      if (!body.decision) { errorBox.textContent = S.noDecision; return; }
+      if (body.decision === "reject" && !body.reject_reason) { errorBox.textContent = S.needReason; return; }
+      const amend = config.urls.amend;
+      if (!amend && Ahead.blocked()) { errorBox.textContent = S.pendingFirst; return; }
+      if (!amend && Ahead.busy()) {
+        // The earlier review is still on its way, or the next sample still loading.
+        saveState.textContent = S.submitting;
+        Ahead.busy().then(submit);
+        return;
+      }
+      submitting = true;
+      errorBox.textContent = "";
+      if (!amend && Ahead.ready()) {
+        saveLocal();
+        clearTimeout(saveTimer);
+        Ahead.advance({
+          body: body,
+          url: config.urls.reviews,
+          storageKey: storageKey,
+          label: config.externalId,
+          pageUrl: window.location.pathname,
+        });
+        return;
+      }
+      saveState.textContent = S.submitting;
+      api(amend ? "PUT" : "POST", amend || config.urls.reviews, body)
+        .then(function (r) {
+          if (r.status === 200 || r.status === 201) {
+            localStorage.removeItem(storageKey);
+            saveState.textContent = S.submitted;
+            if (amend) { window.location.assign(config.urls.mine); return; }
+            // After a gold item with feedback on, the page shows it before moving on.
+            return r.json().catch(() => null).then(function (d) {
+              if (d && d.feedback) { window.location.reload(); return; }
+              return goNext();
+            });
+          }
+          return r.json().catch(() => null).then(function (data) {
+            errorBox.textContent = messageOf(data);
+            submitting = false;
           });
-        }
-        return r.json().catch(() => null).then(function (data) {
-          errorBox.textContent = messageOf(data);
+        })
+        .catch(function () {
+          errorBox.textContent = S.failed;
           submitting = false;
         });
-      })
-      .catch(function () {
-        errorBox.textContent = S.failed;
-        submitting = false;
-      });
-  }
-  form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
-
-  document.getElementById("skip").addEventListener("click", function () {
-    const reason = form.elements.skip_reason.value.trim();
-    if (!reason) { errorBox.textContent = S.needSkipReason; form.elements.skip_reason.focus(); return; }
-    api("POST", config.urls.skip, { reason: reason }).then(function (r) {
-      if (r.ok) { localStorage.removeItem(storageKey); return goNext(); }
-      return r.json().then((d) => { errorBox.textContent = messageOf(d); });
-    });
-  });
-
-  /* ---- comments ---- */
-  const commentForm = document.getElementById("comment-form");
-  commentForm.addEventListener("submit", function (e) {
-    e.preventDefault();
-    const text = commentForm.elements.text.value.trim();
-    if (!text) return;
-    api("POST", config.urls.comments, { text: text }).then(function (r) {
-      if (!r.ok) return;
-      return r.json().then(function (c) {
-        const li = document.createElement("li");
-        const who = document.createElement("b");
-        who.textContent = c.author;
-        const body = document.createElement("div");
-        body.className = "data";
-        body.textContent = c.text;
-        li.append(who, body);
-        document.getElementById("comments").append(li);
-        commentForm.elements.text.value = "";
-      });
-    });
-  });
-
-  /* ---- keyboard ---- */
-  const focusKeys = { g: "f-group", c: "f-category", b: "f-subcategory", e: "f-scenario", w: "f-answer", k: "f-skip" };
-  focusKeys.t = document.getElementById("f-explanation") ? "f-explanation" : "f-predicate";
-  document.addEventListener("keydown", function (e) {
-    const target = e.target;
-    const typing = target && (target.tagName === "INPUT" && target.type !== "radio" || target.tagName === "TEXTAREA" || target.tagName === "SELECT");
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); submit(); return; }
-    if (e.key === "Escape" && typing) { target.blur(); return; }
-    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
-    const digit = /^Digit([1-5])$/.exec(e.code);
-    if (digit) { setRadio(e.shiftKey ? "naturalness" : "clarity", digit[1]); e.preventDefault(); return; }
-    const key = e.key;
-    const handled = {
-      a: () => setRadio("decision", "accept"),
-      x: () => setRadio("decision", "reject"),
-      i: () => reject("invalid"),
-      d: () => reject("duplicate"),
-      o: () => reject("offensive"),
-      l: () => reject("licence"),
-      s: () => setRadio("values.safety_label", "safe"),
-      u: () => setRadio("values.safety_label", "unsafe"),
-      m: () => setRadio("image_aligned", "true"),
-      M: () => setRadio("image_aligned", "false"),
-      n: () => setRadio("audio_aligned", "true"),
-      N: () => setRadio("audio_aligned", "false"),
-      p: togglePlay,
-      ArrowLeft: () => seek(-5),
-      ArrowRight: () => seek(5),
-      "+": () => zoom.forEach((z) => z.by(1.5)),
-      "=": () => zoom.forEach((z) => z.by(1.5)),
-      "-": () => zoom.forEach((z) => z.by(1 / 1.5)),
-      "0": () => zoom.forEach((z) => z.reset()),
-      f: () => zoom.forEach((z) => z.full()),
-    }[key];
-    if (handled) { e.preventDefault(); handled(); return; }
-    if (focusKeys[key] && document.getElementById(focusKeys[key])) {
-      e.preventDefault();
-      document.getElementById(focusKeys[key]).focus();
     }
-  });
+    form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
+
+    document.getElementById("skip").addEventListener("click", function () {
+      const reason = form.elements.skip_reason.value.trim();
+      if (!reason) { errorBox.textContent = S.needSkipReason; form.elements.skip_reason.focus(); return; }
+      api("POST", config.urls.skip, { reason: reason }).then(function (r) {
+        if (r.ok) { localStorage.removeItem(storageKey); return goNext(); }
+        return r.json().then((d) => { errorBox.textContent = messageOf(d); });
+      });
+    });
+
+    /* ---- comments ---- */
+    const commentForm = document.getElementById("comment-form");
+    commentForm.addEventListener("submit", function (e) {
+      e.preventDefault();
+      const text = commentForm.elements.text.value.trim();
+      if (!text) return;
+      api("POST", config.urls.comments, { text: text }).then(function (r) {
+        if (!r.ok) return;
+        return r.json().then(function (c) {
+          const li = document.createElement("li");
+          const who = document.createElement("b");
+          who.textContent = c.author;
+          const body = document.createElement("div");
+          body.className = "data";
+          body.textContent = c.text;
+          li.append(who, body);
+          document.getElementById("comments").append(li);
+          commentForm.elements.text.value = "";
+        });
+      });
+    });
+
+    /* ---- keyboard ---- */
+    const focusKeys = { g: "f-group", c: "f-category", b: "f-subcategory", e: "f-scenario", w: "f-answer", k: "f-skip" };
+    focusKeys.t = document.getElementById("f-explanation") ? "f-explanation" : "f-predicate";
+    document.addEventListener("keydown", function (e) {
+      const target = e.target;
+      const typing = target && (target.tagName === "INPUT" && target.type !== "radio" || target.tagName === "TEXTAREA" || target.tagName === "SELECT");
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        Ahead.markKey(e.timeStamp);
+        submit();
+        return;
+      }
+      if (e.key === "Escape" && typing) { target.blur(); return; }
+      if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+      const digit = /^Digit([1-5])$/.exec(e.code);
+      if (digit) { setRadio(e.shiftKey ? "naturalness" : "clarity", digit[1]); e.preventDefault(); return; }
+      const key = e.key;
+      const handled = {
+        a: () => setRadio("decision", "accept"),
+        x: () => setRadio("decision", "reject"),
+        i: () => reject("invalid"),
+        d: () => reject("duplicate"),
+        o: () => reject("offensive"),
+        l: () => reject("licence"),
+        s: () => setRadio("values.safety_label", "safe"),
+        u: () => setRadio("values.safety_label", "unsafe"),
+        m: () => setRadio("image_aligned", "true"),
+        M: () => setRadio("image_aligned", "false"),
+        n: () => setRadio("audio_aligned", "true"),
+        N: () => setRadio("audio_aligned", "false"),
+        p: togglePlay,
+        ArrowLeft: () => seek(-5),
+        ArrowRight: () => seek(5),
+        "+": () => zoom.forEach((z) => z.by(1.5)),
+        "=": () => zoom.forEach((z) => z.by(1.5)),
+        "-": () => zoom.forEach((z) => z.by(1 / 1.5)),
+        "0": () => zoom.forEach((z) => z.reset()),
+        f: () => zoom.forEach((z) => z.full()),
+      }[key];
+      if (handled) { e.preventDefault(); handled(); return; }
+      if (focusKeys[key] && document.getElementById(focusKeys[key])) {
+        e.preventDefault();
+        document.getElementById(focusKeys[key]).focus();
+      }
+    }, on);
+
+    Ahead.start(config, swapped);
+    return {
+      destroy: function () {
+        bound.abort();
+        clearInterval(ticker);
+        clearTimeout(saveTimer);
+        if (audio) audio.pause();
+      },
+    };
+  }
+
+  let current = mount(false);
+  window.ReviewWorkbench = {
+    remount: function () {
+      current.destroy();
+      current = mount(true);
+    },
+  };
 })();

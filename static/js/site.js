@@ -11,13 +11,18 @@
     });
   }
 
-  document.querySelectorAll("[data-viewer][data-width][data-height]").forEach(function (viewer) {
-    var width = Number(viewer.dataset.width);
-    var height = Number(viewer.dataset.height);
-    if (width > 0 && height > 0) {
-      // CSSOM properties, not a style attribute: the policy allows these.
-      viewer.style.aspectRatio = width + " / " + height;
-      viewer.style.maxWidth = "min(100%, calc(70vh * " + width + " / " + height + "))";
-    }
-  });
+  /* Also called on a page swapped in without a reload (the review workbench's next sample). */
+  function sizeViewers(root) {
+    root.querySelectorAll("[data-viewer][data-width][data-height]").forEach(function (viewer) {
+      var width = Number(viewer.dataset.width);
+      var height = Number(viewer.dataset.height);
+      if (width > 0 && height > 0) {
+        // CSSOM properties, not a style attribute: the policy allows these.
+        viewer.style.aspectRatio = width + " / " + height;
+        viewer.style.maxWidth = "min(100%, calc(70vh * " + width + " / " + height + "))";
+      }
+    });
+  }
+  sizeViewers(document);
+  window.StudioSite = { sizeViewers: sizeViewers };
 })();

@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation import services as annotation_services
 from annotation.models import NoteKey, Sample, SampleStatus
 from review import services
-from review.models import ReviewSettings, Slot
+from review.models import Review, ReviewSettings, Slot
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
 from tests.support.http import redirect_url
@@ -158,3 +158,42 @@ def test_lead_saves_settings_and_fills_the_queue(lead: Any) -> None:
     assert response.status_code == 200
     assert ReviewSettings.objects.get(dataset=dataset).overlap == 3
     assert client.post(reverse("review:fill", args=[dataset.pk])).status_code == 302
+
+
+def test_the_review_form_posts_without_the_script(annotator: Any) -> None:
+    """Without JavaScript the workbench form posts: the review is saved with only what the
+    reviewer changed, and the next sample opens; posted again (same submission id) nothing
+    is added; bad input goes back to the form with the reason and writes nothing."""
+    dataset = review_dataset(2, k=1, members=[annotator])
+    client = _client(annotator)
+    first = client.post(reverse("review:next", args=[dataset.pk]))
+    sample_id = int(redirect_url(first).rstrip("/").rsplit("/", 1)[1])
+    page = client.get(reverse("review:workbench", args=[sample_id])).content.decode()
+    url = reverse("review:submit", args=[sample_id])
+    assert f'action="{url}"' in page
+    sample = Sample.objects.get(pk=sample_id)
+
+    bad = client.post(url, {"client_uuid": "not-a-uuid", "decision": "maybe", "clarity": "9"})
+    assert redirect_url(bad) == reverse("review:workbench", args=[sample_id])
+    shown = client.get(reverse("review:workbench", args=[sample_id])).content.decode()
+    assert "Decision" in shown and "Clarity" in shown
+    assert not Review.objects.filter(sample_id=sample_id).exists()
+
+    form = {
+        "client_uuid": "3f1c1a0e-0000-4000-8000-000000000001",
+        "decision": "accept",
+        "clarity": "4",
+        "image_aligned": "",
+        "values.category_code": sample.category_code,
+        "values.reference_answer": "Zebra",
+        "note": "fine",
+    }
+    response = client.post(url, form)
+    other = Slot.objects.exclude(sample_id=sample_id).get(dataset=dataset)
+    assert redirect_url(response) == reverse("review:workbench", args=[other.sample_id])
+    again = client.post(url, form)
+    assert again.status_code == 302
+    review = Review.objects.get(sample_id=sample_id)
+    assert (review.decision, review.clarity, review.note) == ("accept", 4, "fine")
+    assert review.values == {"reference_answer": "Zebra"}
+    assert client.post(reverse("review:submit", args=[999999]), form).status_code == 404
