@@ -300,8 +300,9 @@ def sample_ids_flagged_gold(
     *, dataset: Dataset, statuses: Iterable[str], sample_ids: Iterable[int] | None = None
 ) -> list[int]:
     """The samples (of these statuses) that an import's ``gold`` key or column flagged."""
+    # A key lookup, not ``extra__contains``: SQLite (the embedded run) has no JSON containment.
     samples = Sample.objects.filter(
-        dataset=dataset, status__in=list(statuses), extra__contains={GOLD_KEY: True}
+        dataset=dataset, status__in=list(statuses), **{f"extra__{GOLD_KEY}": True}
     )
     if sample_ids is not None:
         samples = samples.filter(pk__in=list(sample_ids))
