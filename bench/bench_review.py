@@ -178,8 +178,8 @@ def reset_queue(db_url: str, dataset_id: int, k: int) -> None:
             "UPDATE annotation_sample SET status = 'pending_review', revision = 1, extra = '{}' "
             "WHERE dataset_id = %(ds)s AND (status <> 'pending_review' OR extra <> '{}')",
             "INSERT INTO review_slot (dataset_id, sample_id, round, position, judges_disagree, "
-            "priority, lease_expires_at, done) SELECT s.dataset_id, s.id, 0, p, s.judges_disagree, "
-            "s.priority, '2000-01-01', false FROM annotation_sample s, "
+            "priority, lease_expires_at, done, gold) SELECT s.dataset_id, s.id, 0, p, "
+            "s.judges_disagree, s.priority, '2000-01-01', false, false FROM annotation_sample s, "
             "generate_series(0, %(k)s - 1) p WHERE s.dataset_id = %(ds)s",
         ):
             conn.execute(sql, {"ds": dataset_id, "k": k})
