@@ -4,8 +4,9 @@ Runs ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` through Djan
 request handler (middleware, token authentication, throttling, the views) with the test
 client, no network and no gunicorn, on the database of ``DATABASE_URL`` (a dataset of its
 own, made on the first run and reused). Reports per loop: the SQL statements of each call,
-the Python function calls (a count that does not move with the machine's load) and the CPU
-milliseconds; ``--sql`` prints the statements of one loop, ``--top N`` the profile's heaviest
+the Python function calls (a count that does not move with the machine's load, from a
+profiled run) and the CPU milliseconds of this process (from a run without the profiler;
+PostgreSQL's and Redis's own time are not in it); ``--sql`` prints the statements of one loop, ``--top N`` the profile's heaviest
 functions.
 
 Run: DATABASE_URL=postgres://…/db REDIS_URL=redis://…/1 .venv/bin/python bench/profile_review.py
@@ -43,7 +44,8 @@ def _setup(samples: int, reviewers: int) -> tuple[int, list[str]]:
     from django.db import connection
 
     from annotation.models import Dataset
-    from bench.bench_review import build, reset_queue
+    from bench.bench_review import build
+    from bench.review_db import reset_queue
 
     dataset = Dataset.objects.filter(name=NAME).first()
     if dataset is None:
@@ -71,18 +73,32 @@ def main() -> None:
     parser.add_argument("--reviewers", type=int, default=4)
     parser.add_argument("--sql", action="store_true")
     parser.add_argument("--top", type=int, default=0)
+    parser.add_argument("--dump", help="write the profile to this file (for pstats)")
+    parser.add_argument(
+        "--floor", action="store_true", help="the floor site's loop instead (bench/floor_urls.py)"
+    )
     args = parser.parse_args()
+    if args.floor:
+        from bench.bench_review import CLAIM_SQL
+
+        os.environ["DJANGO_SETTINGS_MODULE"] = "bench.floor_site"
+        os.environ["BENCH_CLAIM_SQL"] = CLAIM_SQL
 
     import django
 
     django.setup()
+    from django.contrib.auth.models import User
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     dataset_id, tokens = _setup(args.samples, args.reviewers)
     clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
-    claim_path = f"/api/datasets/{dataset_id}/claim/"
+    claim_path, submit_path = f"/api/datasets/{dataset_id}/claim/", "/api/reviews/"
+    if args.floor:
+        reviewers = User.objects.filter(username__startswith="bench-").values_list("pk", flat=True)
+        clients = [Client(HTTP_X_REVIEWER=str(pk)) for pk in reviewers]
+        claim_path, submit_path = f"/floor/claim/{dataset_id}/", "/floor/submit/"
 
     def loop(client: Client) -> tuple[list[str], list[str]]:
         with CaptureQueriesContext(connection) as claim_q:
@@ -91,7 +107,7 @@ def main() -> None:
         sample = json.loads(claimed.content)["sample"]["id"]
         body = {"client_uuid": str(uuid.uuid4()), "sample": sample, "decision": "accept"}
         with CaptureQueriesContext(connection) as submit_q:
-            submitted = client.post("/api/reviews/", body, content_type="application/json")
+            submitted = client.post(submit_path, body, content_type="application/json")
         assert submitted.status_code == 201, submitted.content
         return [q["sql"] for q in claim_q.captured_queries], [
             q["sql"] for q in submit_q.captured_queries
@@ -101,14 +117,18 @@ def main() -> None:
         loop(client)
     claim_sql, submit_sql = loop(clients[0])
     settle_sql = loop(clients[1])[1]  # the second review of the sample settles it
-    profiler = cProfile.Profile()
     cpu0 = time.process_time()
+    for i in range(args.loops):
+        loop(clients[i % len(clients)])
+    cpu = time.process_time() - cpu0
+    profiler = cProfile.Profile(time.process_time)  # CPU only: waits on the database are not counted
     profiler.enable()
     for i in range(args.loops):
         loop(clients[i % len(clients)])
     profiler.disable()
-    cpu = time.process_time() - cpu0
     stats = pstats.Stats(profiler)
+    if args.dump:
+        stats.dump_stats(args.dump)
     calls = sum(entry[1] for entry in stats.stats.values())  # type: ignore[attr-defined]
     if args.sql:
         shown = (("claim", claim_sql), ("submit", submit_sql), ("settling submit", settle_sql))
@@ -124,7 +144,7 @@ def main() -> None:
         "submit_queries": len(submit_sql),
         "settling_submit_queries": len(settle_sql),
         "calls_per_loop": round(calls / args.loops),
-        "cpu_ms_per_loop_profiled": round(cpu * 1000 / args.loops, 2),
+        "cpu_ms_per_loop": round(cpu * 1000 / args.loops, 2),
     }
     print(json.dumps(result))
 
