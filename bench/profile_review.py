@@ -6,11 +6,12 @@ client, no network and no gunicorn, on the database of ``DATABASE_URL`` (a datas
 own, made on the first run and reused). Reports per loop: the SQL statements of each call,
 the Python function calls (a count that does not move with the machine's load, from a
 profiled run) and the CPU milliseconds of this process (from a run without the profiler;
-PostgreSQL's and Redis's own time are not in it); ``--sql`` prints the statements of one loop, ``--top N`` the profile's heaviest
-functions.
+PostgreSQL's and Redis's own time are not in it); ``--sql`` prints the statements of one
+loop, ``--top N`` the profile's heaviest functions (CPU time), ``--floor`` runs the floor
+site's two views (``bench/floor_urls.py``) instead, for comparison.
 
 Run: DATABASE_URL=postgres://…/db REDIS_URL=redis://…/1 .venv/bin/python bench/profile_review.py
-     [--loops 200] [--samples 2000] [--reviewers 4] [--sql] [--top 25]
+     [--loops 200] [--samples 2000] [--reviewers 4] [--sql] [--top 25] [--floor] [--dump F]
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def main() -> None:
     for i in range(args.loops):
         loop(clients[i % len(clients)])
     cpu = time.process_time() - cpu0
-    profiler = cProfile.Profile(time.process_time)  # CPU only: waits on the database are not counted
+    # CPU time only: waits on the database are not counted.
+    profiler = cProfile.Profile(time.process_time)
     profiler.enable()
     for i in range(args.loops):
         loop(clients[i % len(clients)])
