@@ -214,8 +214,8 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
-        # Open slots of the round left (k was lowered meanwhile) go with the settlement.
-        left_open = any(not s.done and s.pk != slot.pk for s in slots)
+        # Open slots left (k was lowered meanwhile) go with the settlement.
+        left_open = any(not s.done and s.pk != slot.pk for s in every_round)
         settled = _settle(sample=sample, by=reviewer, review_round=current, open_slots=left_open)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
