@@ -14,16 +14,25 @@ in time:
    plus a no-op "submit" request, the least any Django implementation of the two API calls
    could cost (the queue is reset after);
 3. site: N reviewers (threads with a keep-alive stdlib HTTP connection and token auth) loop
-   ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site.
+   ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site;
+   ``ratio_site_to_floor`` is its loops/s over the floor site's;
+4. open loop (``bench/open_loop.py``): 500 reviewers, each with its own token, start a
+   claim + submit loop on their own Poisson clocks (mean 10 s apart: 50 loops/s offered) for
+   60 s after a 10 s warm-up, against the README's production shape (gunicorn --preload,
+   2 workers x 4 threads); latencies count from each loop's due time.
+
+After every phase that writes reviews, the database is checked: no reviewer holding two open
+leases, no sample with more than k reviews, nobody reviewing a sample twice.
 
 The HTTP client is ``http.client`` rather than a richer library so that the load generator,
 which shares the machine's cores with gunicorn and PostgreSQL, costs as little as it can.
 
-Prints the phases' rates and p50/p95/p99 latency, the site/bare ratio, and from the database
-the double leases and over-reviewed samples, as one JSON object on the last line.
+Prints the phases' rates and p50/p95/p99 latency, the ratios, and the invariants, as one JSON
+object on the last line.
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
      [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
+     [--phases bare,floor,site,open] [--open-reviewers 500 --open-gap 10 --open-seconds 60]
 """
 
 from __future__ import annotations
@@ -48,6 +57,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.open_loop import open_loop_phase  # noqa: E402
+from bench.review_db import invariants, load_built, reset_queue  # noqa: E402
 from bench.support import Http, make_database, percentiles  # noqa: E402
 from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
 
@@ -80,8 +91,9 @@ def _run_together(
     return time.perf_counter() - start
 
 
-def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
-    """Dataset, samples, queue and reviewers (site reviewers with tokens, bare ones by id)."""
+def build(n_samples: int, n_reviewers: int, k: int, bare: int | None = None) -> dict[str, Any]:
+    """Dataset, samples, queue and reviewers: ``n_reviewers`` site reviewers with tokens and
+    ``bare`` (as many by default) bare ones, by id."""
     import django
 
     django.setup()
@@ -133,6 +145,7 @@ def build(n_samples: int, n_reviewers: int, k: int) -> dict[str, Any]:
         user.groups.add(annotators)
         services.dataset_add_member(dataset=dataset, user=user)
         tokens.append(Token.objects.create(user=user).key)
+    for i in range(n_reviewers if bare is None else bare):
         bare_ids.append(User.objects.create_user(username=f"bare-{i}").pk)
     return {
         "dataset_id": dataset.pk,
@@ -163,53 +176,6 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
     elapsed = _run_together(run, len(reviewer_ids), seconds, deadline, barrier)
     flat = [x for per in latencies for x in per]
     return {"claims": len(flat), "seconds": round(elapsed, 2), "latencies": flat}
-
-
-def reset_queue(db_url: str, dataset_id: int, k: int) -> None:
-    """Every sample back to pending review with k open slots and no reviews (as built)."""
-    with psycopg.connect(db_url, autocommit=True) as conn:
-        for sql in (
-            "DELETE FROM review_review WHERE dataset_id = %(ds)s",
-            "DELETE FROM review_outcome WHERE dataset_id = %(ds)s",
-            "DELETE FROM review_skip WHERE dataset_id = %(ds)s",
-            "DELETE FROM review_slot WHERE dataset_id = %(ds)s",
-            "DELETE FROM annotation_samplerevision r USING annotation_sample s "
-            "WHERE r.sample_id = s.id AND s.dataset_id = %(ds)s",
-            "UPDATE annotation_sample SET status = 'pending_review', revision = 1, extra = '{}' "
-            "WHERE dataset_id = %(ds)s AND (status <> 'pending_review' OR extra <> '{}')",
-            "INSERT INTO review_slot (dataset_id, sample_id, round, position, judges_disagree, "
-            "priority, lease_expires_at, done) SELECT s.dataset_id, s.id, 0, p, s.judges_disagree, "
-            "s.priority, '2000-01-01', false FROM annotation_sample s, "
-            "generate_series(0, %(k)s - 1) p WHERE s.dataset_id = %(ds)s",
-        ):
-            conn.execute(sql, {"ds": dataset_id, "k": k})
-        for table in ("review_slot", "review_review", "annotation_sample"):
-            conn.execute(f"VACUUM ANALYZE {table}")
-
-
-def load_built(db_url: str) -> dict[str, Any]:
-    """An earlier run's dataset, tokens and bare reviewers (for --reuse)."""
-    with psycopg.connect(db_url) as conn:
-        row = conn.execute(
-            "SELECT id FROM annotation_dataset WHERE name = 'bench MMOOC'"
-        ).fetchone()
-        if row is None:
-            raise SystemExit("--reuse: no earlier bench dataset in this database")
-        tokens = conn.execute(
-            "SELECT t.key FROM authtoken_token t JOIN auth_user u ON u.id = t.user_id "
-            "WHERE u.username LIKE 'bench-%%' ORDER BY u.id"
-        ).fetchall()
-        bare = conn.execute(
-            "SELECT id FROM auth_user WHERE username LIKE 'bare-%%' ORDER BY id"
-        ).fetchall()
-        slots = conn.execute("SELECT count(*) FROM review_slot").fetchone()
-    return {
-        "dataset_id": row[0],
-        "tokens": [t for (t,) in tokens],
-        "bare_ids": [b for (b,) in bare],
-        "slots": slots[0] if slots else 0,
-        "build_seconds": 0.0,
-    }
 
 
 def floor_phase(port: int, clients: int, seconds: float) -> Any:
@@ -347,29 +313,37 @@ def gunicorn(
         server.wait(timeout=30)
 
 
-def invariants(db_url: str, dataset_id: int, k: int) -> dict[str, int]:
-    with psycopg.connect(db_url) as conn:
-        over = conn.execute(
-            "SELECT count(*) FROM (SELECT sample_id FROM review_review WHERE dataset_id = %s "
-            "GROUP BY sample_id HAVING count(*) > %s) t",
-            (dataset_id, k),
-        ).fetchone()
-        twice = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM review_review WHERE dataset_id = %s "
-            "GROUP BY sample_id, reviewer_id HAVING count(*) > 1) t",
-            (dataset_id,),
-        ).fetchone()
-        leases = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM review_slot WHERE dataset_id = %s "
-            "AND NOT done AND reviewer_id IS NOT NULL GROUP BY reviewer_id "
-            "HAVING count(*) > 1) t",
-            (dataset_id,),
-        ).fetchone()
-    return {
-        "over_reviewed_samples": over[0] if over else -1,
-        "reviewed_twice": twice[0] if twice else -1,
-        "reviewers_with_two_open_leases": leases[0] if leases else -1,
-    }
+PHASES = ("bare", "floor", "site", "open")
+
+
+def _phase_invariants(
+    db_url: str, ds: int, k: int, name: str, seen: dict[str, dict[str, int]], client: int = 0
+) -> None:
+    """Check the queue after a phase (then reset it for the next one)."""
+    checks = invariants(db_url, ds, k)
+    checks["reviewers_with_two_open_leases"] += client
+    seen[name] = checks
+    print(f"invariants after {name}: {checks}")
+    reset_queue(db_url, ds, k)
+
+
+def _open(args: argparse.Namespace, env: dict[str, str], ds: int, tokens: list[str]) -> Any:
+    """The open loop against the README's production shape: gunicorn --preload, 2 workers x
+    4 threads (gthread)."""
+    shape = argparse.Namespace(**{**vars(args), "workers": 2, "threads": 4})
+    with gunicorn(shape, env, extra=["--preload"]):
+        opened = open_loop_phase(
+            args.port,
+            f"/api/datasets/{ds}/claim/",
+            "/api/reviews/",
+            tokens[: args.open_reviewers],
+            mean_gap=args.open_gap,
+            seconds=args.open_seconds,
+            warmup=args.open_warmup,
+        )
+    opened["gunicorn"] = "--preload, 2 workers x 4 threads (gthread)"
+    print(f"open loop: {json.dumps(opened)}")
+    return opened
 
 
 def main() -> None:
@@ -384,7 +358,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset")
+    parser.add_argument("--open-reviewers", type=int, default=500)
+    parser.add_argument("--open-gap", type=float, default=10.0, help="mean s between loops")
+    parser.add_argument("--open-seconds", type=float, default=60.0)
+    parser.add_argument("--open-warmup", type=float, default=10.0)
     args = parser.parse_args()
+    phases = set(args.phases.split(","))
+    if phases - set(PHASES):
+        parser.error(f"--phases: choose among {', '.join(PHASES)}")
 
     db_url = f"{args.pg}/{args.db}"
     var = Path(tempfile.mkdtemp(prefix="bench-review-"))
@@ -404,88 +386,106 @@ def main() -> None:
     }
     os.environ.update(env)
     python = sys.executable
+    site_reviewers = max(args.reviewers, args.open_reviewers if "open" in phases else 0)
     if args.reuse:
         built = load_built(db_url)
+        if len(built["tokens"]) < site_reviewers:
+            raise SystemExit(f"--reuse: the earlier run made fewer than {site_reviewers} reviewers")
         reset_queue(db_url, built["dataset_id"], args.k)
     else:
         make_database(f"{args.pg}/postgres", args.db)
         subprocess.run(
             [python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
         )
-        built = build(args.samples, args.reviewers, args.k)
+        built = build(args.samples, site_reviewers, args.k, bare=args.reviewers)
     print(f"{args.samples} samples, {built['slots']} slots (built in {built['build_seconds']} s)")
-
-    bare = bare_phase(db_url, built["dataset_id"], built["bare_ids"], args.seconds)
-    bare_rate = bare["claims"] / bare["seconds"]
-    print(f"bare SQL: {bare['claims']} claims in {bare['seconds']} s = {bare_rate:.0f}/s")
-    reset_queue(db_url, built["dataset_id"], args.k)
-
-    ds = built["dataset_id"]
-    with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
-        floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
-        floor_rate = floor["requests"] / floor["seconds"]
-        print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")
-        least = site_phase(
-            args.port,
-            f"/floor/claim/{ds}/",
-            "/floor/submit/",
-            [{"X-Reviewer": str(pk)} for pk in built["bare_ids"]],
-            args.seconds,
-        )
-    least_rate = least["claims"] / least["seconds"]
-    print(f"floor site (bare claim + no-op submit through Django): {least_rate:.0f} loops/s")
-    reset_queue(db_url, ds, args.k)
-
-    with gunicorn(args, env):
-        site = site_phase(
-            args.port,
-            f"/api/datasets/{ds}/claim/",
-            "/api/reviews/",
-            [{"Authorization": f"Token {token}"} for token in built["tokens"]],
-            args.seconds,
-        )
-    site_rate = site["claims"] / site["seconds"]
-    print(
-        f"site: {site['claims']} claims + {site['submits']} submits in {site['seconds']} s "
-        f"= {site_rate:.0f} claim+submit loops/s, errors {site['error_count']} {site['errors']}"
-    )
-    checks = invariants(db_url, built["dataset_id"], args.k)
-    result = {
+    ds, k = built["dataset_id"], args.k
+    seen: dict[str, dict[str, int]] = {}
+    result: dict[str, Any] = {
         "samples": args.samples,
-        "k": args.k,
+        "k": k,
         "reviewers": args.reviewers,
         "seconds_per_phase": args.seconds,
         "gunicorn": f"{args.workers} workers x {args.threads} threads (gthread)",
-        "bare_sql": {
+    }
+    bare_rate = least_rate = floor_rate = site_rate = 0.0
+    if "bare" in phases:
+        bare = bare_phase(db_url, ds, built["bare_ids"], args.seconds)
+        bare_rate = bare["claims"] / bare["seconds"]
+        print(f"bare SQL: {bare['claims']} claims in {bare['seconds']} s = {bare_rate:.0f}/s")
+        reset_queue(db_url, ds, k)  # the bare claims write no reviews: nothing to check
+        result["bare_sql"] = {
             "claims": bare["claims"],
             "claims_per_s": round(bare_rate, 1),
             **percentiles(bare["latencies"]),
-        },
-        "site": {
+        }
+    if "floor" in phases:
+        with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
+            floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
+            floor_rate = floor["requests"] / floor["seconds"]
+            print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")
+            least = site_phase(
+                args.port,
+                f"/floor/claim/{ds}/",
+                "/floor/submit/",
+                [{"X-Reviewer": str(pk)} for pk in built["bare_ids"]],
+                args.seconds,
+            )
+        least_rate = least["claims"] / least["seconds"]
+        print(f"floor site (bare claim + no-op submit through Django): {least_rate:.0f} loops/s")
+        _phase_invariants(db_url, ds, k, "floor", seen, least["client_double_leases"])
+        result["framework_floor"] = {
+            "requests_per_s": round(floor_rate, 1),
+            "loops_per_s_at_most": round(floor_rate / 2, 1),
+            **percentiles(floor["latencies"]),
+        }
+        result["floor_site"] = {
+            "loops_per_s": round(least_rate, 1),
+            "claim": percentiles(least["claim_latencies"]),
+            "submit": percentiles(least["submit_latencies"]),
+            "errors": least["error_count"],
+        }
+    if "site" in phases:
+        with gunicorn(args, env):
+            site = site_phase(
+                args.port,
+                f"/api/datasets/{ds}/claim/",
+                "/api/reviews/",
+                [{"Authorization": f"Token {t}"} for t in built["tokens"][: args.reviewers]],
+                args.seconds,
+            )
+        site_rate = site["claims"] / site["seconds"]
+        print(
+            f"site: {site['claims']} claims + {site['submits']} submits in {site['seconds']} s "
+            f"= {site_rate:.0f} loops/s, errors {site['error_count']} {site['errors']}"
+        )
+        _phase_invariants(db_url, ds, k, "site", seen, site["client_double_leases"])
+        result["site"] = {
             "claims": site["claims"],
             "submits": site["submits"],
             "claims_per_s": round(site_rate, 1),
             "claim": percentiles(site["claim_latencies"]),
             "submit": percentiles(site["submit_latencies"]),
             "errors": site["error_count"],
-        },
-        "framework_floor": {
-            "requests_per_s": round(floor_rate, 1),
-            "loops_per_s_at_most": round(floor_rate / 2, 1),
-            **percentiles(floor["latencies"]),
-        },
-        "floor_site": {
-            "loops_per_s": round(least_rate, 1),
-            "claim": percentiles(least["claim_latencies"]),
-            "submit": percentiles(least["submit_latencies"]),
-            "errors": least["error_count"],
-        },
-        "ratio_site_to_bare": round(site_rate / bare_rate, 3) if bare_rate else None,
-        "ratio_floor_loops_to_bare": round(floor_rate / 2 / bare_rate, 3) if bare_rate else None,
-        "ratio_floor_site_to_bare": round(least_rate / bare_rate, 3) if bare_rate else None,
-        "double_leases": site["client_double_leases"] + checks["reviewers_with_two_open_leases"],
-        "over_reviewed_samples": checks["over_reviewed_samples"],
-        "reviewed_twice": checks["reviewed_twice"],
+        }
+    if "open" in phases:
+        result["open_loop"] = _open(args, env, ds, built["tokens"])
+        _phase_invariants(db_url, ds, k, "open", seen)
+    # The browser measures (bench/bench_review_browser.py) report under "browser" and
+    # "browser_embedded" when that phase joins this run.
+
+    def ratio(a: float, b: float) -> float | None:
+        return round(a / b, 3) if a and b else None
+
+    result |= {
+        "ratio_site_to_floor": ratio(site_rate, least_rate),
+        "ratio_site_to_bare": ratio(site_rate, bare_rate),
+        "ratio_floor_loops_to_bare": ratio(floor_rate / 2, bare_rate),
+        "ratio_floor_site_to_bare": ratio(least_rate, bare_rate),
+        "invariants": seen,
+        "double_leases": sum(c["reviewers_with_two_open_leases"] for c in seen.values()),
+        "over_reviewed_samples": sum(c["over_reviewed_samples"] for c in seen.values()),
+        "reviewed_twice": sum(c["reviewed_twice"] for c in seen.values()),
     }
     print(json.dumps(result))
 

@@ -6,6 +6,7 @@ the datasets they are members of. Superusers count as leads.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -36,6 +37,15 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[str]:
         cached = frozenset(names)
         user._role_cache = cached  # type: ignore[attr-defined]
     return cached
+
+
+def roles_remember(user: AbstractBaseUser | AnonymousUser, names: Iterable[str]) -> None:
+    """Keep a user's role names, loaded with the user (token authentication does), so that
+    ``user_roles`` needs no query."""
+    roles = set(names) & set(ROLES)
+    if getattr(user, "is_superuser", False):
+        roles.add(LEAD)
+    user._role_cache = frozenset(roles)  # type: ignore[union-attr]
 
 
 def roles_known(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import hot_selectors
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
@@ -57,13 +58,13 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
 
 
 def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
+    """The claim's answer, built from one read of the sample and its media."""
     fields = consensus.reviewable_fields(dataset.kind)
-    sample = annotation_selectors.sample_fields(
+    sample, media = hot_selectors.sample_card(
         sample_id=lease.sample_id, fields=("external_id", "status", "question", *fields)
     )
-    if sample is None:  # pragma: no cover - a leased sample's slots go with it
+    if not sample:  # pragma: no cover - a leased sample's slots go with it
         raise NotFound()
-    media = annotation_selectors.sample_media_rows(sample_id=lease.sample_id)
     return {
         "lease": {"slot": lease.slot_id, "expires_at": lease.expires_at, "resumed": lease.resumed},
         "sample": {
@@ -78,7 +79,7 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
                 {
                     "role": link["role"],
                     "asset_id": link["asset_id"],
-                    "mime_type": link["asset__mime_type"],
+                    "mime_type": link["mime_type"],
                     "url": reverse("annotation:media_file", args=[link["asset_id"]]),
                 }
                 for link in media
@@ -90,7 +91,7 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
 
 def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
     """The dataset, if this user may review in it: 403 for a member who is no annotator."""
-    dataset = annotation_selectors.dataset_get_visible(
+    dataset = hot_selectors.dataset_visible(
         user=request.user, dataset_id=dataset_id, role=ANNOTATOR
     )
     if dataset is None:
@@ -159,6 +160,33 @@ class ReviewOutput(serializers.Serializer[Any]):
         }
 
 
+def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
+    """What ``ReviewOutput`` answers, built as a plain dict: every submission answers it, and
+    the serializer's field machinery cost more than the data."""
+    return {
+        "id": review.pk,
+        "sample": review.sample_id,
+        "client_uuid": str(review.client_uuid),
+        "decision": review.decision,
+        "reject_reason": review.reject_reason,
+        "values": review.values,
+        "clarity": review.clarity,
+        "naturalness": review.naturalness,
+        "image_aligned": review.image_aligned,
+        "audio_aligned": review.audio_aligned,
+        "note": review.note,
+        "seconds_spent": review.seconds_spent,
+        "created_at": _iso(review.created_at),
+        "settled_status": settled_status,
+        "feedback": ReviewOutput().get_feedback(review),
+    }
+
+
+def _iso(value: Any) -> str:
+    """A datetime as DRF's DateTimeField writes it (ISO 8601, UTC as Z)."""
+    return str(serializers.DateTimeField().to_representation(value))
+
+
 class ReviewFieldsInput(serializers.Serializer[Any]):
     decision = serializers.ChoiceField(choices=Decision.choices)
     values = serializers.DictField(required=False, default=dict)
@@ -193,14 +221,15 @@ class ReviewCreateApi(APIView):
         payload = self.ReviewInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data = dict(payload.validated_data)
-        sample = _sample(request, data.pop("sample"), with_media=False)
+        sample = hot_selectors.sample_visible(user=request.user, sample_id=data.pop("sample"))
+        if sample is None:
+            raise NotFound()
         try:
             result = services.review_submit(reviewer=request_user(request), sample=sample, **data)
         except services.ReviewConflict as exc:
             return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
-        body = ReviewOutput(result.review, context={"settled_status": result.settled_status})
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(body.data, status=code)
+        return Response(review_output(result.review, result.settled_status), status=code)
 
 
 class ReviewAmendApi(APIView):

@@ -259,14 +259,24 @@ def sample_link_pair(*, unsafe: Sample, safe: Sample) -> None:
     unsafe.pair, safe.pair = safe, unsafe
 
 
-def sample_set_note(*, sample_ids: Iterable[int], key: NoteKey, values: Mapping[int, Any]) -> int:
+def sample_set_note(
+    *,
+    sample_ids: Iterable[int],
+    key: NoteKey,
+    values: Mapping[int, Any],
+    known_to_exist: bool = False,
+) -> int:
     """Note another app's summary about samples (``values`` maps sample id to a JSON value).
 
     Used by review (``NoteKey.REVIEW_SUMMARY``) and judging (``NoteKey.JUDGE_VOTES``) so that
     annotation, which knows neither, can show and export them. One upsert per batch: a note
-    written by another app at the same time, under another key, is never lost.
+    written by another app at the same time, under another key, is never lost. Ids of
+    samples gone are left out, unless the caller says they all exist (``known_to_exist``:
+    it holds them in its transaction), which saves the query that checks.
     """
-    ids = list(Sample.objects.filter(pk__in=list(sample_ids)).values_list("pk", flat=True))
+    ids = list(sample_ids)
+    if not known_to_exist:
+        ids = list(Sample.objects.filter(pk__in=ids).values_list("pk", flat=True))
     now = timezone.now()
     notes = [SampleNote(sample_id=pk, key=key, value=values.get(pk), updated_at=now) for pk in ids]
     SampleNote.objects.bulk_create(

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -159,15 +158,14 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
 
 
 def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
-    overlap = ReviewSettings.objects.filter(dataset_id=OuterRef("dataset_id")).values("overlap")
+    """The submission in a fixed number of statements: one locks the sample's slots and reads
+    with them the overlap, whether this submission id was seen and whether the reviewer holds
+    a draft or a skip of the sample (so that nothing is deleted that is not there)."""
+    mine = {"sample": sample, "reviewer": reviewer}
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    every_round = list(
-        Slot.objects.select_for_update(of=("self",))
-        .filter(sample=sample)
-        .annotate(overlap=Subquery(overlap))
-        .order_by("pk")
-    )
+    every_round = _slots_locked(sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"])
+    first = every_round[0] if every_round else None
     gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
     if gold is not None:
         # Served as a gold item: the answer is held against the expected one, and the
@@ -178,16 +176,20 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
             )
         except ValidationError as exc:
             raise ReviewConflict(exc.messages[0], code=exc.code) from exc
-        Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
+        _drop_draft_and_skip(first, mine, skip=False)
         return SubmitResult(answer, created=created, settled_status=None)
     every_round = [s for s in every_round if not s.gold]
     current = max((s.round for s in every_round), default=0)
     slots = [s for s in every_round if s.round == current]
-    earlier = _replayed(reviewer, sample, fields["client_uuid"])
-    if earlier is not None:
-        return SubmitResult(earlier, created=False, settled_status=None)
+    mine_done = any(s.reviewer_id == reviewer.pk and s.done for s in slots)
+    # The lock may have waited for the first copy of this submission, whose review the
+    # statement's snapshot cannot see but whose done slot it can: look again then.
+    if mine_done or getattr(first, "replayed", False):
+        earlier = _replayed(reviewer, sample, fields["client_uuid"])
+        if earlier is not None:
+            return SubmitResult(earlier, created=False, settled_status=None)
     now = timezone.now()
-    if any(s.reviewer_id == reviewer.pk and s.done for s in slots):
+    if mine_done:
         raise ReviewConflict(_("You already reviewed this sample."), code="already_reviewed")
     slot = next((s for s in slots if s.reviewer_id == reviewer.pk and not s.done), None)
     if slot is None:
@@ -207,13 +209,14 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
         **fields,
     )
     Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
-    Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
-    Skip.objects.filter(sample=sample, reviewer=reviewer).delete()
+    _drop_draft_and_skip(first, mine, skip=True)
     done = 1 + sum(1 for s in slots if s.done)
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
-        settled = _settle(sample=sample, by=reviewer, review_round=current)
+        # Open slots left (k was lowered meanwhile) go with the settlement.
+        left_open = any(not s.done and s.pk != slot.pk for s in every_round)
+        settled = _settle(sample=sample, by=reviewer, review_round=current, open_slots=left_open)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
             sample=sample,
@@ -226,6 +229,41 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     return SubmitResult(review, created=True, settled_status=settled)
 
 
+def _slots_locked_sql() -> str:
+    """Every slot of a sample, locked, with the dataset's overlap and whether the submission
+    id was seen, the reviewer holds a draft of the sample, or skipped it: fixed SQL, since
+    every submission runs it and the ORM's building of four subqueries cost more CPU than
+    the database's work."""
+    slots = Slot._meta.db_table
+    columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
+    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
+    return (
+        f"SELECT {columns}, "  # noqa: S608 - model tables
+        f"(SELECT overlap FROM {ReviewSettings._meta.db_table} c "
+        "WHERE c.dataset_id = s.dataset_id) AS overlap, "
+        f"EXISTS (SELECT 1 FROM {Review._meta.db_table} r WHERE r.client_uuid = %s) AS replayed, "
+        f"EXISTS (SELECT 1 FROM {Draft._meta.db_table} d "
+        "WHERE d.sample_id = s.sample_id AND d.reviewer_id = %s) AS has_draft, "
+        f"EXISTS (SELECT 1 FROM {Skip._meta.db_table} k "
+        "WHERE k.sample_id = s.sample_id AND k.reviewer_id = %s) AS has_skip "
+        f"FROM {slots} s WHERE s.sample_id = %s ORDER BY s.id{lock}"
+    )
+
+
+def _slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
+    uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
+    params = [uuid_value, reviewer.pk, reviewer.pk, sample.pk]
+    return list(Slot.objects.raw(_slots_locked_sql(), params))
+
+
+def _drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:
+    """Delete the reviewer's draft (and skip) of the sample, when the lock read one."""
+    if locked is None or getattr(locked, "has_draft", True):
+        Draft.objects.filter(**mine).delete()
+    if skip and (locked is None or getattr(locked, "has_skip", True)):
+        Skip.objects.filter(**mine).delete()
+
+
 def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:
     """Settle a sample on its round's reviews (the queue does so when a smaller k leaves a
     sample with all the reviews it now needs); returns the status it reached."""
@@ -234,23 +272,27 @@ def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -
         return _settle(sample=sample, by=by, review_round=review_round)
 
 
-def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
+def _settle(*, sample: Sample, by: User | None, review_round: int, open_slots: bool = True) -> str:
+    """Settle the sample on its round's reviews, read in one query; ``open_slots`` False
+    when the caller knows that no unfinished slot of the sample is left to delete."""
     reviews = list(
-        Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
+        Review.objects.filter(sample=sample, round=review_round)
+        .select_related("reviewer")
+        .only("decision", "values", "reject_reason", "reviewer__username")
     )
     names = [r.reviewer.get_username() for r in reviews]
     kind, current = sample.dataset.kind, current_values(sample)
     result = consensus.consensus(
         [
             consensus.Verdict(
-                reviewer=r.reviewer.get_username(),
+                reviewer=name,
                 decision=r.decision,
                 # Edits against the sample as it stands (reviews stored before edits were
                 # kept alone hold every field; this reads them the same way).
                 values=consensus.edits(kind, current, r.values),
                 reject_reason=r.reject_reason,
             )
-            for r in reviews
+            for r, name in zip(reviews, names, strict=True)
         ]
     )
     status = result.status
@@ -298,7 +340,8 @@ def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
         _write_summary(sample, names, agreement=True, adjudicated=False, note="")
     if status == consensus.VERIFIED and sample.extra.get(GOLD_KEY) is True:
         gold_services.gold_mark_flagged(dataset=sample.dataset, sample_ids=[sample.pk])
-    Slot.objects.filter(sample=sample, done=False, gold=False).delete()
+    if open_slots:
+        Slot.objects.filter(sample=sample, done=False, gold=False).delete()
     return status
 
 
@@ -343,7 +386,9 @@ def _move(
 def _write_summary(
     sample: Sample, reviewers: list[str], *, agreement: bool, adjudicated: bool, note: str
 ) -> None:
+    # The sample's slots (or the sample) are locked by the caller: it exists.
     annotation_services.sample_set_note(
+        known_to_exist=True,
         sample_ids=[sample.pk],
         key=NoteKey.REVIEW_SUMMARY,
         values={

@@ -86,3 +86,25 @@ def test_the_migration_moves_notes_out_of_extra() -> None:
     assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) == {"a": 1}
     sample.refresh_from_db()
     assert sample.extra == {"topic": "t"}
+
+
+@pytest.mark.django_db
+def test_a_caller_holding_the_samples_writes_its_note_in_one_statement(
+    django_assert_num_queries: pytest.FixtureRequest,
+) -> None:
+    """With ``known_to_exist`` (the review's settlement holds the sample's slots) the note is
+    one upsert, without the check that leaves out samples gone; without it, a gone sample
+    is left out."""
+    sample = mmooc_sample()
+    with django_assert_num_queries(1):  # type: ignore[operator]
+        services.sample_set_note(
+            sample_ids=[sample.pk],
+            key=NoteKey.REVIEW_SUMMARY,
+            values={sample.pk: {"a": 1}},
+            known_to_exist=True,
+        )
+    assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) == {"a": 1}
+    written = services.sample_set_note(
+        sample_ids=[sample.pk, sample.pk + 10_000], key=NoteKey.JUDGE_VOTES, values={}
+    )
+    assert written == 1

@@ -1,0 +1,126 @@
+"""The review loop's hot path (review/apis.py with annotation/hot_selectors.py and
+core/authentication.py): a reviewer signed in with an API token claims and submits in a fixed,
+small number of statements, whatever the size of the dataset."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from annotation import services as annotation_services
+from annotation.models import Sample, SampleStatus
+from review.models import Outcome
+from tests.annotation.factories import UserFactory
+from tests.review.factories import review_dataset
+
+pytestmark = pytest.mark.django_db
+
+# PostgreSQL: the token with its user and roles; the dataset with the membership test; the
+# one-statement claim inside the savepoint pair the test transaction adds; the sample's
+# fields and media in one read.
+CLAIM = {"postgresql": 6, "sqlite": 11}
+# The token; the sample with its dataset and the membership test; the savepoint pair; the
+# slot lock (with the overlap, replay, draft and skip tests); the review; the slot; the
+# sample's status and its history (first review) or, settling, the round's reviews read
+# once, the status and history, the outcome and the summary note.
+SUBMIT = {"postgresql": 9, "sqlite": 10}
+SETTLE = {"postgresql": 12, "sqlite": 13}
+
+
+def _token_client(user: Any) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+def _loop(client: Any, dataset_id: int) -> tuple[int, Any]:
+    claimed = client.post(reverse("api_review_claim", args=[dataset_id]), {}, format="json")
+    assert claimed.status_code == 200
+    sample_id = claimed.json()["sample"]["id"]
+    body = {"client_uuid": str(uuid.uuid4()), "sample": sample_id, "decision": "accept"}
+    return sample_id, body
+
+
+@pytest.mark.parametrize("size", [2, 40])
+def test_claim_and_submit_run_a_fixed_number_of_statements(
+    size: int, django_assert_num_queries: Any
+) -> None:
+    """For a queue of 2 samples and one of 40 alike: a claim, a first review and the review
+    that settles the sample each cost the same few statements, the permission checks
+    included (the token brings the user's roles)."""
+    first, second = (UserFactory.create(role="annotator") for _ in range(2))
+    dataset = review_dataset(size, k=2, members=[first, second])
+    clients = [_token_client(first), _token_client(second)]
+    vendor = connection.vendor
+    with django_assert_num_queries(CLAIM[vendor]):
+        sample_id, body = _loop(clients[0], dataset.pk)
+    with django_assert_num_queries(SUBMIT[vendor]):
+        assert clients[0].post(reverse("api_reviews"), body, format="json").status_code == 201
+    with django_assert_num_queries(CLAIM[vendor]):
+        again, body = _loop(clients[1], dataset.pk)
+    assert again == sample_id  # the queue serves the sample's second slot next
+    with django_assert_num_queries(SETTLE[vendor]):
+        created = clients[1].post(reverse("api_reviews"), body, format="json")
+    assert created.json()["settled_status"] == SampleStatus.VERIFIED
+    assert Outcome.objects.get(sample_id=sample_id).status == SampleStatus.VERIFIED
+
+
+def test_submit_answers_the_review_as_the_serializer_did(annotator: Any) -> None:
+    """The submit's plain answer carries every field of ``ReviewOutput``, typed alike."""
+    dataset = review_dataset(1, k=2, members=[annotator])
+    client = _token_client(annotator)
+    sample_id, body = _loop(client, dataset.pk)
+    body |= {"values": {"scenario": "math"}, "clarity": 4, "note": " fine "}
+    answer = client.post(reverse("api_reviews"), body, format="json").json()
+    assert set(answer) == {
+        "id", "sample", "client_uuid", "decision", "reject_reason", "values", "clarity",
+        "naturalness", "image_aligned", "audio_aligned", "note", "seconds_spent",
+        "created_at", "settled_status", "feedback",
+    }  # fmt: skip
+    assert answer["sample"] == sample_id
+    assert answer["client_uuid"] == body["client_uuid"]
+    assert (answer["values"], answer["clarity"], answer["note"]) == (
+        {"scenario": "math"},
+        4,
+        "fine",
+    )
+    assert answer["created_at"].endswith("Z")
+    assert answer["settled_status"] is None and answer["feedback"] is None
+
+
+def test_a_token_reviewer_outside_the_dataset_gets_404_and_an_auditor_403(auditor: Any) -> None:
+    """The one-statement lookups keep the refusals: 404 for a dataset or sample the reviewer
+    cannot see, 403 for a member who is no annotator."""
+    dataset = review_dataset(1)
+    outsider = UserFactory.create(role="annotator")
+    client = _token_client(outsider)
+    assert client.post(reverse("api_review_claim", args=[dataset.pk]), {}).status_code == 404
+    sample = Sample.objects.filter(dataset=dataset).first()
+    assert sample is not None
+    body = {"client_uuid": str(uuid.uuid4()), "sample": sample.pk, "decision": "accept"}
+    assert client.post(reverse("api_reviews"), body, format="json").status_code == 404
+    annotation_services.dataset_add_member(dataset=dataset, user=auditor)
+    refused = _token_client(auditor).post(reverse("api_review_claim", args=[dataset.pk]), {})
+    assert refused.status_code == 403
+
+
+def test_an_inactive_or_unknown_token_is_refused(annotator: Any) -> None:
+    """A token of a deactivated user, or no such token, gets 403 with the reason."""
+    dataset = review_dataset(1, members=[annotator])
+    client = _token_client(annotator)
+    annotator.is_active = False
+    annotator.save()
+    refused = client.post(reverse("api_review_claim", args=[dataset.pk]), {})
+    assert refused.status_code in (401, 403)
+    assert "inactive" in refused.json()["detail"]
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    unknown = stranger.post(reverse("api_review_claim", args=[dataset.pk]), {})
+    assert unknown.status_code in (401, 403)
+    assert "Invalid token" in unknown.json()["detail"]
