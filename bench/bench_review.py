@@ -32,7 +32,7 @@ object on the last line.
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
      [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
-     [--phases bare,floor,site,open] [--open-reviewers 500 --open-gap 10 --open-seconds 60]
+     [--phases bare,floor,site,open,browser] [--open-reviewers 500 --open-gap 10 --open-seconds 60]
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def gunicorn(
         server.wait(timeout=30)
 
 
-PHASES = ("bare", "floor", "site", "open")
+PHASES = ("bare", "floor", "site", "open", "browser")
 
 
 def _phase_invariants(
@@ -471,8 +471,10 @@ def main() -> None:
     if "open" in phases:
         result["open_loop"] = _open(args, env, ds, built["tokens"])
         _phase_invariants(db_url, ds, k, "open", seen)
-    # The browser measures (bench/bench_review_browser.py) report under "browser" and
-    # "browser_embedded" when that phase joins this run.
+    if "browser" in phases:  # one reviewer in Chromium, on its own databases (production, embedded)
+        from bench.bench_review_browser import measure as browser_measure
+
+        result |= browser_measure(pg=args.pg)
 
     def ratio(a: float, b: float) -> float | None:
         return round(a / b, 3) if a and b else None
