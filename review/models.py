@@ -9,12 +9,17 @@ and a slot takes one review, so no sample gets more than k reviews.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
+
+# The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
+OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
 class ReviewSettings(models.Model):
@@ -23,6 +28,8 @@ class ReviewSettings(models.Model):
     DEFAULT_OVERLAP = 2
     DEFAULT_LEASE_SECONDS = 15 * 60
     DEFAULT_GOLD_RATE = 0.05
+    DEFAULT_MIN_GOLD_ACCURACY = 0.7
+    DEFAULT_MIN_GOLD_ITEMS = 20
 
     dataset = models.OneToOneField(
         Dataset, on_delete=models.CASCADE, related_name="review_settings"
@@ -50,6 +57,14 @@ class ReviewSettings(models.Model):
             "answer and its explanation."
         ),
     )
+    # A reviewer who answered at least ``min_gold_items`` gold items with an accuracy below
+    # ``min_gold_accuracy`` is flagged to the lead, who may exclude them from consensus.
+    min_gold_accuracy = models.FloatField(
+        _("minimum gold accuracy"), default=DEFAULT_MIN_GOLD_ACCURACY
+    )
+    min_gold_items = models.PositiveIntegerField(
+        _("gold items before flagging"), default=DEFAULT_MIN_GOLD_ITEMS
+    )
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
@@ -62,6 +77,13 @@ class ReviewSettings(models.Model):
             models.CheckConstraint(condition=Q(lease_seconds__gte=30), name="review_lease_minimum"),
             models.CheckConstraint(
                 condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="review_gold_rate_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(min_gold_accuracy__gte=0, min_gold_accuracy__lte=1),
+                name="review_min_gold_accuracy_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_gold_items__gte=1), name="review_min_gold_items_minimum"
             ),
         ]
 
@@ -365,3 +387,37 @@ class GoldAnswer(Submission):
 
     def __str__(self) -> str:
         return f"{self.reviewer_id} on gold {self.sample_id}: {self.matched}"
+
+
+class ReviewerExclusion(models.Model):
+    """A lead left a reviewer's reviews of a dataset out of its consensus.
+
+    Their reviews are kept (removing the exclusion counts them again); the samples they
+    reviewed are settled again without them, and go back to review when fewer than k
+    reviews remain. Reviews they submit while excluded do not count either.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reason = models.TextField(_("reason"), blank=True, default="")
+    created_at = models.DateTimeField(_("excluded at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "created_at", "id"]
+        verbose_name = _("reviewer exclusion")
+        verbose_name_plural = _("reviewer exclusions")
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "reviewer"], name="uniq_reviewer_exclusion")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} excluded from {self.dataset_id}"

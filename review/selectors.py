@@ -447,3 +447,14 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
 
 def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
+
+
+def reviewer_gold_counts(*, dataset: Dataset) -> dict[int, tuple[int, int]]:
+    """Per reviewer (user id), their gold answers in the dataset: (matched, answered)."""
+    rows = (
+        GoldAnswer.objects.filter(dataset=dataset)
+        .values("reviewer_id")
+        .annotate(correct=Count("id", filter=Q(matched=True)), total=Count("id"))
+        .values_list("reviewer_id", "correct", "total")
+    )
+    return {reviewer_id: (correct, total) for reviewer_id, correct, total in rows}

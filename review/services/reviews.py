@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -23,6 +23,7 @@ from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
 from review.models import (
+    OPEN_SINCE,
     Comment,
     Decision,
     Draft,
@@ -30,6 +31,7 @@ from review.models import (
     Outcome,
     RejectReason,
     Review,
+    ReviewerExclusion,
     ReviewSettings,
     Skip,
     Slot,
@@ -160,12 +162,17 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
 
 def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
     overlap = ReviewSettings.objects.filter(dataset_id=OuterRef("dataset_id")).values("overlap")
+    excluded = ReviewerExclusion.objects.filter(dataset_id=OuterRef("dataset_id"))
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
     every_round = list(
         Slot.objects.select_for_update(of=("self",))
         .filter(sample=sample)
-        .annotate(overlap=Subquery(overlap))
+        .annotate(
+            overlap=Subquery(overlap),
+            excluded=Exists(excluded.filter(reviewer_id=OuterRef("reviewer_id"))),
+            me_excluded=Exists(excluded.filter(reviewer_id=reviewer.pk)),
+        )
         .order_by("pk")
     )
     gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
@@ -209,11 +216,16 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
     Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
     Skip.objects.filter(sample=sample, reviewer=reviewer).delete()
-    done = 1 + sum(1 for s in slots if s.done)
+    # Reviews of reviewers excluded from consensus (``review.services.exclusions``) fill
+    # their slot but do not count towards k; the last open slot filled by one is replaced.
+    me_excluded = bool(getattr(slot, "me_excluded", False))
+    done = (not me_excluded) + sum(1 for s in slots if s.done and not getattr(s, "excluded", 0))
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
         settled = _settle(sample=sample, by=reviewer, review_round=current)
+    elif me_excluded and all(s.done for s in slots if s.pk != slot.pk):
+        _open_replacement(sample=sample, slots=slots)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
             sample=sample,
@@ -226,6 +238,19 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     return SubmitResult(review, created=True, settled_status=settled)
 
 
+def _open_replacement(*, sample: Sample, slots: Sequence[Slot]) -> None:
+    """Open one more slot in the sample's round, after the last ones (which a lease may hold)."""
+    Slot.objects.create(
+        dataset_id=sample.dataset_id,
+        sample=sample,
+        round=slots[0].round,
+        position=1 + max(s.position for s in slots),
+        judges_disagree=slots[0].judges_disagree,
+        priority=slots[0].priority,
+        lease_expires_at=OPEN_SINCE,
+    )
+
+
 def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:
     """Settle a sample on its round's reviews (the queue does so when a smaller k leaves a
     sample with all the reviews it now needs); returns the status it reached."""
@@ -235,8 +260,11 @@ def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -
 
 
 def _settle(*, sample: Sample, by: User | None, review_round: int) -> str:
+    excluded = ReviewerExclusion.objects.filter(dataset_id=sample.dataset_id)
     reviews = list(
-        Review.objects.filter(sample=sample, round=review_round).select_related("reviewer")
+        Review.objects.filter(sample=sample, round=review_round)
+        .exclude(reviewer__in=excluded.values("reviewer_id"))
+        .select_related("reviewer")
     )
     names = [r.reviewer.get_username() for r in reviews]
     kind, current = sample.dataset.kind, current_values(sample)
