@@ -81,6 +81,16 @@ def reviewer_trust(*, dataset: Dataset) -> list[ReviewerTrust]:
     return sorted(rows, key=lambda r: (not r.flagged, r.username))
 
 
+def flagged_reviewer_ids(*, dataset: Dataset) -> set[int]:
+    """The reviewers of the dataset the thresholds flag (two queries)."""
+    settings = review_settings_get(dataset=dataset)
+    return {
+        reviewer_id
+        for reviewer_id, (correct, total) in reviewer_gold_counts(dataset=dataset).items()
+        if is_flagged(correct=correct, total=total, settings=settings)
+    }
+
+
 def _usernames(ids: set[int]) -> dict[int, str]:
     return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username"))
 

@@ -57,9 +57,11 @@ def review_settings_update(
     lease_seconds: int,
     gold_rate: float | None = None,
     gold_feedback: bool | None = None,
+    min_gold_accuracy: float | None = None,
+    min_gold_items: int | None = None,
 ) -> ReviewSettings:
     """Save a dataset's review settings; a changed overlap resizes an open queue. The gold
-    rate and feedback are kept as they are when not given."""
+    rate and feedback, and the thresholds that flag a reviewer, are kept when not given."""
     if not 1 <= overlap <= 10:
         raise ValidationError(
             {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
@@ -74,6 +76,16 @@ def review_settings_update(
             {"gold_rate": _("The gold rate is between 0 and 0.5 (0 turns gold items off).")},
             code="bad_gold_rate",
         )
+    if min_gold_accuracy is not None and not 0 <= min_gold_accuracy <= 1:
+        raise ValidationError(
+            {"min_gold_accuracy": _("The minimum gold accuracy is between 0 and 1.")},
+            code="bad_min_gold_accuracy",
+        )
+    if min_gold_items is not None and not 1 <= min_gold_items <= 100_000:
+        raise ValidationError(
+            {"min_gold_items": _("Flag reviewers after between 1 and 100,000 gold items.")},
+            code="bad_min_gold_items",
+        )
     with transaction.atomic():
         current = review_settings_get(dataset=dataset)
         resized = current.pk is not None and current.overlap != overlap
@@ -85,6 +97,10 @@ def review_settings_update(
             current.gold_rate = gold_rate
         if gold_feedback is not None:
             current.gold_feedback = gold_feedback
+        if min_gold_accuracy is not None:
+            current.min_gold_accuracy = min_gold_accuracy
+        if min_gold_items is not None:
+            current.min_gold_items = min_gold_items
         current.save()
         if resized and Slot.objects.filter(dataset=dataset).exists():
             queue_sync(dataset=dataset)
