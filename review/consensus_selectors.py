@@ -4,10 +4,10 @@ the Dawid–Skene estimate of the reviewers' confusion matrices and the samples'
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Case, Count, OuterRef, Subquery, Value, When
 
 from annotation.models import Dataset
 from review.models import Decision, Review, ReviewerExclusion, Slot
@@ -18,8 +18,12 @@ if TYPE_CHECKING:
     from review.models import ReviewSettings
 
 # The estimate reads at most this many samples (the latest), so that the page stays under a
-# second or so on any dataset: 5,000 samples with 3 reviews each take about 0.3 s.
+# second on any dataset: 5,000 samples with 3 reviews each by 20 reviewers, 100 iterations,
+# take about 0.5 s with the reading (measured on a shared 2-core machine).
 MAX_ESTIMATE_SAMPLES = 5000
+# Posteriors shown to two decimals need no finer convergence; the cap bounds the worst case.
+MAX_ITERATIONS = 100
+TOLERANCE = 1e-4
 DEFAULT_POSTERIOR_THRESHOLD = 0.8
 # What a review says, as Dawid–Skene classes: an accept with edits differs from a plain one
 # as consensus sees it (two reviewers agree only with the same edits).
@@ -109,12 +113,6 @@ def excluded_reviewers(*, dataset: Dataset) -> list[dict[str, str]]:
     ]
 
 
-def review_class(decision: str, values: dict[str, Any]) -> str:
-    if decision == Decision.REJECT:
-        return REJECT
-    return EDIT if values else ACCEPT
-
-
 @dataclass(frozen=True)
 class UncertainSample:
     sample_id: int
@@ -156,12 +154,19 @@ def estimate_labels(
         .order_by("-sample_id")
         .values_list("sample_id", flat=True)[: max_samples + 1]
     )
-    rows = (
-        counted.filter(sample_id__in=samples[:max_samples])
-        .order_by("sample_id", "id")
-        .values_list("sample_id", "reviewer__username", "decision", "values")
+    chosen = set(samples[:max_samples])
+    verdict = Case(
+        When(decision=Decision.REJECT, then=Value(REJECT)),
+        When(values={}, then=Value(ACCEPT)),
+        default=Value(EDIT),
     )
-    labels = [(sid, name, review_class(decision, values)) for sid, name, decision, values in rows]
+    rows = (
+        counted.filter(sample_id__gte=min(chosen, default=0))
+        .annotate(verdict=verdict)
+        .order_by("sample_id", "id")
+        .values_list("sample_id", "reviewer__username", "verdict")
+    )
+    labels = [(sid, name, label) for sid, name, label in rows if sid in chosen]
     return labels, len(samples) > max_samples
 
 
@@ -175,7 +180,10 @@ def consensus_estimate(
     if not labels:
         return None
     estimate = dawid_skene(
-        [(str(sid), name, label) for sid, name, label in labels], classes=CLASSES
+        [(str(sid), name, label) for sid, name, label in labels],
+        classes=CLASSES,
+        max_iterations=MAX_ITERATIONS,
+        tolerance=TOLERANCE,
     )
     reviewers = [
         (

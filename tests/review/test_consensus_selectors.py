@@ -137,7 +137,10 @@ def test_the_estimate_is_the_pure_estimator_on_the_counted_reviews() -> None:
     labels, truncated = consensus_selectors.estimate_labels(dataset=dataset)
     assert not truncated and len(labels) == 10
     pure = dawid_skene(
-        [(str(s), name, label) for s, name, label in labels], classes=consensus_selectors.CLASSES
+        [(str(s), name, label) for s, name, label in labels],
+        classes=consensus_selectors.CLASSES,
+        max_iterations=consensus_selectors.MAX_ITERATIONS,
+        tolerance=consensus_selectors.TOLERANCE,
     )
     for name, rows in estimate.reviewers:
         r = pure.reviewers.index(name)
