@@ -158,3 +158,17 @@ def test_lead_saves_settings_and_fills_the_queue(lead: Any) -> None:
     assert response.status_code == 200
     assert ReviewSettings.objects.get(dataset=dataset).overlap == 3
     assert client.post(reverse("review:fill", args=[dataset.pk])).status_code == 302
+
+
+def test_the_settings_form_sets_the_thresholds_that_flag_reviewers(lead: Any) -> None:
+    """The form takes the accuracy in percent; out-of-range values are refused with a message."""
+    dataset = review_dataset(1)
+    client = _client(lead)
+    form = {"overlap": "2", "blind": "on", "lease_minutes": "5"}
+    url = reverse("review:settings", args=[dataset.pk])
+    client.post(url, {**form, "min_gold_accuracy_percent": "65", "min_gold_items": "8"})
+    saved = ReviewSettings.objects.get(dataset=dataset)
+    assert (saved.min_gold_accuracy, saved.min_gold_items) == (0.65, 8)
+    response = client.post(url, {**form, "min_gold_accuracy_percent": "120"}, follow=True)
+    assert "less than or equal to 100" in response.content.decode()
+    assert ReviewSettings.objects.get(dataset=dataset).min_gold_accuracy == 0.65
