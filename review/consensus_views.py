@@ -77,58 +77,43 @@ def _reviewer(user_id: int) -> User:
 
 @require_POST
 def reviewer_exclude(request: HttpRequest, dataset_id: int, user_id: int) -> HttpResponse:
-    require_lead(request)
-    dataset = dataset_or_404(request, dataset_id)
-    reviewer = _reviewer(user_id)
-    try:
-        result = exclusions.reviewer_exclude(
-            dataset=dataset,
-            reviewer=reviewer,
-            by=request_user(request),
-            reason=request.POST.get("reason", ""),
-        )
-    except ValidationError as exc:
-        messages.error(request, exc.messages[0])
-    else:
-        messages.success(
-            request,
-            _(
-                "%(name)s is excluded from consensus: %(resettled)d samples settled again, "
-                "%(returned)d back to review."
-            )
-            % {
-                "name": reviewer.get_username(),
-                "resettled": result.resettled,
-                "returned": result.returned,
-            },
-        )
-    return _page(dataset.pk)
+    return _change_exclusion(request, dataset_id, user_id, exclude=True)
 
 
 @require_POST
 def reviewer_include(request: HttpRequest, dataset_id: int, user_id: int) -> HttpResponse:
+    return _change_exclusion(request, dataset_id, user_id, exclude=False)
+
+
+def _change_exclusion(
+    request: HttpRequest, dataset_id: int, user_id: int, *, exclude: bool
+) -> HttpResponse:
+    """Exclude a reviewer from consensus (with the posted reason) or count them again, and
+    say what happened to the samples they reviewed."""
     require_lead(request)
     dataset = dataset_or_404(request, dataset_id)
     reviewer = _reviewer(user_id)
+    by = request_user(request)
     try:
-        result = exclusions.reviewer_include(
-            dataset=dataset, reviewer=reviewer, by=request_user(request)
-        )
-    except ValidationError as exc:
-        messages.error(request, exc.messages[0])
-    else:
-        messages.success(
-            request,
-            _(
+        if exclude:
+            result = exclusions.reviewer_exclude(
+                dataset=dataset, reviewer=reviewer, by=by, reason=request.POST.get("reason", "")
+            )
+            done = _(
+                "%(name)s is excluded from consensus: %(resettled)d samples settled again, "
+                "%(returned)d back to review."
+            )
+        else:
+            result = exclusions.reviewer_include(dataset=dataset, reviewer=reviewer, by=by)
+            done = _(
                 "%(name)s counts in consensus again: %(resettled)d samples settled again, "
                 "%(returned)d back to review."
             )
-            % {
-                "name": reviewer.get_username(),
-                "resettled": result.resettled,
-                "returned": result.returned,
-            },
-        )
+    except ValidationError as exc:
+        messages.error(request, exc.messages[0])
+    else:
+        counts = {"resettled": result.resettled, "returned": result.returned}
+        messages.success(request, done % {"name": reviewer.get_username(), **counts})
     return _page(dataset.pk)
 
 
