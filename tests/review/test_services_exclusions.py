@@ -192,6 +192,13 @@ def test_returning_samples_takes_a_fixed_number_of_queries() -> None:
     assert _exclusion_queries(2) == _exclusion_queries(8)
 
 
+def test_each_batch_adds_the_same_few_queries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In batches of 2 samples, each further batch costs the same handful of queries."""
+    monkeypatch.setattr(exclusions, "BATCH", 2)
+    two, four, six = (_exclusion_queries(n) for n in (2, 4, 6))
+    assert four - two == six - four <= 6
+
+
 def test_uncertain_samples_go_to_adjudication_in_bulk(team: dict[str, Any]) -> None:
     """Verified and in-review samples move to adjudication with an outcome saying so; a
     sample not in the workflow (s4 pending with no review is in it; an imported one is not)
