@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import apis, gold_apis
+from review import apis, consensus_apis, gold_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),
@@ -23,6 +23,16 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path(
         "samples/<int:sample_id>/gold/", gold_apis.SampleGoldApi.as_view(), name="api_review_gold"
+    ),
+    path(
+        "datasets/<int:dataset_id>/reviewer-exclusions/",
+        consensus_apis.ReviewerExclusionsApi.as_view(),
+        name="api_reviewer_exclusions",
+    ),
+    path(
+        "datasets/<int:dataset_id>/reviewer-exclusions/<str:username>/",
+        consensus_apis.ReviewerExclusionApi.as_view(),
+        name="api_reviewer_exclusion",
     ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
     path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),

@@ -5,8 +5,9 @@ Excluding a reviewer settles again exactly the samples they reviewed in their la
 through the same settlement a submission runs (``reviews.sample_settle_round``): a settled
 sample keeps its k counted reviews and is settled on them, or goes back to review when fewer
 than k remain (the queue then opens the slots it needs, one per excluded review). A sample
-still in review just gets those slots. Adjudicated samples are the lead's decision and are
-left alone. Taking the exclusion back runs the same steps with the reviewer counted again.
+in review gets those slots, or is settled once it has k counted reviews. Adjudicated samples
+are the lead's decision and are left alone. Taking the exclusion back runs the same steps
+with the reviewer counted again.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ class Resettled:
     """What an exclusion (or its undo) did to the samples the reviewer reviewed."""
 
     affected: int  # samples reviewed by the reviewer in their latest round
-    resettled: int  # settled again on their counted reviews
+    resettled: int  # settled (again) on their counted reviews
     returned: int  # back to review: fewer than k counted reviews
-    left: int  # unchanged: adjudicated, removed, or still in review
+    left: int  # unchanged: adjudicated, removed, or in review under k counted reviews
 
 
 @transaction.atomic
@@ -138,12 +139,13 @@ def _resettle(*, dataset: Dataset, reviewer: User, by: User) -> Resettled:
         )
         counted = counted_reviews(dataset=dataset, sample_ids=chunk)
         for sample_id in chunk:
-            if statuses.get(sample_id) not in SETTLED or sample_id in adjudicated:
+            status = statuses.get(sample_id)
+            if status not in (*SETTLED, *QUEUED) or sample_id in adjudicated:
                 continue
             n = counted.get(sample_id, 0)
-            if n >= k:
+            if n >= k:  # settled, or in review with k counted reviews again
                 settle[sample_id] = rounds.get(sample_id, 0)
-            else:
+            elif status in SETTLED:
                 moves[sample_id] = SampleStatus.IN_REVIEW if n else SampleStatus.PENDING_REVIEW
         # Back in review in its current round: no longer settled (the queue would otherwise
         # open a new round for it).
