@@ -29,11 +29,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
         consensus_apis.ReviewerExclusionsApi.as_view(),
         name="api_reviewer_exclusions",
     ),
-    path(
-        "datasets/<int:dataset_id>/reviewer-exclusions/<str:username>/",
-        consensus_apis.ReviewerExclusionApi.as_view(),
-        name="api_reviewer_exclusion",
-    ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
     path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),
     path("samples/<int:sample_id>/draft/", apis.DraftApi.as_view(), name="api_review_draft"),

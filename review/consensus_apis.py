@@ -1,5 +1,5 @@
 """REST API of quality in consensus: the reviewers a lead excluded from a dataset's consensus,
-excluding one (``POST``) and counting them again (``DELETE``). Leads only."""
+excluding one (``POST``) and counting them again (``DELETE ?reviewer=``). Leads only."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,6 +40,13 @@ def _refused(exc: ValidationError) -> Response:
     return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
 
 
+def _reviewer(username: str) -> User:
+    reviewer = User.objects.filter(username=username).first() if username else None
+    if reviewer is None:
+        raise serializers.ValidationError({"reviewer": [_("No such reviewer.")]})
+    return reviewer
+
+
 class ReviewerExclusionsApi(APIView):
     permission_classes = [IsLead]
 
@@ -61,9 +67,7 @@ class ReviewerExclusionsApi(APIView):
         dataset = dataset_or_404(request, dataset_id)
         payload = self.ExcludeInput(data=request.data)
         payload.is_valid(raise_exception=True)
-        reviewer = User.objects.filter(username=payload.validated_data["reviewer"]).first()
-        if reviewer is None:
-            raise serializers.ValidationError({"reviewer": [_("No such reviewer.")]})
+        reviewer = _reviewer(payload.validated_data["reviewer"])
         try:
             result = exclusions.reviewer_exclude(
                 dataset=dataset,
@@ -75,17 +79,15 @@ class ReviewerExclusionsApi(APIView):
             return _refused(exc)
         return Response(ResettledOutput(result).data, status=status.HTTP_201_CREATED)
 
-
-class ReviewerExclusionApi(APIView):
-    permission_classes = [IsLead]
-
-    @extend_schema(request=None, responses={200: ResettledOutput})
-    def delete(self, request: Request, dataset_id: int, username: str) -> Response:
-        """Count the reviewer in the dataset's consensus again."""
+    @extend_schema(
+        parameters=[OpenApiParameter("reviewer", str, required=True)],
+        request=None,
+        responses={200: ResettledOutput},
+    )
+    def delete(self, request: Request, dataset_id: int) -> Response:
+        """Count the reviewer (``?reviewer=username``) in the dataset's consensus again."""
         dataset = dataset_or_404(request, dataset_id)
-        reviewer = User.objects.filter(username=username).first()
-        if reviewer is None:
-            raise NotFound()
+        reviewer = _reviewer(request.query_params.get("reviewer", ""))
         try:
             result = exclusions.reviewer_include(
                 dataset=dataset, reviewer=reviewer, by=request_user(request)
