@@ -3,6 +3,7 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
 
 - **Dataset list columns**: review adds each dataset's work left for the reader.
 - **Sample list buttons and sample page panels**: review adds marking samples as gold items.
+- **Manifest sections**: review records in each release which reviewers it excluded.
 - **The review queue**: annotation owns samples and their statuses but may not import review.
   When its services move samples into or out of review (sent to review, taken down, restored,
   re-prioritised, an import that sends its samples on), they tell the queue through this port,
@@ -160,3 +161,17 @@ def import_finished_register(callback: Callable[..., object]) -> None:
 def import_finished(*, dataset: Dataset) -> None:
     for callback in _import_finished:
         callback(dataset=dataset)
+
+
+# Sections other apps add to a release's manifest, by key: review lists the reviewers it
+# left out of consensus. Each ``load(dataset=…)`` returns plain JSON data.
+_manifest_sections: dict[str, Callable[..., Any]] = {}
+
+
+def manifest_section_register(key: str, load: Callable[..., Any]) -> None:
+    """Add ``key`` to every snapshot's manifest, its value ``load(dataset=…)``."""
+    _manifest_sections[key] = load
+
+
+def manifest_sections(*, dataset: Dataset) -> dict[str, Any]:
+    return {key: load(dataset=dataset) for key, load in sorted(_manifest_sections.items())}

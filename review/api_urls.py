@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import apis, gold_apis, quality_apis
+from review import apis, consensus_apis, gold_apis, quality_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),
@@ -28,6 +28,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "datasets/<int:dataset_id>/reviewers/",
         quality_apis.ReviewerQualityApi.as_view(),
         name="api_review_reviewers",
+    ),
+    path(
+        "datasets/<int:dataset_id>/reviewer-exclusions/",
+        consensus_apis.ReviewerExclusionsApi.as_view(),
+        name="api_reviewer_exclusions",
     ),
     path("reviews/", apis.ReviewCreateApi.as_view(), name="api_reviews"),
     path("reviews/<int:review_id>/", apis.ReviewAmendApi.as_view(), name="api_review_amend"),

@@ -335,6 +335,8 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
             "lease_seconds",
             "gold_rate",
             "gold_feedback",
+            "min_gold_accuracy",
+            "min_gold_items",
         ]
         # PUT replaces the settings: every field is needed (an empty body gets field errors),
         # but the gold rate, which older clients do not send, is kept when left out.
@@ -342,6 +344,8 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
             **{name: {"required": True} for name in fields},
             "gold_rate": {"required": False, "min_value": 0, "max_value": 0.5},
             "gold_feedback": {"required": False},
+            "min_gold_accuracy": {"required": False, "min_value": 0, "max_value": 1},
+            "min_gold_items": {"required": False, "min_value": 1, "max_value": 100_000},
         }
 
 

@@ -8,7 +8,7 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from review import gold_views, work
+        from review import consensus_selectors, gold_views, work
         from review.hooks import ReviewQueueForAnnotation
         from review.services import gold as gold_services
 
@@ -29,5 +29,9 @@ class ReviewConfig(AppConfig):
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )
         extensions.import_finished_register(gold_services.gold_mark_flagged)
+        # Each release's manifest lists the reviewers left out of its consensus.
+        extensions.manifest_section_register(
+            "excluded_reviewers", consensus_selectors.excluded_reviewers
+        )
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())

@@ -29,6 +29,18 @@ class ReviewSettingsForm(MarkedForm):
     gold_feedback = forms.BooleanField(
         label=_("Show reviewers feedback after a gold item"), required=False
     )
+    min_gold_accuracy_percent = forms.FloatField(
+        label=_("Flag reviewers under this gold accuracy (%)"),
+        min_value=0,
+        max_value=100,
+        required=False,
+    )
+    min_gold_items = forms.IntegerField(
+        label=_("… once they answered this many gold items"),
+        min_value=1,
+        max_value=100_000,
+        required=False,
+    )
 
 
 def field_labels(*, preset: str) -> dict[str, str]:

@@ -24,6 +24,8 @@ class ReviewSettings(models.Model):
 
     DEFAULT_OVERLAP = 2
     DEFAULT_GOLD_RATE = 0.05
+    DEFAULT_MIN_GOLD_ACCURACY = 0.7
+    DEFAULT_MIN_GOLD_ITEMS = 20
 
     dataset = models.OneToOneField(
         Dataset, on_delete=models.CASCADE, related_name="review_settings"
@@ -51,6 +53,14 @@ class ReviewSettings(models.Model):
             "answer and its explanation."
         ),
     )
+    # A reviewer who answered at least ``min_gold_items`` gold items with an accuracy below
+    # ``min_gold_accuracy`` is flagged to the lead, who may exclude them from consensus.
+    min_gold_accuracy = models.FloatField(
+        _("minimum gold accuracy"), default=DEFAULT_MIN_GOLD_ACCURACY
+    )
+    min_gold_items = models.PositiveIntegerField(
+        _("gold items before flagging"), default=DEFAULT_MIN_GOLD_ITEMS
+    )
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
@@ -65,6 +75,13 @@ class ReviewSettings(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(gold_rate__gte=0, gold_rate__lte=0.5), name="review_gold_rate_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(min_gold_accuracy__gte=0, min_gold_accuracy__lte=1),
+                name="review_min_gold_accuracy_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_gold_items__gte=1), name="review_min_gold_items_minimum"
             ),
         ]
 
@@ -362,3 +379,37 @@ class GoldAnswer(Submission):
 
     def __str__(self) -> str:
         return f"{self.reviewer_id} on gold {self.sample_id}: {self.matched}"
+
+
+class ReviewerExclusion(models.Model):
+    """A lead left a reviewer's reviews of a dataset out of its consensus.
+
+    Their reviews are kept (removing the exclusion counts them again); the samples they
+    reviewed are settled again without them, and go back to review when fewer than k
+    reviews remain. Reviews they submit while excluded do not count either.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reason = models.TextField(_("reason"), blank=True, default="")
+    created_at = models.DateTimeField(_("excluded at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "created_at", "id"]
+        verbose_name = _("reviewer exclusion")
+        verbose_name_plural = _("reviewer exclusions")
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "reviewer"], name="uniq_reviewer_exclusion")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reviewer_id} excluded from {self.dataset_id}"

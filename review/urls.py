@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import ahead_views, gold_views, quality_views, views
+from review import ahead_views, consensus_views, gold_views, quality_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
@@ -28,4 +28,24 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "review/datasets/<int:dataset_id>/gold/", gold_views.gold_mark_bulk, name="gold_mark_bulk"
     ),
     path("review/samples/<int:sample_id>/adjudicate/", views.adjudicate, name="adjudicate"),
+    path(
+        "review/datasets/<int:dataset_id>/reviewers/consensus/",
+        consensus_views.consensus_quality,
+        name="consensus_quality",
+    ),
+    path(
+        "review/datasets/<int:dataset_id>/reviewers/<int:user_id>/exclude/",
+        consensus_views.reviewer_exclude,
+        name="reviewer_exclude",
+    ),
+    path(
+        "review/datasets/<int:dataset_id>/reviewers/<int:user_id>/include/",
+        consensus_views.reviewer_include,
+        name="reviewer_include",
+    ),
+    path(
+        "review/datasets/<int:dataset_id>/reviewers/consensus/adjudicate/",
+        consensus_views.uncertain_to_adjudication,
+        name="uncertain_to_adjudication",
+    ),
 ]

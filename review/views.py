@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from core.roles import is_lead, is_reviewer, request_user, require_lead
-from review import consensus, selectors, services
+from review import consensus, consensus_selectors, selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, ReviewSubmitForm, field_labels
 from review.models import Decision, RejectReason
@@ -42,6 +42,8 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "lease_minutes": max(settings.lease_seconds // 60, 1),
             "gold_percent": round(settings.gold_rate * 100, 2),
             "gold_feedback": settings.gold_feedback,
+            "min_gold_accuracy_percent": round(settings.min_gold_accuracy * 100, 2),
+            "min_gold_items": settings.min_gold_items,
         }
     )
     return render(
@@ -77,6 +79,10 @@ def settings_update(request: HttpRequest, dataset_id: int) -> HttpResponse:
             lease_seconds=data["lease_minutes"] * 60,
             gold_rate=None if data["gold_percent"] is None else data["gold_percent"] / 100,
             gold_feedback=data["gold_feedback"],
+            min_gold_accuracy=None
+            if data["min_gold_accuracy_percent"] is None
+            else data["min_gold_accuracy_percent"] / 100,
+            min_gold_items=data["min_gold_items"],
         )
     except ValidationError as exc:
         for error in exc.messages:
@@ -279,10 +285,11 @@ def adjudication_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     )
     reviews = selectors.reviews_by_sample(sample_ids=[s.pk for s in page.object_list])
     rows = [(sample, reviews.get(sample.pk, [])) for sample in page.object_list]
+    flagged = consensus_selectors.flagged_reviewer_ids(dataset=dataset)
     return render(
         request,
         "review/adjudication_list.html",
-        {"dataset": dataset, "page": page, "rows": rows},
+        {"dataset": dataset, "page": page, "rows": rows, "flagged": flagged},
     )
 
 
@@ -405,7 +412,11 @@ def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
     return render(
         request,
         "review/progress.html",
-        {"dataset": dataset, "progress": selectors.progress_get(dataset=dataset)},
+        {
+            "dataset": dataset,
+            "progress": selectors.progress_get(dataset=dataset),
+            "is_lead": is_lead(request.user),
+        },
     )
 
 

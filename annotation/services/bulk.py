@@ -9,7 +9,7 @@ the same transaction.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,14 @@ SENDABLE = (SampleStatus.IMPORTED, SampleStatus.VERIFIED, SampleStatus.REJECTED)
 # Statement size: below SQLite's 999 parameters.
 BATCH = 900
 PRIORITY_RANGE = (-1000, 1000)
+# The statuses of the review workflow, which the review app moves samples between in bulk.
+REVIEW_WORKFLOW = (
+    SampleStatus.PENDING_REVIEW,
+    SampleStatus.IN_REVIEW,
+    SampleStatus.VERIFIED,
+    SampleStatus.REJECTED,
+    SampleStatus.NEEDS_ADJUDICATION,
+)
 
 
 @dataclass(frozen=True)
@@ -124,6 +132,28 @@ def samples_send_to_review(
         by=by,
         source=ChangeSource.STATUS,
         reason=reason or _("Sent to review"),
+    )
+    slots = review_queue_sync(dataset=dataset) if moved else 0
+    return BulkResult(changed=moved, skipped=len(rows) - moved, slots_opened=slots)
+
+
+@transaction.atomic
+def samples_move_in_review(
+    *, dataset: Dataset, moves: Mapping[int, str], by: User | None, reason: str
+) -> BulkResult:
+    """Move samples between the statuses of the review workflow, each to the status given
+    (a settled sample back to review, one in review or settled on to adjudication), recorded
+    in their history, and have the review queue follow. Samples outside the workflow, or
+    already in their status, are skipped."""
+    refused = set(moves.values()) - set(REVIEW_WORKFLOW)
+    if refused:
+        raise ValidationError(_("Unknown status “%(status)s”.") % {"status": min(refused)})
+    rows = _locked(Sample.objects.filter(dataset=dataset, pk__in=list(moves)))
+    moved = _move(
+        rows=[(i, r, s, moves[i]) for i, r, s in rows if s in REVIEW_WORKFLOW and s != moves[i]],
+        by=by,
+        source=ChangeSource.REVIEW,
+        reason=reason,
     )
     slots = review_queue_sync(dataset=dataset) if moved else 0
     return BulkResult(changed=moved, skipped=len(rows) - moved, slots_opened=slots)

@@ -21,6 +21,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from annotation.extensions import manifest_sections
 from annotation.models import (
     Dataset,
     DatasetKind,
@@ -300,6 +301,7 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
         "previous": {"id": previous.pk, "name": previous.name} if previous else None,
         "diff": diff,
         "notes": notes or None,
+        "sections": manifest_sections(dataset=dataset),
     }
     folder = f"snapshots/{dataset.pk}/{snapshot.pk}-{slug}"
     if packed:

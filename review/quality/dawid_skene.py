@@ -73,19 +73,22 @@ def dawid_skene(
     item_at = {name: i for i, name in enumerate(items)}
     reviewer_at = {name: r for r, name in enumerate(reviewers)}
     class_at = {name: k for k, name in enumerate(names)}
-    # counts[i, r, l]: how often reviewer r gave item i the label l.
-    counts = np.zeros((len(items), len(reviewers), len(names)))
-    for item, reviewer, label in labels:
-        counts[item_at[item], reviewer_at[reviewer], class_at[label]] += 1
-
-    posteriors = counts.sum(axis=1) + smoothing  # the majority vote, softened
+    # One entry per label (the item, the reviewer, the class given): the work per iteration
+    # grows with the labels, not with items × reviewers (most reviewers never see an item).
+    votes = _Votes(
+        item=np.array([item_at[item] for item, _, _ in labels]),
+        reviewer=np.array([reviewer_at[reviewer] for _, reviewer, _ in labels]),
+        label=np.array([class_at[label] for _, _, label in labels]),
+        shape=(len(items), len(reviewers), len(names)),
+    )
+    posteriors = votes.per_item() + smoothing  # the majority vote, softened
     posteriors /= posteriors.sum(axis=1, keepdims=True)
-    priors, confusion = _maximise(counts, posteriors, smoothing)
+    priors, confusion = _maximise(votes, posteriors, smoothing)
     converged, iteration = False, 0
     while not converged and iteration < max_iterations:
         iteration += 1
-        updated = _expect(counts, priors, confusion)
-        priors, confusion = _maximise(counts, updated, smoothing)
+        updated = _expect(votes, priors, confusion)
+        priors, confusion = _maximise(votes, updated, smoothing)
         converged = float(np.abs(updated - posteriors).max()) < tolerance
         posteriors = updated
     return DawidSkene(
@@ -100,20 +103,50 @@ def dawid_skene(
     )
 
 
+@dataclass(frozen=True)
+class _Votes:
+    """The labels as index arrays; ``shape`` is (items, reviewers, classes)."""
+
+    item: npt.NDArray[np.intp]
+    reviewer: npt.NDArray[np.intp]
+    label: npt.NDArray[np.intp]
+    shape: tuple[int, int, int]
+
+    def per_item(self) -> FloatArray:
+        """counts[i, l]: how many labels l item i received."""
+        n_items, _reviewers, n_classes = self.shape
+        flat = np.bincount(self.item * n_classes + self.label, minlength=n_items * n_classes)
+        return flat.reshape(n_items, n_classes).astype(np.float64)
+
+
 def _maximise(
-    counts: FloatArray, posteriors: FloatArray, smoothing: float
+    votes: _Votes, posteriors: FloatArray, smoothing: float
 ) -> tuple[FloatArray, FloatArray]:
     """Priors and confusion matrices given the items' posteriors (the M step)."""
+    _items, n_reviewers, n_classes = votes.shape
     priors = posteriors.mean(axis=0)
-    # confusion[r, j, l] ∝ Σ_i posteriors[i, j] · counts[i, r, l]
-    confusion = np.einsum("ij,irl->rjl", posteriors, counts) + smoothing
+    # confusion[r, j, l] ∝ Σ over labels (i, r, l) of posteriors[i, j]
+    true = np.arange(n_classes)[None, :]
+    cell = (votes.reviewer[:, None] * n_classes + true) * n_classes + votes.label[:, None]
+    sums: FloatArray = np.bincount(
+        cell.ravel(),
+        weights=posteriors[votes.item].ravel(),
+        minlength=n_reviewers * n_classes * n_classes,
+    ).astype(np.float64)
+    confusion = sums.reshape(n_reviewers, n_classes, n_classes) + smoothing
     confusion /= confusion.sum(axis=2, keepdims=True)
     return priors, confusion
 
 
-def _expect(counts: FloatArray, priors: FloatArray, confusion: FloatArray) -> FloatArray:
+def _expect(votes: _Votes, priors: FloatArray, confusion: FloatArray) -> FloatArray:
     """The items' posteriors given priors and confusion matrices (the E step), in log space."""
-    log_post = np.log(priors)[None, :] + np.einsum("irl,rjl->ij", counts, np.log(confusion))
+    n_items, _reviewers, n_classes = votes.shape
+    # Each label adds log confusion[r, j, l] to its item's log posterior of every class j.
+    given = np.log(confusion)[votes.reviewer, :, votes.label]
+    log_post = np.empty((n_items, n_classes))
+    for j in range(n_classes):
+        log_post[:, j] = np.bincount(votes.item, weights=given[:, j], minlength=n_items)
+    log_post += np.log(priors)[None, :]
     log_post -= log_post.max(axis=1, keepdims=True)
     posteriors: FloatArray = np.exp(log_post)
     posteriors /= posteriors.sum(axis=1, keepdims=True)

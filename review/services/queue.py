@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
@@ -23,7 +23,7 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
 from core.lease_sql import DEFAULT_LEASE_SECONDS, OPEN_SINCE, lease_expiry, lease_seconds_valid
 from core.leases import LeaseQueue, claim_retrying, statement_claims
-from review.models import Outcome, ReviewSettings, Skip, Slot
+from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
 from review.queue_sql import SLOTS
 from review.selectors import review_settings_get
 from review.services import gold as gold_services
@@ -58,9 +58,11 @@ def review_settings_update(
     lease_seconds: int,
     gold_rate: float | None = None,
     gold_feedback: bool | None = None,
+    min_gold_accuracy: float | None = None,
+    min_gold_items: int | None = None,
 ) -> ReviewSettings:
     """Save a dataset's review settings; a changed overlap resizes an open queue. The gold
-    rate and feedback are kept as they are when not given."""
+    rate and feedback, and the thresholds that flag a reviewer, are kept when not given."""
     if not 1 <= overlap <= 10:
         raise ValidationError(
             {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
@@ -75,6 +77,16 @@ def review_settings_update(
             {"gold_rate": _("The gold rate is between 0 and 0.5 (0 turns gold items off).")},
             code="bad_gold_rate",
         )
+    if min_gold_accuracy is not None and not 0 <= min_gold_accuracy <= 1:
+        raise ValidationError(
+            {"min_gold_accuracy": _("The minimum gold accuracy is between 0 and 1.")},
+            code="bad_min_gold_accuracy",
+        )
+    if min_gold_items is not None and not 1 <= min_gold_items <= 100_000:
+        raise ValidationError(
+            {"min_gold_items": _("Flag reviewers after between 1 and 100,000 gold items.")},
+            code="bad_min_gold_items",
+        )
     with transaction.atomic():
         current = review_settings_get(dataset=dataset)
         resized = current.pk is not None and current.overlap != overlap
@@ -86,6 +98,10 @@ def review_settings_update(
             current.gold_rate = gold_rate
         if gold_feedback is not None:
             current.gold_feedback = gold_feedback
+        if min_gold_accuracy is not None:
+            current.min_gold_accuracy = min_gold_accuracy
+        if min_gold_items is not None:
+            current.min_gold_items = min_gold_items
         current.save()
         if resized and Slot.objects.filter(dataset=dataset).exists():
             queue_sync(dataset=dataset)
@@ -114,9 +130,11 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     order = {sample_id: (disagree, priority) for sample_id, disagree, priority, _s in queued}
     in_review = {sid for sid, *_rest, status in queued if status == SampleStatus.IN_REVIEW}
     settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
+    excluded = ReviewerExclusion.objects.filter(
+        dataset=dataset, reviewer_id=OuterRef("reviewer_id")
+    )
     rounds: dict[int, int] = {}  # sample -> its latest round
-    existing: dict[int, set[int]] = {}  # sample -> positions in its latest round
-    open_slots: dict[int, int] = {}  # sample -> open slots in its latest round that stay
+    latest: dict[int, list[Any]] = {}  # sample -> the slots of its latest round
     stale: list[Slot] = []
     for slot in (
         Slot.objects.filter(dataset=dataset, gold=False)
@@ -130,32 +148,44 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
             "done",
             "reviewer_id",
         )
+        .annotate(excluded=Exists(excluded))
         .order_by("sample_id", "round")
     ):
         if slot.round != rounds.get(slot.sample_id):
-            rounds[slot.sample_id] = slot.round
-            existing[slot.sample_id], open_slots[slot.sample_id] = set(), 0
-        existing[slot.sample_id].add(slot.position)
-        removed = not slot.done and slot.reviewer_id is None and slot.position >= k
-        open_slots[slot.sample_id] += not slot.done and not removed
+            rounds[slot.sample_id], latest[slot.sample_id] = slot.round, []
+        latest[slot.sample_id].append(slot)
         wanted = order.get(slot.sample_id)
         if wanted and not slot.done and (slot.judges_disagree, slot.priority) != wanted:
             slot.judges_disagree, slot.priority = wanted
             stale.append(slot)
     Slot.objects.bulk_update(stale, ["judges_disagree", "priority"], batch_size=batch_size)
-    Slot.objects.filter(
-        dataset=dataset, done=False, reviewer__isnull=True, position__gte=k, gold=False
-    ).delete()
+    # A round needs k counted reviews: one more slot for each review of an excluded reviewer.
+    needed = {sid: k + sum(s.done and s.excluded for s in slots) for sid, slots in latest.items()}
+    existing = {sid: {s.position for s in slots} for sid, slots in latest.items()}
+    surplus = [
+        s.pk
+        for sid, slots in latest.items()
+        for s in slots
+        if not s.done and s.reviewer_id is None and s.position >= needed[sid]
+    ]
+    for start in range(0, len(surplus), batch_size):
+        Slot.objects.filter(pk__in=surplus[start : start + batch_size]).delete()
+    dropped = set(surplus)
+    open_slots = {
+        sid: sum(not s.done and s.pk not in dropped for s in slots) for sid, slots in latest.items()
+    }
+    counted = {sid: sum(s.done and not s.excluded for s in slots) for sid, slots in latest.items()}
     _drop_slots_of_samples_out_of_review(dataset)
-    # A smaller k can leave a sample in review with its k reviews and no open slot: settle it.
-    finished = [sample_id for sample_id in in_review if open_slots.get(sample_id) == 0]
+    # A smaller k (or a reviewer counted again) can leave a sample in review with its k
+    # counted reviews and no open slot: settle it.
+    finished = [sid for sid in in_review if open_slots.get(sid) == 0 and counted.get(sid, 0) >= k]
     for sample in annotation_selectors.samples_by_id(dataset=dataset, sample_ids=finished):
         sample_settle_round(sample=sample, review_round=rounds[sample.pk], by=None)
         order.pop(sample.pk)
     for sample_id in order.keys() & settled:
         if sample_id in rounds and not open_slots[sample_id]:
             rounds[sample_id] += 1  # reopened after settling: a new round of k reviews
-            existing[sample_id] = set()
+            existing[sample_id], needed[sample_id] = set(), k
     new = [
         Slot(
             dataset=dataset,
@@ -167,7 +197,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
             lease_expires_at=OPEN_SINCE,
         )
         for sample_id, (disagree, priority) in order.items()
-        for position in range(k)
+        for position in range(needed.get(sample_id, k))
         if position not in existing.get(sample_id, ())
     ]
     Slot.objects.bulk_create(new, batch_size=batch_size)

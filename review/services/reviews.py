@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -22,6 +22,7 @@ from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from review import consensus
 from review.models import (
+    OPEN_SINCE,
     Comment,
     Decision,
     Draft,
@@ -29,6 +30,7 @@ from review.models import (
     Outcome,
     RejectReason,
     Review,
+    ReviewerExclusion,
     ReviewSettings,
     Skip,
     Slot,
@@ -210,13 +212,18 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     )
     Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
     _drop_draft_and_skip(first, mine, skip=True)
-    done = 1 + sum(1 for s in slots if s.done)
+    # Reviews of reviewers excluded from consensus (``review.services.exclusions``) fill
+    # their slot but do not count towards k; the last open slot filled by one is replaced.
+    me_excluded = bool(getattr(slot, "me_excluded", False))
+    done = (not me_excluded) + sum(1 for s in slots if s.done and not getattr(s, "excluded", 0))
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
     settled = None
     if done >= k:
         # Open slots left (k was lowered meanwhile) go with the settlement.
         left_open = any(not s.done and s.pk != slot.pk for s in every_round)
         settled = _settle(sample=sample, by=reviewer, review_round=current, open_slots=left_open)
+    elif me_excluded and all(s.done for s in slots if s.pk != slot.pk):
+        _open_replacement(sample=sample, slots=slots)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
             sample=sample,
@@ -245,14 +252,18 @@ def _slots_locked_sql() -> str:
         f"EXISTS (SELECT 1 FROM {Draft._meta.db_table} d "
         "WHERE d.sample_id = s.sample_id AND d.reviewer_id = %s) AS has_draft, "
         f"EXISTS (SELECT 1 FROM {Skip._meta.db_table} k "
-        "WHERE k.sample_id = s.sample_id AND k.reviewer_id = %s) AS has_skip "
+        "WHERE k.sample_id = s.sample_id AND k.reviewer_id = %s) AS has_skip, "
+        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
+        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = s.reviewer_id) AS excluded, "
+        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
+        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %s) AS me_excluded "
         f"FROM {slots} s WHERE s.sample_id = %s ORDER BY s.id{lock}"
     )
 
 
 def _slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
     uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
-    params = [uuid_value, reviewer.pk, reviewer.pk, sample.pk]
+    params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
     return list(Slot.objects.raw(_slots_locked_sql(), params))
 
 
@@ -264,6 +275,19 @@ def _drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: boo
         Skip.objects.filter(**mine).delete()
 
 
+def _open_replacement(*, sample: Sample, slots: Sequence[Slot]) -> None:
+    """Open one more slot in the sample's round, after the last ones (which a lease may hold)."""
+    Slot.objects.create(
+        dataset_id=sample.dataset_id,
+        sample=sample,
+        round=slots[0].round,
+        position=1 + max(s.position for s in slots),
+        judges_disagree=slots[0].judges_disagree,
+        priority=slots[0].priority,
+        lease_expires_at=OPEN_SINCE,
+    )
+
+
 def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:
     """Settle a sample on its round's reviews (the queue does so when a smaller k leaves a
     sample with all the reviews it now needs); returns the status it reached."""
@@ -273,10 +297,13 @@ def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -
 
 
 def _settle(*, sample: Sample, by: User | None, review_round: int, open_slots: bool = True) -> str:
-    """Settle the sample on its round's reviews, read in one query; ``open_slots`` False
-    when the caller knows that no unfinished slot of the sample is left to delete."""
+    """Settle the sample on its round's counted reviews (excluded reviewers' left out), read in
+    one query; ``open_slots`` False when the caller knows that no unfinished slot of the sample
+    is left to delete."""
+    excluded = ReviewerExclusion.objects.filter(dataset_id=sample.dataset_id)
     reviews = list(
         Review.objects.filter(sample=sample, round=review_round)
+        .exclude(reviewer__in=excluded.values("reviewer_id"))
         .select_related("reviewer")
         .only("decision", "values", "reject_reason", "reviewer__username")
     )

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_imports_with_gold_flags_pass_on_sqlite(tmp_path: Path) -> None:
     """An import that flags gold items finishes on SQLite (no JSON containment lookup there)."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'embedded.sqlite3'}"}
-    result = subprocess.run(  # noqa: S603
+    result = subprocess.run(
         [
             sys.executable,
             "-m",

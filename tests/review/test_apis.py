@@ -174,6 +174,24 @@ def test_settings_and_queue_are_for_leads(lead: Any, annotator: Any) -> None:
     assert client_for(lead).post(queue_url).json() == {"created": 0}
 
 
+def test_the_thresholds_that_flag_reviewers_are_set_by_api(lead: Any) -> None:
+    """``min_gold_accuracy`` (0 to 1) and ``min_gold_items`` (at least 1) are saved, kept when
+    left out, and out-of-range values get a 400 naming the field."""
+    dataset = review_dataset(1)
+    url = reverse("api_review_settings", args=[dataset.pk])
+    body = {"overlap": 2, "blind": True, "show_judge_hints": False, "lease_seconds": 600}
+    saved = client_for(lead).put(
+        url, {**body, "min_gold_accuracy": 0.8, "min_gold_items": 5}, format="json"
+    )
+    assert (saved.json()["min_gold_accuracy"], saved.json()["min_gold_items"]) == (0.8, 5)
+    kept = client_for(lead).put(url, body, format="json").json()
+    assert (kept["min_gold_accuracy"], kept["min_gold_items"]) == (0.8, 5)
+    for field, value in (("min_gold_accuracy", 1.5), ("min_gold_items", 0)):
+        bad = client_for(lead).put(url, {**body, field: value}, format="json")
+        assert bad.status_code == 400 and field in bad.json()
+    assert ReviewSettings.objects.get(dataset=dataset).min_gold_items == 5
+
+
 def test_adjudication_api(lead: Any, annotator: Any) -> None:
     """Only leads adjudicate; a note is required."""
     dataset = review_dataset(1, members=[annotator])

@@ -197,3 +197,17 @@ def test_the_review_form_posts_without_the_script(annotator: Any) -> None:
     assert (review.decision, review.clarity, review.note) == ("accept", 4, "fine")
     assert review.values == {"reference_answer": "Zebra"}
     assert client.post(reverse("review:submit", args=[999999]), form).status_code == 404
+
+
+def test_the_settings_form_sets_the_thresholds_that_flag_reviewers(lead: Any) -> None:
+    """The form takes the accuracy in percent; out-of-range values are refused with a message."""
+    dataset = review_dataset(1)
+    client = _client(lead)
+    form = {"overlap": "2", "blind": "on", "lease_minutes": "5"}
+    url = reverse("review:settings", args=[dataset.pk])
+    client.post(url, {**form, "min_gold_accuracy_percent": "65", "min_gold_items": "8"})
+    saved = ReviewSettings.objects.get(dataset=dataset)
+    assert (saved.min_gold_accuracy, saved.min_gold_items) == (0.65, 8)
+    response = client.post(url, {**form, "min_gold_accuracy_percent": "120"}, follow=True)
+    assert "less than or equal to 100" in response.content.decode()
+    assert ReviewSettings.objects.get(dataset=dataset).min_gold_accuracy == 0.65

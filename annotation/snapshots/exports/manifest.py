@@ -95,9 +95,11 @@ def build_manifest(
     previous: dict[str, Any] | None,
     diff: Diff | None,
     notes: dict[str, Any] | None = None,
+    sections: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The manifest as plain JSON (data: never translated)."""
-    return {
+    """The manifest as plain JSON (data: never translated). ``sections`` are the keys other
+    apps add (``annotation.extensions.manifest_sections``)."""
+    manifest = {
         "manifest_version": MANIFEST_VERSION,
         "snapshot": snapshot,
         "dataset": dataset,
@@ -110,3 +112,5 @@ def build_manifest(
         "diff": diff.as_dict() if diff else None,
         **({"notes": notes} if notes else {}),
     }
+    # A section never replaces one of the manifest's own keys.
+    return manifest | {k: v for k, v in (sections or {}).items() if k not in manifest}
