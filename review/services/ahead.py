@@ -27,11 +27,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset
+from core.lease_sql import OPEN_SINCE
 from review.models import Slot
 from review.queue_sql import claim_candidate
 from review.selectors import review_settings_get
 from review.services import gold as gold_services
-from review.services.queue import OPEN_SINCE
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -20,9 +20,9 @@ from django.utils.translation import gettext as _
 from annotation import services as annotation_services
 from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
+from core.lease_sql import OPEN_SINCE
 from review import consensus
 from review.models import (
-    OPEN_SINCE,
     Comment,
     Decision,
     Draft,
