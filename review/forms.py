@@ -20,7 +20,7 @@ class ReviewSettingsForm(MarkedForm):
         label=_("Lease duration (minutes)"), min_value=1, max_value=7 * 24 * 60
     )
     gold_percent = forms.FloatField(
-        label=_("Gold items (% of claims)"),
+        label=_("Gold items (percentage of claims)"),
         min_value=0,
         max_value=50,
         required=False,
