@@ -11,6 +11,7 @@ from review.models import (
     GoldItem,
     Outcome,
     Review,
+    ReviewerExclusion,
     ReviewSettings,
     Skip,
     Slot,
@@ -93,3 +94,11 @@ class GoldAnswerAdmin(admin.ModelAdmin[GoldAnswer]):
     list_filter = ["matched", "dataset"]
     list_select_related = ["sample", "reviewer"]
     raw_id_fields = ["gold_item", "slot", "sample", "reviewer"]
+
+
+@admin.register(ReviewerExclusion)
+class ReviewerExclusionAdmin(admin.ModelAdmin[ReviewerExclusion]):
+    list_display = ["reviewer", "dataset", "excluded_by", "created_at"]
+    list_filter = ["dataset"]
+    list_select_related = ["reviewer", "dataset", "excluded_by"]
+    raw_id_fields = ["reviewer", "excluded_by"]

@@ -11,7 +11,6 @@ from django.db.models import Case, Count, OuterRef, Subquery, Value, When
 
 from annotation.models import Dataset
 from review.models import Decision, Review, ReviewerExclusion, Slot
-from review.quality.dawid_skene import dawid_skene
 from review.selectors import review_settings_get, reviewer_gold_counts
 
 if TYPE_CHECKING:
@@ -179,6 +178,9 @@ def consensus_estimate(
     labels, truncated = estimate_labels(dataset=dataset)
     if not labels:
         return None
+    # numpy loads here, not with the web process (tests/mmooc_site/test_lean_imports.py).
+    from review.quality.dawid_skene import dawid_skene
+
     estimate = dawid_skene(
         [(str(sid), name, label) for sid, name, label in labels],
         classes=CLASSES,

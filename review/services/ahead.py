@@ -125,7 +125,7 @@ def slot_reserve_ahead(
     if gold is not None:
         return gold
     adapt = connection.ops.adapt_datetimefield_value
-    params = {"ds": dataset.pk, "me": reviewer.pk, "now": adapt(now), "until": adapt(until)}
+    params = {"scope": dataset.pk, "me": reviewer.pk, "now": adapt(now), "until": adapt(until)}
     with connection.cursor() as cursor:  # one statement: atomic on its own
         cursor.execute(_RESERVE.format(candidate=_candidate_sql()), params)
         row = cursor.fetchone()

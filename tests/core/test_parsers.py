@@ -141,8 +141,13 @@ def test_an_empty_or_partial_review_settings_put_gets_field_errors(lead: Any) ->
     partial = send(client, "put", url, '{"overlap": 3}')
     assert partial.status_code == 400 and "overlap" not in partial.json()
     full = {"overlap": 3, "blind": True, "show_judge_hints": False, "lease_seconds": 600}
-    # Fields an older client leaves out (the gold settings) keep their values.
-    defaults = {"gold_rate": 0.05, "gold_feedback": False}
+    # Fields an older client leaves out (the gold settings and thresholds) keep their values.
+    defaults = {
+        "gold_rate": 0.05,
+        "gold_feedback": False,
+        "min_gold_accuracy": 0.7,
+        "min_gold_items": 20,
+    }
     assert send(client, "put", url, json.dumps(full)).json() == {**full, **defaults}
 
 
