@@ -9,7 +9,6 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,20 +17,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
-from annotation.imports.media import inspect, max_bytes, sweep_files
 from annotation.imports.reader import Chunk, Inspected, RowChecker
 from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
-from annotation.imports.writes import (
-    STORE_THREADS,
-    FileWrites,
-    Media,
-    NewAsset,
-    Row,
-    create_samples,
-    insert_assets,
-    record_new_versions,
-)
+from annotation.imports.writes import Media, Row, create_samples, record_new_versions
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
     Dataset,
@@ -47,6 +36,14 @@ from annotation.models import (
     SampleStatus,
 )
 from annotation.selectors import taxonomy_view
+from annotation.services.media import (
+    FileWrites,
+    NewAsset,
+    media_assets_insert,
+    media_files_storing,
+    media_inspect,
+    media_max_bytes,
+)
 from annotation.services.samples import (
     LABEL_FIELDS,
     sample_content_hash,
@@ -157,7 +154,7 @@ class ImportRun:
             if ref.data is not None:
                 data = ref.data
             elif ref.path:
-                data = self.source.read_media(ref.path, max_bytes(ref.role))
+                data = self.source.read_media(ref.path, media_max_bytes(ref.role))
             else:
                 raise MediaMissing(_("a media entry has neither data nor a path"))
             media.append(Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
@@ -271,35 +268,30 @@ class ImportRun:
         new_assets = {sha: a for sha, a in new_assets.items() if sha in needed}
         # The files are written by threads while the rows are inserted; the transaction
         # commits only once every file is stored, and a failure deletes the ones written.
-        with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
-            files = FileWrites(pool, new_assets)
-            try:
-                kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
-                self._write_chunk(
-                    _Plan(
-                        new_assets,
-                        needed,
-                        fresh,
-                        changed,
-                        unrecorded,
-                        versions,
-                        errors,
-                        seen,
-                        gold_flags=[(r.parsed.extra, s) for r, s in kept],
-                    ),
-                    files,
-                    kept=len(rows),
-                )
-            except BaseException:
-                sweep_files(files.written())
-                raise
+        with media_files_storing(new_assets) as files:
+            kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
+            self._write_chunk(
+                _Plan(
+                    new_assets,
+                    needed,
+                    fresh,
+                    changed,
+                    unrecorded,
+                    versions,
+                    errors,
+                    seen,
+                    gold_flags=[(r.parsed.extra, s) for r, s in kept],
+                ),
+                files,
+                kept=len(rows),
+            )
 
     def _write_chunk(self, plan: _Plan, files: FileWrites, *, kept: int) -> None:
         """Insert a chunk's rows and count them, in one transaction."""
         new_assets, needed, fresh = plan.new_assets, plan.needed, plan.fresh
         versions, errors = plan.versions, plan.errors
         with transaction.atomic():
-            insert_assets(new_assets, files)
+            media_assets_insert(new_assets, files)
             asset_ids = dict(
                 MediaAsset.objects.filter(sha256__in=needed).values_list("sha256", "id")
             )
@@ -393,7 +385,7 @@ class ImportRun:
                     found = decoded.get(media.sha)
                     if found is None or found.role != media.role:
                         try:
-                            found = Inspected(media.role, inspect(media.role, media.data))
+                            found = Inspected(media.role, media_inspect(media.role, media.data))
                         except MediaError as exc:
                             found = Inspected(media.role, None, exc.message)
                     fields = found.fields

@@ -28,9 +28,9 @@ from django.utils.translation import gettext as _
 from annotation.formats.records import ParsedSample, RowError
 from annotation.formats.validate import TaxonomyView, is_trimodal, validate_sample
 from annotation.imports.checks import shape_problems
-from annotation.imports.media import inspect
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import DatasetKind
+from annotation.services.media import media_inspect
 
 # Sources with fewer rows are read in the importing process (a fork costs more than it saves).
 PARALLEL_MIN_ROWS = 2_000
@@ -86,7 +86,7 @@ class RowChecker:
 
 def _inspect(role: str, data: bytes) -> Inspected:
     try:
-        return Inspected(role, inspect(role, data))
+        return Inspected(role, media_inspect(role, data))
     except MediaError as exc:
         return Inspected(role, None, exc.message)
 

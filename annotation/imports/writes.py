@@ -1,28 +1,23 @@
-"""The writes of an import chunk: its media files and the new assets, samples, media links,
-first revisions and imported versions, each kind in one bulk statement (COPY on PostgreSQL)."""
+"""The writes of an import chunk: its new samples, media links, first revisions and imported
+versions, each kind in one bulk statement (COPY on PostgreSQL). Media are stored by
+``annotation.services.media``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.formats.records import ParsedSample
-from annotation.imports.media import store_file
 from annotation.models import (
     ChangeSource,
     ImportedVersion,
-    MediaAsset,
     Sample,
     SampleMedia,
     SampleRevision,
     SampleStatus,
 )
-from annotation.services.media import media_storage_name
-from core.bulk import rows_insert, rows_insert_new
-
-STORE_THREADS = 8
+from core.bulk import rows_insert
 
 
 @dataclass
@@ -50,69 +45,6 @@ class Row:
     @property
     def slots(self) -> list[tuple[str, int, str]]:
         return [(m.role, m.position, m.sha) for m in self.media]
-
-
-@dataclass
-class NewAsset:
-    """A decoded media file that no asset holds yet: what its row will store."""
-
-    kind: str
-    data: bytes
-    fields: dict[str, Any]
-    source_url: str
-    licence: str
-
-
-class FileWrites:
-    """The media files of a chunk, stored by a few threads (a share each) while its rows are
-    inserted. Storage writes wait on the disk or the network, not the GIL."""
-
-    def __init__(self, pool: ThreadPoolExecutor, assets: Mapping[str, NewAsset]) -> None:
-        self.names = {
-            sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
-            for sha, a in assets.items()
-        }
-        # Per hash: True once this chunk wrote the file, False when it was there already.
-        self.wrote: dict[str, bool] = {}
-        items = [(sha, self.names[sha], a.data) for sha, a in assets.items()]
-        shares = [items[k::STORE_THREADS] for k in range(STORE_THREADS)]
-        self.futures = [pool.submit(self._store, share) for share in shares if share]
-
-    def _store(self, share: list[tuple[str, str, bytes]]) -> None:
-        for sha, name, data in share:
-            self.wrote[sha] = store_file(name, data)
-
-    def wait(self) -> None:
-        """Wait for every write; raise the first failure."""
-        wait(self.futures)
-        for future in self.futures:
-            future.result()
-
-    def written(self) -> list[tuple[str, str]]:
-        """The (hash, name) of the files this chunk wrote, once every write has ended."""
-        wait(self.futures)
-        return [(sha, self.names[sha]) for sha, wrote in self.wrote.items() if wrote]
-
-
-def insert_assets(assets: Mapping[str, NewAsset], files: FileWrites) -> None:
-    """One row per new asset (its file is being stored meanwhile)."""
-    # Another import may store the same content at the same time: the first row wins.
-    rows_insert_new(
-        MediaAsset,
-        [
-            {
-                "sha256": sha,
-                "kind": asset.kind,
-                "file": files.names[sha],
-                "size_bytes": len(asset.data),
-                "source_url": asset.source_url,
-                "licence": asset.licence,
-                **asset.fields,
-            }
-            for sha, asset in assets.items()
-        ],
-        unique="sha256",
-    )
 
 
 def create_samples(
