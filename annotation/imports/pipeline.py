@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -46,10 +47,12 @@ from annotation.services.media import (
 )
 from annotation.services.samples import (
     LABEL_FIELDS,
-    sample_content_hash,
+    sample_content_hash_of_json,
     sample_link_pair,
+    sample_values_json,
 )
 from core.jobs import JobStopped
+from core.lookups import AnyOf
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -218,7 +221,7 @@ class ImportRun:
 
         known = dict(
             MediaAsset.objects.filter(
-                sha256__in={m.sha for row in rows for m in row.media}
+                AnyOf(F("sha256"), {m.sha for row in rows for m in row.media})
             ).values_list("sha256", "kind")
         )
         new_assets = self._inspect_new_media(rows, known, chunk.media)
@@ -229,7 +232,10 @@ class ImportRun:
                 self.media_of.pop(external_id, None)
         rows = [row for row in rows if not row.problems]
         for row in rows:
-            row.content_hash = sample_content_hash(row.values, (m.sha for m in row.media))
+            row.values_json = sample_values_json(row.values)
+            row.content_hash = sample_content_hash_of_json(
+                row.values_json, (m.sha for m in row.media)
+            )
             if row.parsed.pair_external_id:
                 self.pairs.append((row.parsed.external_id, row.parsed.pair_external_id))
         if replay:
@@ -238,12 +244,14 @@ class ImportRun:
         existing = {
             s.external_id: s
             for s in Sample.objects.filter(
-                dataset=self.dataset, external_id__in=[r.parsed.external_id for r in rows]
+                AnyOf(F("external_id"), [r.parsed.external_id for r in rows]), dataset=self.dataset
             ).only("id", "external_id", "content_hash", "status", "extra", *LABEL_FIELDS)
         }
         versions = {
             v.sample_id: v
-            for v in ImportedVersion.objects.filter(sample_id__in=[s.pk for s in existing.values()])
+            for v in ImportedVersion.objects.filter(
+                AnyOf(F("sample_id"), [s.pk for s in existing.values()])
+            )
         }
         fresh: list[Row] = []
         changed: list[tuple[Row, Sample]] = []
@@ -293,7 +301,7 @@ class ImportRun:
         with transaction.atomic():
             media_assets_insert(new_assets, files)
             asset_ids = dict(
-                MediaAsset.objects.filter(sha256__in=needed).values_list("sha256", "id")
+                MediaAsset.objects.filter(AnyOf(F("sha256"), needed)).values_list("sha256", "id")
             )
             created = create_samples(
                 fresh,

@@ -17,7 +17,17 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
-from core.bulk import rows_insert
+from core.bulk import JsonText, rows_insert
+
+_EMPTY = JsonText("{}")
+_STATUS = f'"status": "{SampleStatus.IMPORTED.value}"'
+
+
+def _with_status(values_json: str) -> JsonText:
+    """The values' JSON object with the new sample's status added, as a first revision's
+    ``after`` holds it (``{**values, "status": …}``)."""
+    body = values_json[1:-1]
+    return JsonText(f"{{{body}, {_STATUS}}}" if body else f"{{{_STATUS}}}")
 
 
 @dataclass
@@ -41,6 +51,8 @@ class Row:
     # Every problem found with the row; a row with any is rejected with all of them.
     problems: list[str] = field(default_factory=list)
     content_hash: str = ""
+    # The label values as JSON text (see sample_values_json), encoded once for every table.
+    values_json: str = ""
 
     @property
     def slots(self) -> list[tuple[str, int, str]]:
@@ -93,8 +105,8 @@ def create_samples(
                 "number": 1,
                 "changed_by_id": by_id,
                 "source": ChangeSource.IMPORT,
-                "before": {},
-                "after": {**row.values, "status": SampleStatus.IMPORTED},
+                "before": _EMPTY,
+                "after": _with_status(row.values_json),
                 "reason": reason,
             }
             for sample_id, row in zip(ids, rows, strict=True)
@@ -112,7 +124,7 @@ def record_new_versions(rows: list[Row], sample_ids: list[int], *, job_id: int) 
                 "sample_id": sample_id,
                 "job_id": job_id,
                 "content_hash": row.content_hash,
-                "values": row.values,
+                "values": JsonText(row.values_json),
                 "media": row.slots,
             }
             for row, sample_id in zip(rows, sample_ids, strict=True)

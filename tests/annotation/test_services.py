@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from annotation.models import (
     SampleStatus,
     TaxonomyTerm,
 )
+from annotation.services.samples import sample_content_hash_of_json, sample_values_json
 from tests.annotation.factories import (
     image_asset,
     mmooc_dataset,
@@ -385,3 +388,20 @@ def test_the_content_hash_orders_media_by_role_and_position() -> None:
     )
     full = {name: getattr(sample, name) for name in services.LABEL_FIELDS}
     assert sample.content_hash == services.sample_content_hash(full, [audio.sha256, image.sha256])
+
+
+def test_the_content_hash_keeps_its_stored_format() -> None:
+    """Stored hashes stay comparable: the SHA-256 of the label fields and the media hashes as
+    sorted-key JSON, non-ASCII text as it is; the import's JSON text gives the same hash."""
+    values = {"question": "图中是什么？", "options": [{"label": "A", "text": "é"}], "answer": "A"}
+    shas = ["b" * 64, "a" * 64]
+    payload = json.dumps(
+        {"fields": {k: values.get(k) for k in services.LABEL_FIELDS}, "media": shas},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    expected = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    assert services.sample_content_hash(values, shas) == expected
+    values_json = sample_values_json(values)
+    assert json.loads(values_json) == {k: values.get(k) for k in services.LABEL_FIELDS}
+    assert sample_content_hash_of_json(values_json, shas) == expected
