@@ -17,6 +17,17 @@ from django.db.models import Lookup
 from django.db.models.sql.compiler import SQLCompiler
 
 
+def _array_literal(values: list[Any]) -> tuple[str, str] | None:
+    """A list of texts or integers as a PostgreSQL array literal and its type: one string
+    parameter, which psycopg quotes in C (it adapts a list element by element in Python)."""
+    if all(type(v) is str for v in values):
+        quoted = (v.replace("\\", "\\\\").replace('"', '\\"') for v in values)
+        return "text[]", "{" + ",".join(f'"{v}"' for v in quoted) + "}"
+    if all(type(v) is int for v in values):
+        return "bigint[]", "{" + ",".join(map(str, values)) + "}"
+    return None
+
+
 class AnyOf(Lookup):  # type: ignore[type-arg]
     """``AnyOf(F("field"), values)``, used as a filter: the field is one of the values."""
 
@@ -34,6 +45,9 @@ class AnyOf(Lookup):  # type: ignore[type-arg]
         if not values:
             raise EmptyResultSet
         if connection.vendor == "postgresql":
+            literal = _array_literal(values)
+            if literal is not None:
+                return f"{lhs} = ANY(%s::{literal[0]})", (*lhs_params, literal[1])
             return f"{lhs} = ANY(%s)", (*lhs_params, values)
         placeholders = ", ".join(["%s"] * len(values))
         return f"{lhs} IN ({placeholders})", (*lhs_params, *values)

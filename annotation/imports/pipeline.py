@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
-from annotation.imports.reader import Chunk, Inspected, RowChecker
+from annotation.imports.reader import Chunk, Encoded, Inspected, RowChecker
 from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.imports.writes import Media, Row, create_samples, record_new_versions
@@ -168,11 +168,16 @@ class ImportRun:
         return media
 
     def _prepare(
-        self, parsed: ParsedSample, checked: list[str] | None, errors: list[RowError]
+        self,
+        parsed: ParsedSample,
+        checked: list[str] | None,
+        errors: list[RowError],
+        encoded: Encoded | None = None,
     ) -> Row | None:
         """The row with its media read and every problem found; None for a repeated id.
 
-        ``checked`` holds the row's problems when the reader checked it already.
+        ``checked`` holds the row's problems when the reader checked it already, ``encoded``
+        its JSON texts when the reader encoded them.
         """
         external_id = parsed.external_id
         first = self.first_row.get(external_id)
@@ -201,7 +206,9 @@ class ImportRun:
                 Media(m.role, m.position, m.sha, path=m.path) for m in media
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
-        return Row(parsed, media, values, problems)
+        if encoded is None:
+            return Row(parsed, media, values, problems)
+        return Row(parsed, media, values, problems, values_json=encoded.values, json=encoded.fields)
 
     # -- a chunk ---------------------------------------------------------------------------
 
@@ -210,11 +217,11 @@ class ImportRun:
         errors: list[RowError] = []
         rows: list[Row] = []
         seen = 0
-        for item, checked in zip(chunk.items, chunk.problems, strict=True):
+        for item, checked, encoded in zip(chunk.items, chunk.problems, chunk.encoded, strict=True):
             seen += 1
             if isinstance(item, RowError):
                 errors.append(item)
-            elif (row := self._prepare(item, checked, errors)) is not None:
+            elif (row := self._prepare(item, checked, errors, encoded)) is not None:
                 rows.append(row)
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
@@ -232,7 +239,7 @@ class ImportRun:
                 self.media_of.pop(external_id, None)
         rows = [row for row in rows if not row.problems]
         for row in rows:
-            row.values_json = sample_values_json(row.values)
+            row.values_json = row.values_json or sample_values_json(row.values)
             row.content_hash = sample_content_hash_of_json(
                 row.values_json, (m.sha for m in row.media)
             )

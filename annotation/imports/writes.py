@@ -51,8 +51,10 @@ class Row:
     # Every problem found with the row; a row with any is rejected with all of them.
     problems: list[str] = field(default_factory=list)
     content_hash: str = ""
-    # The label values as JSON text (see sample_values_json), encoded once for every table.
+    # The label values as JSON text (see sample_values_json), encoded once for every table,
+    # and the sample's JSON fields as JSON text, when the reader encoded them.
     values_json: str = ""
+    json: dict[str, JsonText] = field(default_factory=dict)
 
     @property
     def slots(self) -> list[tuple[str, int, str]]:
@@ -80,6 +82,7 @@ def create_samples(
                 "content_hash": row.content_hash,
                 "extra": row.parsed.extra,
                 **row.values,
+                **row.json,
             }
             for row in rows
         ],

@@ -7,6 +7,7 @@ batch of one.
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -99,6 +100,26 @@ def _store_file(name: str, data: bytes) -> bool:
     return True
 
 
+@functools.cache
+def _umask() -> int | None:
+    """The process's umask, read without changing it (Linux); None where it cannot be."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _narrowed(mode: int) -> bool:
+    """Whether the umask takes permissions away from a file created with ``mode`` (then a
+    chmod sets them; a metadata write saved on every file otherwise)."""
+    umask = _umask()
+    return umask is None or mode & umask != 0
+
+
 def _store_local(storage: FileSystemStorage, name: str, data: bytes) -> bool:
     """On local disk: create the file exclusively (the name is its content's hash, so a file
     already there holds the same bytes) in three or four system calls, where the storage API
@@ -121,8 +142,8 @@ def _store_local(storage: FileSystemStorage, name: str, data: bytes) -> bool:
             written = 0
             while written < len(view):
                 written += os.write(handle, view[written:])
-        if storage.file_permissions_mode is not None:
-            os.fchmod(handle, storage.file_permissions_mode)  # the umask may have narrowed it
+        if storage.file_permissions_mode is not None and _narrowed(mode):
+            os.fchmod(handle, storage.file_permissions_mode)
     except BaseException:
         os.close(handle)
         os.unlink(path)

@@ -18,8 +18,10 @@ def test_rows_whose_field_is_one_of_the_values_match(
     vendor: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rows whose field holds one of the values match, whatever the database; on
-    PostgreSQL the list is one parameter, elsewhere an IN list."""
-    for name in ("a", "b", "c"):
+    PostgreSQL the list is one parameter, elsewhere an IN list. Quotes, backslashes, commas
+    and braces in a text are matched as they are."""
+    odd = 'a "b" \\c, {d} é NULL'
+    for name in ("a", "b", "c", odd):
         Dataset.objects.create(name=name, kind=DatasetKind.IMAGE_QUESTION)
     monkeypatch.setattr(connection, "vendor", vendor)
     with CaptureQueriesContext(connection) as captured:
