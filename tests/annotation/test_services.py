@@ -23,6 +23,7 @@ from annotation.models import (
     SampleStatus,
     TaxonomyTerm,
 )
+from annotation.services import media as media_services
 from annotation.services.samples import sample_content_hash_of_json, sample_values_json
 from tests.annotation.factories import (
     image_asset,
@@ -271,6 +272,23 @@ def test_media_is_stored_once_per_content() -> None:
     folder = first.file.name.rsplit("/", 1)[0]
     assert default_storage.listdir(folder)[1] == [first.file.name.rsplit("/", 1)[1]]
     assert (first.width, first.height, first.mime_type) == (64, 48, "image/png")
+
+
+def test_a_store_whose_row_fails_leaves_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single upload is stored as a batch of one, as an import's chunk: if its row cannot
+    be written, the file written meanwhile is deleted again."""
+
+    def refuse(*args: object) -> None:
+        raise RuntimeError("the row cannot be written")
+
+    monkeypatch.setattr(media_services, "media_assets_insert", refuse)
+    data = png_bytes(colour=(9, 8, 7))
+    with pytest.raises(RuntimeError):
+        services.media_asset_store(data=data, kind="image")
+    assert not MediaAsset.objects.exists()
+    sha = hashlib.sha256(data).hexdigest()
+    name = media_services.media_storage_name(kind="image", sha=sha, mime="image/png")
+    assert not default_storage.exists(name)
 
 
 @pytest.mark.parametrize(
