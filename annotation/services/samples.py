@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 _PARSED_FIELDS = {f.name for f in dataclass_fields(ParsedSample)}
+_LABEL_SET = frozenset(LABEL_FIELDS)
 
 
 class SampleInvalid(ValidationError):
@@ -46,7 +47,8 @@ def _content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str
 def sample_values_json(values: Mapping[str, Any]) -> str:
     """A sample's label fields as JSON text (sorted keys), as its content hash encodes them;
     an import stores the same text, so that each row's values are encoded once."""
-    return json.dumps({k: values.get(k) for k in LABEL_FIELDS}, sort_keys=True, ensure_ascii=False)
+    fields = values if values.keys() == _LABEL_SET else {k: values.get(k) for k in LABEL_FIELDS}
+    return json.dumps(fields, sort_keys=True, ensure_ascii=False)
 
 
 def sample_content_hash_of_json(values_json: str, media_hashes: Iterable[str]) -> str:

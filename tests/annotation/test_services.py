@@ -423,3 +423,5 @@ def test_the_content_hash_keeps_its_stored_format() -> None:
     values_json = sample_values_json(values)
     assert json.loads(values_json) == {k: values.get(k) for k in services.LABEL_FIELDS}
     assert sample_content_hash_of_json(values_json, shas) == expected
+    complete = {k: values.get(k) for k in reversed(services.LABEL_FIELDS)}
+    assert sample_values_json(complete) == values_json
