@@ -155,8 +155,12 @@ def child(path: Path, dataset_name: str, encode_sample: int) -> dict[str, Any]:
         name=dataset_name, format="mmooc", preset="mmooc"
     )
     job = import_job_of(dataset, "mmooc", path)
+    from celery import current_app
     from django.db import connection
 
+    # As a worker process is when it takes the job: its task modules loaded (and Celery's
+    # Django fix-up's model checks run) at start-up, not by the first task the import sends.
+    current_app.loader.import_default_modules()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]

@@ -5,7 +5,8 @@ Python (client-side binding): for tens of thousands of wide rows that costs more
 database's own work. ``rows_insert`` takes plain dicts (attribute name -> value, the model's
 defaults filling what is missing), reserves the primary keys with one ``nextval`` query and
 streams the rows with ``COPY``, which psycopg encodes in C. It runs inside the caller's
-transaction, so a failure leaves nothing.
+transaction, so a failure leaves nothing. A JSON field's value given as ``JsonText`` is stored
+as it is, so a caller that has a row's JSON text already need not encode it again.
 """
 
 from __future__ import annotations
@@ -16,6 +17,17 @@ from typing import Any
 
 from django.db import connection, models
 from django.utils import timezone
+
+
+class JsonText(str):
+    """The value of a JSON field, already encoded as JSON text."""
+
+    __slots__ = ()
+
+
+def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row with its JsonText values decoded (for the ORM's bulk_create)."""
+    return {k: json.loads(v) if isinstance(v, JsonText) else v for k, v in row.items()}
 
 
 def _columns(model: type[models.Model]) -> list[models.Field[Any, Any]]:
@@ -78,8 +90,9 @@ def _tuples(
         for name in timed:  # auto_now fields take the time of the write, as save() does
             full[name] = now
         for name, encoder in json_fields:
-            if name in row and full[name] is not None:
-                full[name] = json.dumps(full[name], cls=encoder)
+            value = full[name]
+            if name in row and value is not None and not isinstance(value, JsonText):
+                full[name] = json.dumps(value, cls=encoder)
         values.append([full[name] for name in names])
     return [f.column for f in fields], values
 
@@ -89,7 +102,7 @@ def rows_insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
     if not rows:
         return []
     if connection.vendor != "postgresql":
-        created = model._default_manager.bulk_create(model(**row) for row in rows)
+        created = model._default_manager.bulk_create(model(**_decoded(row)) for row in rows)
         return [obj.pk for obj in created]
     columns, values = _tuples(model, rows)
     ids = _reserve_ids(model, len(values))
@@ -111,7 +124,9 @@ def rows_insert_new(
     if not rows:
         return
     if connection.vendor != "postgresql":
-        model._default_manager.bulk_create((model(**row) for row in rows), ignore_conflicts=True)
+        model._default_manager.bulk_create(
+            (model(**_decoded(row)) for row in rows), ignore_conflicts=True
+        )
         return
     columns, values = _tuples(model, rows)
     quote = connection.ops.quote_name

@@ -9,29 +9,19 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
-from annotation.imports.media import inspect, max_bytes, sweep_files
-from annotation.imports.reader import Chunk, Inspected, RowChecker
+from annotation.imports.reader import Chunk, Encoded, Inspected, RowChecker
 from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
-from annotation.imports.writes import (
-    STORE_THREADS,
-    FileWrites,
-    Media,
-    NewAsset,
-    Row,
-    create_samples,
-    insert_assets,
-    record_new_versions,
-)
+from annotation.imports.writes import Media, Row, create_samples, record_new_versions
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
     Dataset,
@@ -47,12 +37,22 @@ from annotation.models import (
     SampleStatus,
 )
 from annotation.selectors import taxonomy_view
+from annotation.services.media import (
+    FileWrites,
+    NewAsset,
+    media_assets_insert,
+    media_files_storing,
+    media_inspect,
+    media_max_bytes,
+)
 from annotation.services.samples import (
     LABEL_FIELDS,
-    sample_content_hash,
+    sample_content_hash_of_json,
     sample_link_pair,
+    sample_values_json,
 )
 from core.jobs import JobStopped
+from core.lookups import AnyOf
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class ImportRun:
             if ref.data is not None:
                 data = ref.data
             elif ref.path:
-                data = self.source.read_media(ref.path, max_bytes(ref.role))
+                data = self.source.read_media(ref.path, media_max_bytes(ref.role))
             else:
                 raise MediaMissing(_("a media entry has neither data nor a path"))
             media.append(Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
@@ -168,11 +168,16 @@ class ImportRun:
         return media
 
     def _prepare(
-        self, parsed: ParsedSample, checked: list[str] | None, errors: list[RowError]
+        self,
+        parsed: ParsedSample,
+        checked: list[str] | None,
+        errors: list[RowError],
+        encoded: Encoded | None = None,
     ) -> Row | None:
         """The row with its media read and every problem found; None for a repeated id.
 
-        ``checked`` holds the row's problems when the reader checked it already.
+        ``checked`` holds the row's problems when the reader checked it already, ``encoded``
+        its JSON texts when the reader encoded them.
         """
         external_id = parsed.external_id
         first = self.first_row.get(external_id)
@@ -201,7 +206,9 @@ class ImportRun:
                 Media(m.role, m.position, m.sha, path=m.path) for m in media
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
-        return Row(parsed, media, values, problems)
+        if encoded is None:
+            return Row(parsed, media, values, problems)
+        return Row(parsed, media, values, problems, values_json=encoded.values, json=encoded.fields)
 
     # -- a chunk ---------------------------------------------------------------------------
 
@@ -210,18 +217,18 @@ class ImportRun:
         errors: list[RowError] = []
         rows: list[Row] = []
         seen = 0
-        for item, checked in zip(chunk.items, chunk.problems, strict=True):
+        for item, checked, encoded in zip(chunk.items, chunk.problems, chunk.encoded, strict=True):
             seen += 1
             if isinstance(item, RowError):
                 errors.append(item)
-            elif (row := self._prepare(item, checked, errors)) is not None:
+            elif (row := self._prepare(item, checked, errors, encoded)) is not None:
                 rows.append(row)
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
 
         known = dict(
             MediaAsset.objects.filter(
-                sha256__in={m.sha for row in rows for m in row.media}
+                AnyOf(F("sha256"), {m.sha for row in rows for m in row.media})
             ).values_list("sha256", "kind")
         )
         new_assets = self._inspect_new_media(rows, known, chunk.media)
@@ -232,7 +239,10 @@ class ImportRun:
                 self.media_of.pop(external_id, None)
         rows = [row for row in rows if not row.problems]
         for row in rows:
-            row.content_hash = sample_content_hash(row.values, (m.sha for m in row.media))
+            row.values_json = row.values_json or sample_values_json(row.values)
+            row.content_hash = sample_content_hash_of_json(
+                row.values_json, (m.sha for m in row.media)
+            )
             if row.parsed.pair_external_id:
                 self.pairs.append((row.parsed.external_id, row.parsed.pair_external_id))
         if replay:
@@ -241,12 +251,14 @@ class ImportRun:
         existing = {
             s.external_id: s
             for s in Sample.objects.filter(
-                dataset=self.dataset, external_id__in=[r.parsed.external_id for r in rows]
+                AnyOf(F("external_id"), [r.parsed.external_id for r in rows]), dataset=self.dataset
             ).only("id", "external_id", "content_hash", "status", "extra", *LABEL_FIELDS)
         }
         versions = {
             v.sample_id: v
-            for v in ImportedVersion.objects.filter(sample_id__in=[s.pk for s in existing.values()])
+            for v in ImportedVersion.objects.filter(
+                AnyOf(F("sample_id"), [s.pk for s in existing.values()])
+            )
         }
         fresh: list[Row] = []
         changed: list[tuple[Row, Sample]] = []
@@ -271,37 +283,32 @@ class ImportRun:
         new_assets = {sha: a for sha, a in new_assets.items() if sha in needed}
         # The files are written by threads while the rows are inserted; the transaction
         # commits only once every file is stored, and a failure deletes the ones written.
-        with ThreadPoolExecutor(max_workers=STORE_THREADS) as pool:
-            files = FileWrites(pool, new_assets)
-            try:
-                kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
-                self._write_chunk(
-                    _Plan(
-                        new_assets,
-                        needed,
-                        fresh,
-                        changed,
-                        unrecorded,
-                        versions,
-                        errors,
-                        seen,
-                        gold_flags=[(r.parsed.extra, s) for r, s in kept],
-                    ),
-                    files,
-                    kept=len(rows),
-                )
-            except BaseException:
-                sweep_files(files.written())
-                raise
+        with media_files_storing(new_assets) as files:
+            kept = existing_rows(rows, existing, besides={s.pk for _r, s in changed})
+            self._write_chunk(
+                _Plan(
+                    new_assets,
+                    needed,
+                    fresh,
+                    changed,
+                    unrecorded,
+                    versions,
+                    errors,
+                    seen,
+                    gold_flags=[(r.parsed.extra, s) for r, s in kept],
+                ),
+                files,
+                kept=len(rows),
+            )
 
     def _write_chunk(self, plan: _Plan, files: FileWrites, *, kept: int) -> None:
         """Insert a chunk's rows and count them, in one transaction."""
         new_assets, needed, fresh = plan.new_assets, plan.needed, plan.fresh
         versions, errors = plan.versions, plan.errors
         with transaction.atomic():
-            insert_assets(new_assets, files)
+            media_assets_insert(new_assets, files)
             asset_ids = dict(
-                MediaAsset.objects.filter(sha256__in=needed).values_list("sha256", "id")
+                MediaAsset.objects.filter(AnyOf(F("sha256"), needed)).values_list("sha256", "id")
             )
             created = create_samples(
                 fresh,
@@ -393,7 +400,7 @@ class ImportRun:
                     found = decoded.get(media.sha)
                     if found is None or found.role != media.role:
                         try:
-                            found = Inspected(media.role, inspect(media.role, media.data))
+                            found = Inspected(media.role, media_inspect(media.role, media.data))
                         except MediaError as exc:
                             found = Inspected(media.role, None, exc.message)
                     fields = found.fields

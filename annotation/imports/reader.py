@@ -16,6 +16,7 @@ process, which owns the source.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
 import signal
@@ -23,15 +24,20 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import JSONField
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
 from annotation.formats.validate import TaxonomyView, is_trimodal, validate_sample
 from annotation.imports.checks import shape_problems
-from annotation.imports.media import inspect
 from annotation.media_checks import MediaError, sha256_hex
-from annotation.models import DatasetKind
+from annotation.models import DatasetKind, Sample
+from annotation.services.media import media_inspect
+from annotation.services.samples import LABEL_FIELDS, sample_values_json
+from core.bulk import JsonText
 
+# The sample's JSON fields (the label values among them are in Encoded.values as well).
+_JSON = [f.attname for f in Sample._meta.concrete_fields if isinstance(f, JSONField)]
 # Sources with fewer rows are read in the importing process (a fork costs more than it saves).
 PARALLEL_MIN_ROWS = 2_000
 
@@ -54,6 +60,22 @@ class Chunk:
     problems: list[list[str] | None] = field(default_factory=list)
     # sha256 -> what decoding the file found, for the files embedded in these rows.
     media: dict[str, Inspected] = field(default_factory=dict)
+    # Per item (None for a row with problems): its JSON texts, encoded here once.
+    encoded: list[Encoded | None] = field(default_factory=list)
+
+
+@dataclass
+class Encoded:
+    """A row's JSON texts: its label values as ``sample_values_json`` encodes them (for the
+    content hash and the tables that keep the values) and the sample's JSON fields."""
+
+    values: str
+    fields: dict[str, JsonText]
+
+    @classmethod
+    def of(cls, parsed: ParsedSample) -> Encoded:
+        values = sample_values_json({name: getattr(parsed, name) for name in LABEL_FIELDS})
+        return cls(values, {name: JsonText(json.dumps(getattr(parsed, name))) for name in _JSON})
 
 
 @dataclass(frozen=True)
@@ -86,7 +108,7 @@ class RowChecker:
 
 def _inspect(role: str, data: bytes) -> Inspected:
     try:
-        return Inspected(role, inspect(role, data))
+        return Inspected(role, media_inspect(role, data))
     except MediaError as exc:
         return Inspected(role, None, exc.message)
 
@@ -101,8 +123,11 @@ def checked_chunks(
         chunk.items.append(item)
         if isinstance(item, RowError):
             chunk.problems.append(None)
+            chunk.encoded.append(None)
         else:
-            chunk.problems.append(checker.problems(item))
+            problems = checker.problems(item)
+            chunk.problems.append(problems)
+            chunk.encoded.append(None if problems or item.problems else Encoded.of(item))
             if seen > skip_media:
                 for ref in item.media:
                     if ref.data is not None and ref.problem is None:

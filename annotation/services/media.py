@@ -1,15 +1,26 @@
-"""Media assets: checked, stored once per content hash, derived (thumbnail, peaks) by a worker."""
+"""Media assets: checked, stored once per content hash, derived (thumbnail, peaks) by a worker.
+
+One way of storing media serves every caller: an import chunk stores its new assets as a
+batch (files written by a few threads while the rows are inserted) and a single upload is a
+batch of one.
+"""
 
 from __future__ import annotations
 
+import functools
 import mimetypes
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
-from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.core.files.storage import FileSystemStorage, default_storage
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -22,6 +33,7 @@ from annotation.media_checks import (
     waveform_peaks,
 )
 from annotation.models import MediaAsset, MediaKind
+from core.bulk import rows_insert_new
 from core.tasks import enqueue
 
 # The workbench shows an image from a display copy at most this many pixels on its longer side
@@ -29,11 +41,195 @@ from core.tasks import enqueue
 # pixels per CSS pixel); an image no larger is shown as it is. "Full resolution" loads the original.
 DISPLAY_SIZE = 2048
 DISPLAY_QUALITY = 90
+# Threads writing a batch's files: storage writes wait on the disk or the network, not the GIL.
+STORE_THREADS = 8
 
 
-def _storage_name(kind: str, sha: str, mime: str) -> str:
+def media_storage_name(*, kind: str, sha: str, mime: str) -> str:
+    """Where the file of an asset with this content is stored."""
     ext = mimetypes.guess_extension(mime) or ".bin"
     return f"media/{kind}/{sha[:2]}/{sha}{ext}"
+
+
+def media_max_bytes(kind: str) -> int:
+    """The largest file accepted for a kind of media."""
+    if kind == MediaKind.AUDIO:
+        return int(settings.MEDIA_MAX_AUDIO_BYTES)
+    return int(settings.MEDIA_MAX_IMAGE_BYTES)
+
+
+def media_inspect(kind: str, data: bytes) -> dict[str, Any]:
+    """Check a file fully as ``kind`` (an image is decoded whole) and return the asset's
+    fields; MediaError says why the file cannot be used."""
+    if kind == MediaKind.AUDIO:
+        audio = inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
+        return {
+            "mime_type": audio.mime,
+            "duration_seconds": audio.duration_seconds,
+            "sample_rate": audio.sample_rate,
+            "channels": audio.channels,
+        }
+    image = inspect_image(
+        data,
+        max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
+        max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
+    )
+    return {"mime_type": image.mime, "width": image.width, "height": image.height}
+
+
+@dataclass
+class NewAsset:
+    """A checked media file that no asset holds yet: what storing it writes."""
+
+    kind: str
+    data: bytes
+    fields: dict[str, Any]
+    source_url: str = ""
+    licence: str = ""
+
+
+def _store_file(name: str, data: bytes) -> bool:
+    """Store a media file under its content name; False when it was there already."""
+    if isinstance(default_storage, FileSystemStorage):
+        return _store_local(default_storage, name, data)
+    if default_storage.exists(name):
+        return False
+    saved = default_storage.save(name, ContentFile(data))
+    if saved != name:  # a concurrent writer won the name: keep one copy
+        default_storage.delete(saved)
+    return True
+
+
+@functools.cache
+def _umask() -> int | None:
+    """The process's umask, read without changing it (Linux); None where it cannot be."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _narrowed(mode: int) -> bool:
+    """Whether the umask takes permissions away from a file created with ``mode`` (then a
+    chmod sets them; a metadata write saved on every file otherwise)."""
+    umask = _umask()
+    return umask is None or mode & umask != 0
+
+
+def _store_local(storage: FileSystemStorage, name: str, data: bytes) -> bool:
+    """On local disk: create the file exclusively (the name is its content's hash, so a file
+    already there holds the same bytes) in three or four system calls, where the storage API
+    checks for a free name and opens a Python file object."""
+    path = storage.path(name)
+    mode = storage.file_permissions_mode or 0o644
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        handle = os.open(path, flags, mode)
+    except FileNotFoundError:  # the first file of its folder
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            handle = os.open(path, flags, mode)
+        except FileExistsError:
+            return False
+    except FileExistsError:
+        return False
+    try:
+        with memoryview(data) as view:
+            written = 0
+            while written < len(view):
+                written += os.write(handle, view[written:])
+        if storage.file_permissions_mode is not None and _narrowed(mode):
+            os.fchmod(handle, storage.file_permissions_mode)
+    except BaseException:
+        os.close(handle)
+        os.unlink(path)
+        raise
+    os.close(handle)
+    return True
+
+
+class FileWrites:
+    """The files of a batch of new assets, stored by a few threads (a share each) while the
+    caller inserts rows."""
+
+    def __init__(self, pool: ThreadPoolExecutor, assets: Mapping[str, NewAsset]) -> None:
+        self.names = {
+            sha: media_storage_name(kind=a.kind, sha=sha, mime=a.fields["mime_type"])
+            for sha, a in assets.items()
+        }
+        # Per hash: True once this batch wrote the file, False when it was there already.
+        self.wrote: dict[str, bool] = {}
+        items = [(sha, self.names[sha], a.data) for sha, a in assets.items()]
+        shares = [items[k::STORE_THREADS] for k in range(STORE_THREADS)]
+        self.futures = [pool.submit(self._store, share) for share in shares if share]
+
+    def _store(self, share: list[tuple[str, str, bytes]]) -> None:
+        for sha, name, data in share:
+            self.wrote[sha] = _store_file(name, data)
+
+    def wait(self) -> None:
+        """Wait for every write; raise the first failure."""
+        wait(self.futures)
+        for future in self.futures:
+            future.result()
+
+    def written(self) -> list[tuple[str, str]]:
+        """The (hash, name) of the files this batch wrote, once every write has ended."""
+        wait(self.futures)
+        return [(sha, self.names[sha]) for sha, wrote in self.wrote.items() if wrote]
+
+
+@contextmanager
+def media_files_storing(assets: Mapping[str, NewAsset]) -> Iterator[FileWrites]:
+    """Write the files of new assets while the block runs (it inserts their rows with
+    ``media_assets_insert`` and calls ``wait()`` before it commits); if the block fails, the
+    files it wrote are deleted again unless an asset row (another writer's) owns them."""
+    with ThreadPoolExecutor(max_workers=min(STORE_THREADS, max(len(assets), 1))) as pool:
+        files = FileWrites(pool, assets)
+        try:
+            yield files
+        except BaseException:
+            media_files_sweep(files.written())
+            raise
+
+
+def media_assets_insert(assets: Mapping[str, NewAsset], files: FileWrites) -> None:
+    """One row per new asset, in one statement (its file is being stored meanwhile)."""
+    # Another writer may store the same content at the same time: the first row wins.
+    rows_insert_new(
+        MediaAsset,
+        [
+            {
+                "sha256": sha,
+                "kind": asset.kind,
+                "file": files.names[sha],
+                "size_bytes": len(asset.data),
+                "source_url": asset.source_url,
+                "licence": asset.licence,
+                **asset.fields,
+            }
+            for sha, asset in assets.items()
+        ],
+        unique="sha256",
+    )
+
+
+def media_files_sweep(written: list[tuple[str, str]]) -> None:
+    """Delete files a failed batch wrote, unless an asset row (another writer's) owns them."""
+    if not written:
+        return
+    owned = set(
+        MediaAsset.objects.filter(sha256__in=[sha for sha, _name in written]).values_list(
+            "sha256", flat=True
+        )
+    )
+    for sha, name in written:
+        if sha not in owned:
+            default_storage.delete(name)
 
 
 def media_asset_store(
@@ -48,55 +244,20 @@ def media_asset_store(
     existing = MediaAsset.objects.filter(sha256=sha).first()
     if existing is not None:
         return existing
+    if kind not in MediaKind.values:
+        raise ValidationError(f"Unknown media kind {kind!r}.", code="bad_kind")
     try:
-        if kind == MediaKind.IMAGE:
-            image = inspect_image(
-                data,
-                max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
-                max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
-            )
-            fields: dict[str, object] = {
-                "mime_type": image.mime,
-                "width": image.width,
-                "height": image.height,
-            }
-        elif kind == MediaKind.AUDIO:
-            audio = inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
-            fields = {
-                "mime_type": audio.mime,
-                "duration_seconds": audio.duration_seconds,
-                "sample_rate": audio.sample_rate,
-                "channels": audio.channels,
-            }
-        else:
-            raise ValidationError(f"Unknown media kind {kind!r}.", code="bad_kind")
+        fields = media_inspect(kind, data)
     except MediaError as exc:
         raise ValidationError(str(exc), code="bad_media") from exc
-
-    name = _storage_name(kind, sha, str(fields["mime_type"]))
-    if not default_storage.exists(name):
-        saved = default_storage.save(name, ContentFile(data))
-        if saved != name:  # a concurrent writer won the name: keep one copy
-            default_storage.delete(saved)
-    try:
-        with transaction.atomic():
-            asset = MediaAsset.objects.create(
-                sha256=sha,
-                kind=kind,
-                file=name,
-                size_bytes=len(data),
-                source_url=source_url,
-                licence=licence,
-                **fields,
-            )
-    except IntegrityError:
-        return MediaAsset.objects.get(sha256=sha)
-    _queue_derive(asset.pk)
+    new = {sha: NewAsset(kind, data, fields, source_url, licence)}
+    with media_files_storing(new) as files, transaction.atomic():
+        media_assets_insert(new, files)
+        files.wait()
+        asset = MediaAsset.objects.get(sha256=sha)
+        # Deriving is safe to run twice: an asset a concurrent writer stored is left alone.
+        transaction.on_commit(lambda: enqueue("annotation.derive_media_asset", asset.pk))
     return asset
-
-
-def _queue_derive(asset_id: int) -> None:
-    transaction.on_commit(lambda: enqueue("annotation.derive_media_asset", asset_id))
 
 
 # Images a browser shows as they are: one that already fits the thumbnail box is its own
@@ -171,8 +332,3 @@ def _store_derivative(asset: MediaAsset, folder: str, data: bytes, mime: str) ->
     if not default_storage.exists(name):
         default_storage.save(name, ContentFile(data))
     return name
-
-
-def media_storage_name(*, kind: str, sha: str, mime: str) -> str:
-    """Where the file of an asset with this content is stored (batch imports write it)."""
-    return _storage_name(kind, sha, mime)

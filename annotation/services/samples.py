@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 _PARSED_FIELDS = {f.name for f in dataclass_fields(ParsedSample)}
+_LABEL_SET = frozenset(LABEL_FIELDS)
 
 
 class SampleInvalid(ValidationError):
@@ -40,11 +41,21 @@ class SampleInvalid(ValidationError):
 
 
 def _content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:
-    payload = json.dumps(
-        {"fields": {k: values.get(k) for k in LABEL_FIELDS}, "media": list(media_hashes)},
-        sort_keys=True,
-        ensure_ascii=False,
-    )
+    return sample_content_hash_of_json(sample_values_json(values), media_hashes)
+
+
+def sample_values_json(values: Mapping[str, Any]) -> str:
+    """A sample's label fields as JSON text (sorted keys), as its content hash encodes them;
+    an import stores the same text, so that each row's values are encoded once."""
+    fields = values if values.keys() == _LABEL_SET else {k: values.get(k) for k in LABEL_FIELDS}
+    return json.dumps(fields, sort_keys=True, ensure_ascii=False)
+
+
+def sample_content_hash_of_json(values_json: str, media_hashes: Iterable[str]) -> str:
+    """The content hash of label fields encoded by ``sample_values_json`` and media hashes:
+    the SHA-256 of ``{"fields": …, "media": […]}`` with sorted keys, the stored format."""
+    media = json.dumps(list(media_hashes), ensure_ascii=False)
+    payload = f'{{"fields": {values_json}, "media": {media}}}'
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

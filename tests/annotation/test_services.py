@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +23,8 @@ from annotation.models import (
     SampleStatus,
     TaxonomyTerm,
 )
+from annotation.services import media as media_services
+from annotation.services.samples import sample_content_hash_of_json, sample_values_json
 from tests.annotation.factories import (
     image_asset,
     mmooc_dataset,
@@ -270,6 +274,23 @@ def test_media_is_stored_once_per_content() -> None:
     assert (first.width, first.height, first.mime_type) == (64, 48, "image/png")
 
 
+def test_a_store_whose_row_fails_leaves_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single upload is stored as a batch of one, as an import's chunk: if its row cannot
+    be written, the file written meanwhile is deleted again."""
+
+    def refuse(*args: object) -> None:
+        raise RuntimeError("the row cannot be written")
+
+    monkeypatch.setattr(media_services, "media_assets_insert", refuse)
+    data = png_bytes(colour=(9, 8, 7))
+    with pytest.raises(RuntimeError):
+        services.media_asset_store(data=data, kind="image")
+    assert not MediaAsset.objects.exists()
+    sha = hashlib.sha256(data).hexdigest()
+    name = media_services.media_storage_name(kind="image", sha=sha, mime="image/png")
+    assert not default_storage.exists(name)
+
+
 @pytest.mark.parametrize(
     ("data", "kind", "fragment"),
     [
@@ -385,3 +406,22 @@ def test_the_content_hash_orders_media_by_role_and_position() -> None:
     )
     full = {name: getattr(sample, name) for name in services.LABEL_FIELDS}
     assert sample.content_hash == services.sample_content_hash(full, [audio.sha256, image.sha256])
+
+
+def test_the_content_hash_keeps_its_stored_format() -> None:
+    """Stored hashes stay comparable: the SHA-256 of the label fields and the media hashes as
+    sorted-key JSON, non-ASCII text as it is; the import's JSON text gives the same hash."""
+    values = {"question": "图中是什么？", "options": [{"label": "A", "text": "é"}], "answer": "A"}
+    shas = ["b" * 64, "a" * 64]
+    payload = json.dumps(
+        {"fields": {k: values.get(k) for k in services.LABEL_FIELDS}, "media": shas},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    expected = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    assert services.sample_content_hash(values, shas) == expected
+    values_json = sample_values_json(values)
+    assert json.loads(values_json) == {k: values.get(k) for k in services.LABEL_FIELDS}
+    assert sample_content_hash_of_json(values_json, shas) == expected
+    complete = {k: values.get(k) for k in reversed(services.LABEL_FIELDS)}
+    assert sample_values_json(complete) == values_json

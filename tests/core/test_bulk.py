@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleRevision
-from core.bulk import rows_insert, rows_insert_new
+from core.bulk import JsonText, rows_insert, rows_insert_new
 
 pytestmark = pytest.mark.django_db
 
@@ -66,3 +66,22 @@ def test_rows_insert_new_skips_rows_whose_unique_value_is_taken() -> None:
         "b" * 64: None,
         "c" * 64: None,
     }
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "other"])
+def test_json_text_is_stored_as_the_json_it_holds(
+    vendor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON field given as JsonText is stored as the value it encodes, not as a string,
+    by COPY and by the ORM's bulk_create that other databases use."""
+    monkeypatch.setattr(connection, "vendor", vendor)
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
+    ids = rows_insert(
+        Sample,
+        [{"dataset_id": dataset.pk, "external_id": "j", "extra": JsonText('{"k": ["é", 1]}')}],
+    )
+    rows_insert_new(
+        MediaAsset, [asset_row("d" * 64, peaks=JsonText("[0.5, 1.0]"))], unique="sha256"
+    )
+    assert Sample.objects.get(pk=ids[0]).extra == {"k": ["é", 1]}
+    assert MediaAsset.objects.get(sha256="d" * 64).peaks == [0.5, 1.0]

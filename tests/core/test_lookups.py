@@ -1,0 +1,40 @@
+"""AnyOf (core.lookups): a filter on a list of values, one array parameter on PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Dataset, DatasetKind
+from core.lookups import AnyOf
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "other"])
+def test_rows_whose_field_is_one_of_the_values_match(
+    vendor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows whose field holds one of the values match, whatever the database; on
+    PostgreSQL the list is one parameter, elsewhere an IN list. Quotes, backslashes, commas
+    and braces in a text are matched as they are."""
+    odd = 'a "b" \\c, {d} é NULL'
+    for name in ("a", "b", "c", odd):
+        Dataset.objects.create(name=name, kind=DatasetKind.IMAGE_QUESTION)
+    monkeypatch.setattr(connection, "vendor", vendor)
+    with CaptureQueriesContext(connection) as captured:
+        names = set(
+            Dataset.objects.filter(AnyOf(F("name"), ["a", "c", "z"])).values_list("name", flat=True)
+        )
+    assert names == {"a", "c"}
+    sql = captured.captured_queries[0]["sql"]
+    assert ("= ANY(" in sql) == (vendor == "postgresql")
+
+
+def test_an_empty_list_matches_nothing_without_a_query() -> None:
+    Dataset.objects.create(name="a", kind=DatasetKind.IMAGE_QUESTION)
+    with CaptureQueriesContext(connection) as captured:
+        assert list(Dataset.objects.filter(AnyOf(F("pk"), []))) == []
+    assert captured.captured_queries == []
