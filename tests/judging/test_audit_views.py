@@ -12,6 +12,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.test import Client
 from django.urls import reverse
+from pytest_django.asserts import assertInHTML
 
 from core import roles
 from judging.audit import computations
@@ -22,6 +23,7 @@ from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.html import element, text
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +128,7 @@ def test_rating_form_is_blind_to_the_judges(audit_set: AuditSet, auditor: Any) -
     assert item.response is not None and item.response.response in html
     assert item.sample.explanation in html
     for key in ("<kbd>0</kbd>", "<kbd>1</kbd>", "<kbd>q</kbd>", "<kbd>t</kbd>", "<kbd>Enter</kbd>"):
-        assert key in html
+        assertInHTML(key, html)
     for judge in ("gpt-judge", "qwen-judge", "claude-judge", "judge rationale text"):
         assert judge not in html
     assert "verdict" not in html.lower()
@@ -319,5 +321,4 @@ def test_an_empty_model_answer_is_shown_as_such(audit_set: AuditSet, auditor: An
     assert item is not None and item.response is not None
     type(item.response).objects.filter(pk=item.response.pk).update(response="  ")
     html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
-    quoted = html.split('id="item-response">')[1].split("</blockquote>")[0]
-    assert "(empty answer)" in quoted
+    assert text(element(html, "blockquote", id="item-response")) == "(empty answer)"
