@@ -50,10 +50,10 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
     job.refresh_from_db()
     assert job.is_finished
-    results = page.split('id="job-links"')[1].split("</p>")[0]
-    assert "hidden" not in results.split(">")[0]
+    results = element(page, id="job-links")
+    assert not has(results, "hidden")
     disagreements = reverse("annotation:sample_list", args=[dataset.pk]) + "?judges_disagree=true"
-    assert disagreements in results
+    assert element(results, "a", href=disagreements)
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
