@@ -18,7 +18,7 @@ from review.forms import AdjudicationForm, field_labels
 from review.selectors import workbench_get
 from tests.annotation.factories import UserFactory, image_asset, mmooc_dataset, mmooc_sample
 from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
-from tests.support.html import element, elements, has, text
+from tests.support.html import attribute, element, elements, has, text
 
 pytestmark = pytest.mark.django_db
 
@@ -147,9 +147,9 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
     # The display image (a copy at least as large as the viewer, or the original), in a viewer
     # of its aspect ratio; "Full resolution" loads the original.
     asset_id = sample.media_links.get().asset_id
-    viewer = page.split('class="zoom-image"')[1].split(">")[0]
-    assert f'src="{reverse("annotation:media_display", args=[asset_id])}"' in viewer
-    assert f'data-full="{reverse("annotation:media_file", args=[asset_id])}"' in viewer
+    viewer = element(page, class_="zoom-image")
+    assert attribute(viewer, "src") == reverse("annotation:media_display", args=[asset_id])
+    assert attribute(viewer, "data-full") == reverse("annotation:media_file", args=[asset_id])
     assert 'data-width="300"' in page and 'data-height="100"' in page
 
 

@@ -162,6 +162,6 @@ def test_a_form_for_a_sample_changed_meanwhile_is_shown_again_not_applied(lead: 
     html = response.content.decode()
     assert response.status_code == 200
     assert "The sample changed since this form was opened; check it again." in html
-    assert f'name="revision" value="{sample.revision + 1}"' in html
+    assert element(html, "input", name="revision", value=str(sample.revision + 1))
     assert Sample.objects.get(pk=sample.pk).status == SampleStatus.NEEDS_ADJUDICATION
     assert not Outcome.objects.filter(sample=sample, adjudicated=True).exists()
