@@ -123,6 +123,7 @@ def test(extra: list[str]) -> int:
         [BIN / "mypy", "."],
         [BIN / "lint-imports"],
         [BIN / "djlint", "templates", "--lint"],
+        [BIN / "djlint", "templates", "--check"],
     ]
     failed = False
     for check in checks:

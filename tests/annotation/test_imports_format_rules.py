@@ -44,6 +44,7 @@ from tests.annotation.imports_support import (
 )
 from tests.annotation.test_imports_views import _client
 from tests.conftest import client_for
+from tests.support.html import element, elements, text
 
 pytestmark = pytest.mark.django_db
 needs_logicvista = pytest.mark.skipif(not LOGICVISTA.exists(), reason="no shared LogicVista data")
@@ -373,9 +374,10 @@ def test_a_job_that_rejects_every_row_fails_and_one_that_rejects_some_succeeds_w
     client = _client(lead)
     listing = client.get(reverse("annotation:dataset_import", args=[dataset.pk])).content.decode()
     for job in (failed, partial, clean):
-        assert f'data-status="{job.status}">{job.get_status_display()}</span>' in listing
+        shown = [text(span) for span in elements(listing, "span", data_status=job.status)]
+        assert job.get_status_display() in shown
     page = client.get(reverse("annotation:import_job", args=[failed.pk])).content.decode()
-    assert 'data-status="failed">Failed</span>' in page
+    assert text(element(page, "span", data_status="failed")) == "Failed"
     detail = client_for(lead).get(reverse("api_import_job", args=[partial.pk])).json()
     assert (detail["status"], detail["finished"], detail["percent"]) == (
         "succeeded_with_errors",

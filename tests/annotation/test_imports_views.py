@@ -30,6 +30,7 @@ from tests.annotation.imports_support import (
     write_lines,
 )
 from tests.support.browser import chromium, sign_in
+from tests.support.html import element, has
 from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
@@ -94,9 +95,9 @@ def test_lead_uploads_through_the_form_and_lands_on_the_job_page(
     assert "the answer &#x27;Q&#x27; is not one of the options" in page
     assert reverse("api_import_job", args=[job.pk]) in page
     assert "js/job-progress.js" in page
-    results = page.split('id="import-results"')[1].split("</p>")[0]
-    assert "hidden" not in results.split(">")[0]  # finished: the links to its result show
-    assert reverse("annotation:sample_list", args=[dataset.pk]) in results
+    results = element(page, id="import-results")
+    assert not has(results, "hidden")  # finished: the links to its result show
+    assert element(results, "a", href=reverse("annotation:sample_list", args=[dataset.pk]))
     listing = client.get(form_url).content.decode()
     assert reverse("annotation:import_job", args=[job.pk]) in listing
     counts = "<th>Imported</th> <th>Unchanged</th> <th>Updated</th> <th>Rejected</th>"

@@ -9,9 +9,11 @@ import pytest
 from django.core.files.storage import default_storage
 from django.test import Client
 from django.urls import reverse
+from pytest_django.asserts import assertInHTML
 
 from annotation import services
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes, wav_bytes
+from tests.support.html import element, text
 from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
@@ -217,9 +219,10 @@ def test_sample_page_shows_the_fields_as_the_workbench_does(lead: Any) -> None:
         predicate=["the stove is on (image)"],
     )
     page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
-    assert 'data-testid="safety-category">physical_harm<' in page
-    assert "Predicate: IF all of these hold THEN unsafe" in page
-    assert "<li>the stove is on (image)</li>" in page
+    assert text(element(page, "dd", data_testid="safety-category")) == "physical_harm"
+    heading = text(element(page, "dt", data_testid="predicate-heading"))
+    assert heading == "Predicate: IF all of these hold THEN unsafe"
+    assertInHTML("<li>the stove is on (image)</li>", page)
 
 
 def test_sample_history_shows_old_and_new_values(lead: Any) -> None:
@@ -234,6 +237,7 @@ def test_sample_history_shows_old_and_new_values(lead: Any) -> None:
     )
     page = _client(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content
     html = page.decode()
-    assert "<del>There is no car in the image.</del>" in html
-    assert "<ins>The car is hidden.</ins>" in html
-    assert "<del>Pending review</del>" in html and "<ins>Verified</ins>" in html
+    assertInHTML("<del>There is no car in the image.</del>", html)
+    assertInHTML("<ins>The car is hidden.</ins>", html)
+    assertInHTML("<del>Pending review</del>", html)
+    assertInHTML("<ins>Verified</ins>", html)

@@ -3,7 +3,6 @@ warnings on the design, a GET with no CSRF token in its URL, strata that follow 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from judging.models import AuditSet, Verdict
 from judging.stats.sampling import allocate
 from tests.judging import audit_factories as af
 from tests.judging.factories import bulk_responses, rule_judge
+from tests.support.html import element, elements
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -63,12 +63,11 @@ def test_the_preview_is_a_get_without_the_csrf_token_and_the_draw_a_post(lead: A
     computations.frame_strata_compute(dataset=dataset, task="scoring")
     html = browser(lead).get(reverse("judging:audit_new", args=[dataset.pk]), af.PLANNER_DESIGN)
     text = html.content.decode()
-    preview = re.search(r'<form method="get"[^>]*id="audit-plan">(.*?)</form>', text, re.S)
-    draw = re.search(r'<form method="post" id="audit-draw">(.*?)</form>', text, re.S)
-    assert preview is not None and draw is not None
-    assert "csrfmiddlewaretoken" not in preview.group(1)
-    assert "csrfmiddlewaretoken" in draw.group(1)
-    assert 'type="hidden" name="size" value="20"' in draw.group(1)
+    preview = element(text, "form", id="audit-plan", method="get")
+    draw = element(text, "form", id="audit-draw", method="post")
+    assert not elements(preview, "input", name="csrfmiddlewaretoken")
+    assert element(draw, "input", type="hidden", name="csrfmiddlewaretoken")
+    assert element(draw, "input", type="hidden", name="size", value="20")
 
 
 def test_the_preview_reads_the_stored_strata_never_the_frame(

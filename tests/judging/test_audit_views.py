@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 from django.contrib.staticfiles import finders
+from django.template.defaultfilters import floatformat
 from django.test import Client
 from django.urls import reverse
+from pytest_django.asserts import assertInHTML
 
 from core import roles
 from core.stats.bootstrap import stratum_weights
@@ -22,6 +24,7 @@ from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
+from tests.support.html import element, elements, text
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -126,7 +129,7 @@ def test_rating_form_is_blind_to_the_judges(audit_set: AuditSet, auditor: Any) -
     assert item.response is not None and item.response.response in html
     assert item.sample.explanation in html
     for key in ("<kbd>0</kbd>", "<kbd>1</kbd>", "<kbd>q</kbd>", "<kbd>t</kbd>", "<kbd>Enter</kbd>"):
-        assert key in html
+        assertInHTML(key, html)
     for judge in ("gpt-judge", "qwen-judge", "claude-judge", "judge rationale text"):
         assert judge not in html
     assert "verdict" not in html.lower()
@@ -229,13 +232,15 @@ def test_statistics_page_shows_judging_stats_figures(auditor: Any) -> None:
         .content.decode()
     )
     report = _independent_report(audit_set)
-    section = html[html.index('id="human-judge"') : html.index('id="calibration"')]
-    reasoning = section[section.index("<h3>reasoning_score</h3>") :]
+    # The human-vs-judge section: a heading per target, then its table.
+    section = element(html, "section", id="human-judge")
+    blocks = [node for node in section.children if not isinstance(node, str)]
+    heading = next(i for i, node in enumerate(blocks) if text(node) == "reasoning_score")
+    reasoning = next(node for node in blocks[heading:] if elements(node, "table"))
     comparisons = [*report.overall.values()]
     assert report.human_human is not None
     for comparison in comparisons:
-        row_start = reasoning.index(f'data-rater="{comparison.rater}"')
-        row = reasoning[row_start : reasoning.index("</tr>", row_start)]
+        row = text(element(reasoning, "tr", data_rater=comparison.rater))
         for figure in (
             comparison.percent_agreement,
             comparison.cohen_kappa,
@@ -243,11 +248,11 @@ def test_statistics_page_shows_judging_stats_figures(auditor: Any) -> None:
             comparison.mean_signed_difference,
         ):
             assert figure is not None
-            assert f"{figure.value:.3f}" in row
-            assert f"[{figure.ci_low:.3f}, {figure.ci_high:.3f}] n={figure.n}" in row
+            low, high = floatformat(figure.ci_low, 3), floatformat(figure.ci_high, 3)
+            assert f"{floatformat(figure.value, 3)} [{low}, {high}] n={figure.n}" in row
     kappa = report.human_human.cohen_kappa
-    row_start = reasoning.index('data-rater="human-human"')
-    assert f"{kappa.value:.3f}" in reasoning[row_start : reasoning.index("</tr>", row_start)]
+    human_human = text(element(reasoning, "tr", data_rater="human-human"))
+    assert f"{floatformat(kappa.value, 3)} [" in human_human
     assert "<svg" in html and 'id="corrected"' in html and 'id="inter-judge"' in html
 
 
@@ -319,5 +324,4 @@ def test_an_empty_model_answer_is_shown_as_such(audit_set: AuditSet, auditor: An
     assert item is not None and item.response is not None
     type(item.response).objects.filter(pk=item.response.pk).update(response="  ")
     html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
-    quoted = html.split('id="item-response">')[1].split("</blockquote>")[0]
-    assert "(empty answer)" in quoted
+    assert text(element(html, "blockquote", id="item-response")) == "(empty answer)"

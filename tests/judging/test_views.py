@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from pytest_django.asserts import assertInHTML
 
 from annotation import services as annotation_services
 from annotation.models import ImportJob
@@ -16,6 +17,7 @@ from judging import services
 from judging.models import Judge, JudgeJob, JudgeJobJudge, Verdict
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
+from tests.support.html import attribute, element, has
 from tests.support.http import redirect_url
 
 pytestmark = pytest.mark.django_db
@@ -48,10 +50,10 @@ def test_a_lead_starts_a_job_from_the_page_and_watches_it(
     assert reverse("api_judge_job", args=[job.pk]) in page and "js/job-progress.js" in page
     job.refresh_from_db()
     assert job.is_finished
-    results = page.split('id="job-links"')[1].split("</p>")[0]
-    assert "hidden" not in results.split(">")[0]
+    results = element(page, id="job-links")
+    assert not has(results, "hidden")
     disagreements = reverse("annotation:sample_list", args=[dataset.pk]) + "?judges_disagree=true"
-    assert disagreements in results
+    assert element(results, "a", href=disagreements)
 
 
 def test_refused_jobs_show_the_reason_instead_of_failing(lead: Any) -> None:
@@ -232,19 +234,20 @@ def test_a_job_page_shows_failed_calls_and_swaps_cancel_for_links_once_ended(lea
     url = reverse("judging:job_detail", args=[job.pk])
     page = client.get(url).content.decode()
     assert 'id="job-cancel"' in page and "The judge did not answer in time." in page
-    assert "hidden" in page[page.index('id="job-links"') :].split(">", 1)[0]
-    assert "hidden" in page[page.index('id="job-retry"') :].split(">", 1)[0]
-    assert "<td>flaky</td>" in page and "<td>timeout</td>" in page
+    assert has(element(page, id="job-links"), "hidden")
+    assert has(element(page, id="job-retry"), "hidden")
+    assertInHTML("<td>flaky</td>", page)
+    assertInHTML("<td>timeout</td>", page)
     services.judge_job_end(job=job)
     job.refresh_from_db()
     assert job.status == "with_errors" and job.message.startswith("1 of 2 calls failed")
     page = client.get(url).content.decode()
     assert 'id="job-cancel"' not in page and "Finished with errors" in page
-    assert "hidden" not in page[page.index('id="job-links"') :].split(">", 1)[0]
+    assert not has(element(page, id="job-links"), "hidden")
     assert reverse("judging:leaderboard", args=[job.dataset_id]) in page
-    retry_form = page[page.index('id="job-retry"') :].split(">", 1)[0]
-    assert 'data-when="ended"' in retry_form
-    assert "hidden" not in retry_form
+    retry_form = element(page, id="job-retry")
+    assert attribute(retry_form, "data-when") == "ended"
+    assert not has(retry_form, "hidden")
 
 
 def test_an_answerability_job_links_to_the_samples_judges_disagree_on(lead: Any) -> None:

@@ -18,6 +18,7 @@ from review.forms import AdjudicationForm, field_labels
 from review.selectors import workbench_get
 from tests.annotation.factories import UserFactory, image_asset, mmooc_dataset, mmooc_sample
 from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
+from tests.support.html import attribute, element, elements, has, text
 
 pytestmark = pytest.mark.django_db
 
@@ -46,12 +47,13 @@ def test_a_dataset_without_terms_gets_free_text_inputs_with_the_values_in_use(
     dataset = logicvista_dataset(2, members=[annotator])
     sample = Sample.objects.get(dataset=dataset, external_id="v1_0")
     page = _page(annotator, "review:workbench", sample.pk)
-    assert '<select id="f-category"' not in page and '<select id="f-scenario"' not in page
-    assert 'id="f-category"' in page and 'list="f-category-used"' in page
-    assert 'value="deductive"' in page  # the sample's own value, shown as it is
-    suggestions = page.split('<datalist id="f-category-used">')[1].split("</datalist>")[0]
-    assert '<option value="deductive">' in suggestions
-    assert '<option value="inductive">' in suggestions
+    assert not elements(page, "select", id="f-category")
+    assert not elements(page, "select", id="f-scenario")
+    # the sample's own value, shown as it is
+    assert element(page, "input", id="f-category", list="f-category-used", value="deductive")
+    suggestions = element(page, "datalist", id="f-category-used")
+    assert element(suggestions, "option", value="deductive")
+    assert element(suggestions, "option", value="inductive")
 
 
 def test_a_value_outside_the_taxonomy_is_shown_as_it_is_and_selected(annotator: Any) -> None:
@@ -61,10 +63,10 @@ def test_a_value_outside_the_taxonomy_is_shown_as_it_is_and_selected(annotator: 
     Sample.objects.filter(pk=sample.pk).update(category_code="RETIRED")
     open_queue(dataset, members=[annotator])
     page = _page(annotator, "review:workbench", sample.pk)
-    select = page.split('<select id="f-category"')[1].split("</select>")[0]
-    assert '<option value="RETIRED" selected>' in select
-    assert "RETIRED (not in the taxonomy)" in select
-    assert '<option value="" >' in select or '<option value="">' in select
+    select = element(page, "select", id="f-category")
+    retired = element(select, "option", value="RETIRED", selected=True)
+    assert text(retired) == "RETIRED (not in the taxonomy)"
+    assert not has(element(select, "option", value=""), "selected")
 
 
 def test_the_adjudication_form_writes_only_what_the_lead_changed(lead: Any) -> None:
@@ -75,7 +77,8 @@ def test_the_adjudication_form_writes_only_what_the_lead_changed(lead: Any) -> N
     submit(UserFactory.create(), sample)
     submit(UserFactory.create(), _fresh(sample), "reject")
     page = _page(lead, "review:adjudicate", sample.pk)
-    assert 'list="terms-category_code"' in page and '<datalist id="terms-category_code">' in page
+    assert element(page, "input", list="terms-category_code")
+    assert element(page, "datalist", id="terms-category_code")
     form = {
         "decision": "accept",
         "note": "Fine as it is.",
@@ -136,17 +139,17 @@ def test_mmt_bench_title_shows_index_category_and_meta_task(annotator: Any) -> N
     )
     open_queue(dataset, members=[annotator])
     page = _page(annotator, "review:workbench", sample.pk)
-    title = page.split("<h1>")[1].split("</h1>")[0]
-    for text in ("1017", "counting_by_category", "visual_recognition"):
-        assert text in title
-    assert 'data-testid="category">counting_by_category' in page
+    title = text(element(page, "h1"))
+    for part in ("1017", "counting_by_category", "visual_recognition"):
+        assert part in title
+    assert text(element(page, "dd", data_testid="category")) == "counting_by_category"
     assert "Meta-task" in page
     # The display image (a copy at least as large as the viewer, or the original), in a viewer
     # of its aspect ratio; "Full resolution" loads the original.
     asset_id = sample.media_links.get().asset_id
-    viewer = page.split('class="zoom-image"')[1].split(">")[0]
-    assert f'src="{reverse("annotation:media_display", args=[asset_id])}"' in viewer
-    assert f'data-full="{reverse("annotation:media_file", args=[asset_id])}"' in viewer
+    viewer = element(page, class_="zoom-image")
+    assert attribute(viewer, "src") == reverse("annotation:media_display", args=[asset_id])
+    assert attribute(viewer, "data-full") == reverse("annotation:media_file", args=[asset_id])
     assert 'data-width="300"' in page and 'data-height="100"' in page
 
 
@@ -158,14 +161,14 @@ def test_trimodal_form_shows_safety_category_and_a_fitting_predicate_heading(
     unsafe, safe = trimodal_pair()
     open_queue(unsafe.dataset, members=[annotator])
     page = _page(annotator, "review:workbench", unsafe.pk)
-    assert '<select id="f-category" name="values.safety_category">' in page
-    assert '<select id="f-subcategory" name="values.safety_subcategory">' in page
-    assert 'data-testid="safety-category">physical_harm' in page
-    title = page.split("<title>")[1].split("</title>")[0]
+    assert element(page, "select", id="f-category", name="values.safety_category")
+    assert element(page, "select", id="f-subcategory", name="values.safety_subcategory")
+    assert text(element(page, "dd", data_testid="safety-category")) == "physical_harm"
+    title = text(element(page, "title"))
     assert unsafe.external_id in title and "physical_harm" in title
     assert "THEN unsafe" in page
     page = _page(annotator, "review:workbench", safe.pk)
-    heading = page.split('data-testid="predicate-heading">')[1].split("</dt>")[0]
+    heading = text(element(page, "dt", data_testid="predicate-heading"))
     assert "THEN unsafe" not in heading and "safe scenario" in heading
 
 
@@ -275,7 +278,7 @@ def test_dataset_list_shows_my_work_left_in_fixed_queries() -> None:
     assert counts[0] == counts[1], counts
     submit(reviewer, _fresh(Sample.objects.filter(dataset=dataset).first()))  # type: ignore[arg-type]
     page = _page(reviewer, "annotation:dataset_list")
-    assert '<progress value="1" max="3">' in page
+    assert element(page, "progress", value="1", max="3")
     assert "1 of 3 done, 2 left" in page
 
 
@@ -286,4 +289,4 @@ def test_the_workbench_shows_n_of_n(annotator: Any) -> None:
     submit(annotator, _fresh(first))
     services.slot_claim(dataset=dataset, reviewer=annotator, sample_id=second.pk)
     page = _page(annotator, "review:workbench", second.pk)
-    assert "2 of 3" in page.split('data-testid="position">')[1].split("</span>")[0]
+    assert "2 of 3" in text(element(page, "span", data_testid="position"))

@@ -4,7 +4,6 @@ never a live form; a form posted again changes nothing; required fields say so."
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
@@ -19,6 +18,7 @@ from review.models import Outcome
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
 from tests.review.factories import logicvista_dataset, submit
+from tests.support.html import attribute, element, text
 
 pytestmark = pytest.mark.django_db
 
@@ -42,12 +42,11 @@ def _disputed() -> Sample:
 
 def _form(page: str, sample: Sample) -> dict[str, str]:
     """The adjudication form as the page shows it, with a decision and a note."""
-    revision = re.search(r'name="revision" value="(\d+)"', page)
-    assert revision is not None
+    revision = attribute(element(page, "input", name="revision"), "value")
     return {
         "decision": "accept",
         "note": "Checked against the source.",
-        "revision": revision[1],
+        "revision": revision,
         "value_answerability_group": sample.answerability_group,
         "value_category_code": sample.category_code,
         "value_scenario": sample.scenario,
@@ -63,11 +62,9 @@ def test_the_adjudication_note_is_labelled_required(lead: Any, language: str, ma
     sample = _disputed()
     page = _client(lead, language).get(reverse("review:adjudicate", args=[sample.pk]))
     html = page.content.decode()
-    label = re.search(r'<label[^>]*for="id_note"[^>]*>(.*?)</label>', html, re.S)
-    assert label is not None and marker in label[1]
-    assert re.search(r"<textarea[^>]*name=\"note\"[^>]*required", html)
-    reason = re.search(r'<label[^>]*for="id_reject_reason"[^>]*>(.*?)</label>', html, re.S)
-    assert reason is not None and marker not in reason[1]
+    assert marker in text(element(html, "label", for_="id_note"))
+    assert element(html, "textarea", name="note", required=True)
+    assert marker not in text(element(html, "label", for_="id_reject_reason"))
 
 
 def test_an_adjudicated_sample_shows_its_decision_and_a_second_post_changes_nothing(
@@ -136,8 +133,13 @@ def test_a_rated_audit_item_shows_that_it_was_rated_without_a_form(auditor: Any)
     before = client.get(url)
     assert "no-store" in before["Cache-Control"]
     assert 'id="audit-form"' in before.content.decode()
-    assert re.search(
-        r'type="radio" name="answer_score" value="1" required', before.content.decode()
+    assert element(
+        before.content.decode(),
+        "input",
+        type="radio",
+        name="answer_score",
+        value="1",
+        required=True,
     )
     item = AuditItem.objects.select_related("audit_set").get(pk=lease.item_id)
     audit_services.audit_rating_submit(
@@ -160,6 +162,6 @@ def test_a_form_for_a_sample_changed_meanwhile_is_shown_again_not_applied(lead: 
     html = response.content.decode()
     assert response.status_code == 200
     assert "The sample changed since this form was opened; check it again." in html
-    assert f'name="revision" value="{sample.revision + 1}"' in html
+    assert element(html, "input", name="revision", value=str(sample.revision + 1))
     assert Sample.objects.get(pk=sample.pk).status == SampleStatus.NEEDS_ADJUDICATION
     assert not Outcome.objects.filter(sample=sample, adjudicated=True).exists()
