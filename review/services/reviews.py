@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import services as annotation_services
 from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
-from core.lease_sql import OPEN_SINCE
 from review import consensus
 from review.models import (
     Comment,
@@ -32,11 +31,11 @@ from review.models import (
     Review,
     ReviewerExclusion,
     ReviewSettings,
-    Skip,
     Slot,
 )
 from review.selectors import AMENDABLE_STATUSES
 from review.services import gold as gold_services
+from review.services.slot_locks import drop_draft_and_skip, open_replacement, slots_locked
 from review.services.values import current_values, edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
@@ -166,7 +165,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
     mine = {"sample": sample, "reviewer": reviewer}
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    every_round = _slots_locked(sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"])
+    every_round = slots_locked(sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"])
     first = every_round[0] if every_round else None
     gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
     if gold is not None:
@@ -178,7 +177,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
             )
         except ValidationError as exc:
             raise ReviewConflict(exc.messages[0], code=exc.code) from exc
-        _drop_draft_and_skip(first, mine, skip=False)
+        drop_draft_and_skip(first, mine, skip=False)
         return SubmitResult(answer, created=created, settled_status=None)
     every_round = [s for s in every_round if not s.gold]
     current = max((s.round for s in every_round), default=0)
@@ -211,7 +210,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
         **fields,
     )
     Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
-    _drop_draft_and_skip(first, mine, skip=True)
+    drop_draft_and_skip(first, mine, skip=True)
     # Reviews of reviewers excluded from consensus (``review.services.exclusions``) fill
     # their slot but do not count towards k; the last open slot filled by one is replaced.
     me_excluded = bool(getattr(slot, "me_excluded", False))
@@ -223,7 +222,7 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
         left_open = any(not s.done and s.pk != slot.pk for s in every_round)
         settled = _settle(sample=sample, by=reviewer, review_round=current, open_slots=left_open)
     elif me_excluded and all(s.done for s in slots if s.pk != slot.pk):
-        _open_replacement(sample=sample, slots=slots)
+        open_replacement(sample=sample, slots=slots)
     elif sample.status == SampleStatus.PENDING_REVIEW:
         annotation_services.sample_advance_status(
             sample=sample,
@@ -234,58 +233,6 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
             reason=_("First review submitted."),
         )
     return SubmitResult(review, created=True, settled_status=settled)
-
-
-def _slots_locked_sql() -> str:
-    """Every slot of a sample, locked, with the dataset's overlap and whether the submission
-    id was seen, the reviewer holds a draft of the sample, or skipped it: fixed SQL, since
-    every submission runs it and the ORM's building of four subqueries cost more CPU than
-    the database's work."""
-    slots = Slot._meta.db_table
-    columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
-    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
-    return (
-        f"SELECT {columns}, "  # noqa: S608 - model tables
-        f"(SELECT overlap FROM {ReviewSettings._meta.db_table} c "
-        "WHERE c.dataset_id = s.dataset_id) AS overlap, "
-        f"EXISTS (SELECT 1 FROM {Review._meta.db_table} r WHERE r.client_uuid = %s) AS replayed, "
-        f"EXISTS (SELECT 1 FROM {Draft._meta.db_table} d "
-        "WHERE d.sample_id = s.sample_id AND d.reviewer_id = %s) AS has_draft, "
-        f"EXISTS (SELECT 1 FROM {Skip._meta.db_table} k "
-        "WHERE k.sample_id = s.sample_id AND k.reviewer_id = %s) AS has_skip, "
-        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
-        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = s.reviewer_id) AS excluded, "
-        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
-        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %s) AS me_excluded "
-        f"FROM {slots} s WHERE s.sample_id = %s ORDER BY s.id{lock}"
-    )
-
-
-def _slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
-    uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
-    params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
-    return list(Slot.objects.raw(_slots_locked_sql(), params))
-
-
-def _drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:
-    """Delete the reviewer's draft (and skip) of the sample, when the lock read one."""
-    if locked is None or getattr(locked, "has_draft", True):
-        Draft.objects.filter(**mine).delete()
-    if skip and (locked is None or getattr(locked, "has_skip", True)):
-        Skip.objects.filter(**mine).delete()
-
-
-def _open_replacement(*, sample: Sample, slots: Sequence[Slot]) -> None:
-    """Open one more slot in the sample's round, after the last ones (which a lease may hold)."""
-    Slot.objects.create(
-        dataset_id=sample.dataset_id,
-        sample=sample,
-        round=slots[0].round,
-        position=1 + max(s.position for s in slots),
-        judges_disagree=slots[0].judges_disagree,
-        priority=slots[0].priority,
-        lease_expires_at=OPEN_SINCE,
-    )
 
 
 def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:

@@ -1,0 +1,69 @@
+"""The locks a submission takes on a sample's slots, read in one fixed statement, and the
+slot writes that go with them (the submission itself is in ``review.services.reviews``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.db import connection
+
+from annotation.models import Sample
+from core.lease_sql import OPEN_SINCE
+from review.models import Draft, Review, ReviewerExclusion, ReviewSettings, Skip, Slot
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+def slots_locked_sql() -> str:
+    """Every slot of a sample, locked, with the dataset's overlap and whether the submission
+    id was seen, the reviewer holds a draft of the sample, or skipped it: fixed SQL, since
+    every submission runs it and the ORM's building of four subqueries cost more CPU than
+    the database's work."""
+    slots = Slot._meta.db_table
+    columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
+    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
+    return (
+        f"SELECT {columns}, "  # noqa: S608 - model tables
+        f"(SELECT overlap FROM {ReviewSettings._meta.db_table} c "
+        "WHERE c.dataset_id = s.dataset_id) AS overlap, "
+        f"EXISTS (SELECT 1 FROM {Review._meta.db_table} r WHERE r.client_uuid = %s) AS replayed, "
+        f"EXISTS (SELECT 1 FROM {Draft._meta.db_table} d "
+        "WHERE d.sample_id = s.sample_id AND d.reviewer_id = %s) AS has_draft, "
+        f"EXISTS (SELECT 1 FROM {Skip._meta.db_table} k "
+        "WHERE k.sample_id = s.sample_id AND k.reviewer_id = %s) AS has_skip, "
+        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
+        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = s.reviewer_id) AS excluded, "
+        f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
+        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %s) AS me_excluded "
+        f"FROM {slots} s WHERE s.sample_id = %s ORDER BY s.id{lock}"
+    )
+
+
+def slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
+    uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
+    params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
+    return list(Slot.objects.raw(slots_locked_sql(), params))
+
+
+def drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:
+    """Delete the reviewer's draft (and skip) of the sample, when the lock read one."""
+    if locked is None or getattr(locked, "has_draft", True):
+        Draft.objects.filter(**mine).delete()
+    if skip and (locked is None or getattr(locked, "has_skip", True)):
+        Skip.objects.filter(**mine).delete()
+
+
+def open_replacement(*, sample: Sample, slots: Sequence[Slot]) -> None:
+    """Open one more slot in the sample's round, after the last ones (which a lease may hold)."""
+    Slot.objects.create(
+        dataset_id=sample.dataset_id,
+        sample=sample,
+        round=slots[0].round,
+        position=1 + max(s.position for s in slots),
+        judges_disagree=slots[0].judges_disagree,
+        priority=slots[0].priority,
+        lease_expires_at=OPEN_SINCE,
+    )
