@@ -24,17 +24,14 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from annotation.formats import records
 from annotation.formats.records import (
     MediaRef,
     MediaRole,
     ParsedSample,
     RowError,
     as_text,
-    as_text_list,
-    decode_base64,
     is_missing,
-    json_safe,
-    looks_like_path,
     message,
 )
 from annotation.formats.textio import Source, iter_json_records
@@ -85,9 +82,9 @@ def _media(role: MediaRole, value: object) -> MediaRef | None:
         path = as_text(value.get("path")) or None
         return MediaRef(role, 0, path=path) if path else None
     text = as_text(value)
-    if looks_like_path(text):
+    if records.looks_like_path(text):
         return MediaRef(role, 0, path=text)
-    return MediaRef(role, 0, data=decode_base64(text))
+    return MediaRef(role, 0, data=records.decode_base64(text))
 
 
 def iter_trimodal(
@@ -123,7 +120,7 @@ def iter_trimodal(
             if ref is not None:
                 media.append(ref)
         predicate_value = _pick(record, "predicate")
-        extra = {k: json_safe(v) for k, v in record.items() if k not in consumed}
+        extra = {k: records.json_safe(v) for k, v in record.items() if k not in consumed}
         if isinstance(predicate_value, str):
             extra["predicate_text"] = predicate_value
         yield ParsedSample(
@@ -141,7 +138,7 @@ def iter_trimodal(
             licence=as_text(_pick(record, "licence")),
             split=as_text(_pick(record, "split")),
             source_dataset=source_dataset,
-            generator_models=as_text_list(record.get("generator_models")),
+            generator_models=records.as_text_list(record.get("generator_models")),
             media=media,
             extra=extra,
         )

@@ -17,16 +17,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from annotation.formats import records
 from annotation.formats.records import (
-    FormatError,
     MediaRef,
     NotThisFormat,
     ParsedSample,
     RowError,
     as_text,
-    as_text_list,
-    decode_base64,
-    is_missing,
     message,
 )
 from annotation.formats.textio import Source, not_utf8_error, open_text
@@ -81,7 +78,7 @@ def iter_vlmevalkit(
         except UnicodeDecodeError as exc:
             raise not_utf8_error(reader.line_num + 1) from exc
         except csv.Error as exc:
-            raise FormatError(
+            raise records.FormatError(
                 message(
                     "line {row}: the file is not a well-formed TSV ({detail})",
                     row=reader.line_num,
@@ -93,7 +90,7 @@ def iter_vlmevalkit(
 def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowError]:
     header = next(reader, None)
     if header is None:
-        raise FormatError(message("the file is empty"))
+        raise records.FormatError(message("the file is empty"))
     header = [name.strip().lstrip("\ufeff") for name in header]
     expected = message(
         "a VLMEvalKit TSV has the columns index, image, question, A, B, …, answer, category"
@@ -147,9 +144,9 @@ def _sample(
     options = [
         {"label": column, "text": record[column].strip()}
         for column in option_columns
-        if not is_missing(record[column])
+        if not records.is_missing(record[column])
     ]
-    extra = {k: v for k, v in record.items() if k not in _CONSUMED and not is_missing(v)}
+    extra = {k: v for k, v in record.items() if k not in _CONSUMED and not records.is_missing(v)}
     # VLMEvalKit's own files are multiple choice; the site's export names each row's format.
     question_format = as_text(record.get("question_format")) or "mcq"
     answer = as_text(record.get("answer"))
@@ -170,7 +167,7 @@ def _sample(
         ),
         split=as_text(record.get("split")),
         pipeline=as_text(record.get("pipeline")),
-        generator_models=as_text_list(record.get("generator_models")),
+        generator_models=records.as_text_list(record.get("generator_models")),
         media=media,
         extra=extra,
     )
@@ -197,7 +194,7 @@ def _media(external_id: str, record: dict[str, str], image_owner: dict[str, str]
     media = []
     for position, text in enumerate(encoded):
         try:
-            data = decode_base64(text)
+            data = records.decode_base64(text)
         except ValueError:
             problem = (
                 message("image {number} is not valid base64", number=position + 1)
