@@ -70,23 +70,12 @@ def seed(n_samples: int, media_root: Path) -> float:
     from django.db import transaction
     from django.utils import timezone
 
-    from annotation import services
-    from annotation.models import (
-        ChangeSource,
-        Dataset,
-        MediaAsset,
-        NoteKey,
-        Sample,
-        SampleMedia,
-        SampleNote,
-        SampleRevision,
-        SampleStatus,
-    )
+    from annotation import models, services
 
     started = time.perf_counter()
     now = timezone.now()
-    Dataset.objects.filter(name=DATASET).delete()
-    MediaAsset.objects.filter(samples__isnull=True).delete()
+    models.Dataset.objects.filter(name=DATASET).delete()
+    models.MediaAsset.objects.filter(samples__isnull=True).delete()
     dataset = services.dataset_create(name=DATASET, kind="image_question", preset="mmooc")
     groups = [("ooc", "VFP"), ("ooc", "MA"), ("ooc", "USPC"), ("shifted_ic", "MP")]
     scenarios = ["coarse_perception", "fine_grained_perception", "math", "logical_reasoning"]
@@ -102,7 +91,7 @@ def seed(n_samples: int, media_root: Path) -> float:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             assets.append(
-                MediaAsset(
+                models.MediaAsset(
                     sha256=sha,
                     kind="image",
                     file=name,
@@ -127,30 +116,30 @@ def seed(n_samples: int, media_root: Path) -> float:
                 "generator_models": ["gpt-4o"],
             }
             samples.append(
-                Sample(
+                models.Sample(
                     dataset=dataset,
                     external_id=f"q{n:06d}",
-                    status=SampleStatus.VERIFIED,
+                    status=models.SampleStatus.VERIFIED,
                     content_hash=services.sample_content_hash(values, [sha]),
                     **values,
                 )
             )
         with transaction.atomic():
-            MediaAsset.objects.bulk_create(assets, batch_size=batch)
-            Sample.objects.bulk_create(samples, batch_size=batch)
-            SampleMedia.objects.bulk_create(
+            models.MediaAsset.objects.bulk_create(assets, batch_size=batch)
+            models.Sample.objects.bulk_create(samples, batch_size=batch)
+            models.SampleMedia.objects.bulk_create(
                 [
-                    SampleMedia(sample=s, asset=a, role="image", position=0)
+                    models.SampleMedia(sample=s, asset=a, role="image", position=0)
                     for s, a in zip(samples, assets, strict=True)
                 ],
                 batch_size=batch,
             )
-            SampleRevision.objects.bulk_create(
+            models.SampleRevision.objects.bulk_create(
                 [
-                    SampleRevision(
+                    models.SampleRevision(
                         sample=s,
                         number=1,
-                        source=ChangeSource.IMPORT,
+                        source=models.ChangeSource.IMPORT,
                         before={},
                         after={"status": "verified"},
                     )
@@ -158,11 +147,11 @@ def seed(n_samples: int, media_root: Path) -> float:
                 ],
                 batch_size=batch,
             )
-            SampleNote.objects.bulk_create(
+            models.SampleNote.objects.bulk_create(
                 [
-                    SampleNote(
+                    models.SampleNote(
                         sample=s,
-                        key=NoteKey.REVIEW_SUMMARY,
+                        key=models.NoteKey.REVIEW_SUMMARY,
                         value={"reviewers": ["a", "b"], "agreement": 1.0},
                         updated_at=now,
                     )
