@@ -8,19 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation import models
 from annotation.formats.records import ParsedSample
-from annotation.models import (
-    ChangeSource,
-    ImportedVersion,
-    Sample,
-    SampleMedia,
-    SampleRevision,
-    SampleStatus,
-)
 from core.bulk import JsonText, rows_insert
 
 _EMPTY = JsonText("{}")
-_STATUS = f'"status": "{SampleStatus.IMPORTED.value}"'
+_STATUS = f'"status": "{models.SampleStatus.IMPORTED.value}"'
 
 
 def _with_status(values_json: str) -> JsonText:
@@ -73,12 +66,12 @@ def create_samples(
     if not rows:
         return []
     ids = rows_insert(
-        Sample,
+        models.Sample,
         [
             {
                 "dataset_id": dataset_id,
                 "external_id": row.parsed.external_id,
-                "status": SampleStatus.IMPORTED,
+                "status": models.SampleStatus.IMPORTED,
                 "content_hash": row.content_hash,
                 "extra": row.parsed.extra,
                 **row.values,
@@ -88,7 +81,7 @@ def create_samples(
         ],
     )
     rows_insert(
-        SampleMedia,
+        models.SampleMedia,
         [
             {
                 "sample_id": sample_id,
@@ -101,13 +94,13 @@ def create_samples(
         ],
     )
     rows_insert(
-        SampleRevision,
+        models.SampleRevision,
         [
             {
                 "sample_id": sample_id,
                 "number": 1,
                 "changed_by_id": by_id,
-                "source": ChangeSource.IMPORT,
+                "source": models.ChangeSource.IMPORT,
                 "before": _EMPTY,
                 "after": _with_status(row.values_json),
                 "reason": reason,
@@ -121,7 +114,7 @@ def create_samples(
 def record_new_versions(rows: list[Row], sample_ids: list[int], *, job_id: int) -> None:
     """The imported version of each new sample (none exists yet: plain inserts)."""
     rows_insert(
-        ImportedVersion,
+        models.ImportedVersion,
         [
             {
                 "sample_id": sample_id,

@@ -15,13 +15,10 @@ from django.core.files.storage import default_storage
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.urls import reverse
 
+from annotation import models
 from annotation.models import (
     Dataset,
-    JobStatus,
     Sample,
-    SampleMedia,
-    SampleNote,
-    SampleRevision,
     SampleStatus,
     Snapshot,
     SnapshotEntry,
@@ -105,19 +102,21 @@ def snapshot_sample_chunks(
             return
         ids = [row["id"] for row in samples]
         media: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        links = SampleMedia.objects.filter(sample_id__in=ids).order_by(
+        links = models.SampleMedia.objects.filter(sample_id__in=ids).order_by(
             "sample_id", "role", "position"
         )
         for link in links.values(*_MEDIA_VALUES):
             media[link["sample_id"]].append(link)
         revisions: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        history = SampleRevision.objects.filter(sample_id__in=ids).order_by("sample_id", "number")
+        history = models.SampleRevision.objects.filter(sample_id__in=ids).order_by(
+            "sample_id", "number"
+        )
         for revision in history.values(*_REVISION_VALUES):
             revisions[revision["sample_id"]].append(revision)
         notes: dict[int, dict[str, Any]] = defaultdict(dict)
-        for sample_id, key, value in SampleNote.objects.filter(sample_id__in=ids).values_list(
-            "sample_id", "key", "value"
-        ):
+        for sample_id, key, value in models.SampleNote.objects.filter(
+            sample_id__in=ids
+        ).values_list("sample_id", "key", "value"):
             notes[sample_id][key] = value
         yield ExportChunk(samples=samples, media=media, revisions=revisions, notes=notes)
         last_id = ids[-1]
@@ -152,7 +151,7 @@ def snapshot_extra_keys(*, dataset: Dataset, filter: dict[str, Any]) -> list[str
 def snapshot_previous(*, snapshot: Snapshot) -> Snapshot | None:
     """The dataset's latest finished snapshot before this one: what its diff compares with."""
     return (
-        Snapshot.objects.filter(dataset_id=snapshot.dataset_id, status=JobStatus.SUCCEEDED)
+        Snapshot.objects.filter(dataset_id=snapshot.dataset_id, status=models.JobStatus.SUCCEEDED)
         .exclude(pk=snapshot.pk)
         .filter(created_at__lte=snapshot.created_at)
         .order_by("-finished_at", "-pk")

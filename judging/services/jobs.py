@@ -32,6 +32,7 @@ from annotation.models import (
 from annotation.models import Sample as SampleRow
 from core.jobs import gave_up_message, job_enqueue, job_send
 from core.tasks import enqueue
+from judging import models
 from judging.audit import computations
 from judging.consensus import Vote, consensus_all, sample_answerability
 from judging.extraction import is_refusal_reference
@@ -41,8 +42,6 @@ from judging.models import (
     ChunkStatus,
     Judge,
     JudgeJob,
-    JudgeJobChunk,
-    JudgeJobJudge,
     JudgeJobStatus,
     JudgeKind,
     JudgeTask,
@@ -153,8 +152,8 @@ def judge_job_start(
         chunk_size=max(1, chunk_size),
         created_by=by,
     )
-    JudgeJobJudge.objects.bulk_create(
-        JudgeJobJudge(job=job, judge=judge, prompt_version=prompt_version_of(judge))
+    models.JudgeJobJudge.objects.bulk_create(
+        models.JudgeJobJudge(job=job, judge=judge, prompt_version=prompt_version_of(judge))
         for judge in judges
     )
     transaction.on_commit(lambda: enqueue_plan(job.pk))
@@ -205,8 +204,8 @@ def _item_ids(job: JudgeJob) -> list[int]:
 
 
 def _plan_chunks(
-    job: JudgeJob, job_judges: Sequence[JudgeJobJudge], items: list[int]
-) -> list[JudgeJobChunk]:
+    job: JudgeJob, job_judges: Sequence[models.JudgeJobJudge], items: list[int]
+) -> list[models.JudgeJobChunk]:
     """The rule judge's items in batches of RULE_CHUNK; the endpoint judges' items in lanes.
 
     Lanes run every endpoint judge over their items, a call starting as soon as one ends:
@@ -214,7 +213,7 @@ def _plan_chunks(
     JUDGE_LANE_ITEMS items a lane.
     """
     chunks = [
-        JudgeJobChunk(
+        models.JudgeJobChunk(
             job=job, judge=jj.judge, index=index, item_ids=items[start : start + RULE_CHUNK]
         )
         for jj in job_judges
@@ -225,7 +224,9 @@ def _plan_chunks(
         count = max(settings.JUDGE_JOB_LANES, math.ceil(len(items) / settings.JUDGE_LANE_ITEMS))
         size = math.ceil(len(items) / min(count, len(items)))
         chunks += [
-            JudgeJobChunk(job=job, judge=None, index=index, item_ids=items[start : start + size])
+            models.JudgeJobChunk(
+                job=job, judge=None, index=index, item_ids=items[start : start + size]
+            )
             for index, start in enumerate(range(0, len(items), size))
         ]
     # Lanes first (they take the longest), then the rule judge's batches.
@@ -233,7 +234,7 @@ def _plan_chunks(
     return chunks
 
 
-def _scope(job: JudgeJob, job_judge: JudgeJobJudge) -> Q:
+def _scope(job: JudgeJob, job_judge: models.JudgeJobJudge) -> Q:
     scope = Q(judge_id=job_judge.judge_id, task=job.task, prompt_version=job_judge.prompt_version)
     scope &= Q(repeat__lt=job.repeats)
     if job.task in SCORING_TASKS:
@@ -279,7 +280,7 @@ def judge_job_plan(*, job_id: int) -> None:
         job_judges = list(job.job_judges.select_related("judge"))
         items = _item_ids(job)
         if not job.chunks.exists():
-            JudgeJobChunk.objects.bulk_create(_plan_chunks(job, job_judges, items))
+            models.JudgeJobChunk.objects.bulk_create(_plan_chunks(job, job_judges, items))
             present = Q(pk__in=[])
             for job_judge in job_judges:
                 present |= _scope(job, job_judge)
