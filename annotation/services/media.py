@@ -24,14 +24,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.media_checks import (
-    MediaError,
-    inspect_audio,
-    inspect_image,
-    make_thumbnail,
-    sha256_hex,
-    waveform_peaks,
-)
+from annotation import media_checks
 from annotation.models import MediaAsset, MediaKind
 from core.bulk import rows_insert_new
 from core.tasks import enqueue
@@ -60,16 +53,16 @@ def media_max_bytes(kind: str) -> int:
 
 def media_inspect(kind: str, data: bytes) -> dict[str, Any]:
     """Check a file fully as ``kind`` (an image is decoded whole) and return the asset's
-    fields; MediaError says why the file cannot be used."""
+    fields; media_checks.MediaError says why the file cannot be used."""
     if kind == MediaKind.AUDIO:
-        audio = inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
+        audio = media_checks.inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
         return {
             "mime_type": audio.mime,
             "duration_seconds": audio.duration_seconds,
             "sample_rate": audio.sample_rate,
             "channels": audio.channels,
         }
-    image = inspect_image(
+    image = media_checks.inspect_image(
         data,
         max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
         max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
@@ -240,7 +233,7 @@ def media_asset_store(
     Raises ValidationError with a readable message when the bytes are not acceptable media.
     Derivation (thumbnail, waveform peaks) is queued for a worker once the row is committed.
     """
-    sha = sha256_hex(data)
+    sha = media_checks.sha256_hex(data)
     existing = MediaAsset.objects.filter(sha256=sha).first()
     if existing is not None:
         return existing
@@ -248,7 +241,7 @@ def media_asset_store(
         raise ValidationError(f"Unknown media kind {kind!r}.", code="bad_kind")
     try:
         fields = media_inspect(kind, data)
-    except MediaError as exc:
+    except media_checks.MediaError as exc:
         raise ValidationError(str(exc), code="bad_media") from exc
     new = {sha: NewAsset(kind, data, fields, source_url, licence)}
     with media_files_storing(new) as files, transaction.atomic():
@@ -280,16 +273,16 @@ def _derive_one(asset: MediaAsset) -> dict[str, object]:
         data = handle.read()
     try:
         if asset.kind != MediaKind.IMAGE:
-            return {"peaks": waveform_peaks(data)}
+            return {"peaks": media_checks.waveform_peaks(data)}
         update: dict[str, object] = {
             "thumbnail": _store_derivative(
-                asset, "thumbs", *make_thumbnail(data, size=THUMBNAIL_SIZE)
+                asset, "thumbs", *media_checks.make_thumbnail(data, size=THUMBNAIL_SIZE)
             )
         }
         if max(asset.width or 0, asset.height or 0) > DISPLAY_SIZE:
-            display = make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
+            display = media_checks.make_thumbnail(data, size=DISPLAY_SIZE, quality=DISPLAY_QUALITY)
             update["display"] = _store_derivative(asset, "display", *display)
-    except MediaError as exc:
+    except media_checks.MediaError as exc:
         return {"derive_error": str(exc)}
     return update
 
