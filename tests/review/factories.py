@@ -31,18 +31,23 @@ def review_dataset(n: int = 3, *, k: int = 2, members: Any = (), **kwargs: Any) 
     return open_queue(dataset, k=k, members=members, **kwargs)
 
 
+def blind_settings(dataset: Dataset, *, k: int = 2, **extra: Any) -> None:
+    """Blind review, k reviews per sample, no judge hints, a 15-minute lease, plus `extra`."""
+    services.review_settings_update(
+        dataset=dataset,
+        overlap=k,
+        blind=True,
+        show_judge_hints=False,
+        lease_seconds=900,
+        **extra,
+    )
+
+
 def gold_ready_dataset(annotator: Any, *, feedback: bool) -> tuple[Dataset, Sample]:
     """A blind queue (one pending sample, overlap 2, gold feedback on or off) that
     `annotator` may review, and a verified sample that can become its gold item."""
     dataset = review_dataset(1, members=[annotator])
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_feedback=feedback,
-    )
+    blind_settings(dataset, gold_feedback=feedback)
     return dataset, mmooc_sample(dataset, status=SampleStatus.VERIFIED)
 
 

@@ -15,13 +15,13 @@ from annotation.models import Dataset, JobStatus, Sample, SampleStatus
 from annotation.snapshots import services as snapshot_services
 from annotation.snapshots.exports.manifest import Tally, build_manifest
 from core.lease_sql import OPEN_SINCE
-from review import consensus_selectors, services
+from review import consensus_selectors
 from review.models import GoldAnswer, GoldItem, ReviewSettings, Slot
 from review.quality.dawid_skene import dawid_skene
 from review.selectors import reviewer_gold_counts
 from review.services import exclusions
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
-from tests.review.factories import review_dataset, submit
+from tests.review.factories import blind_settings, review_dataset, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -55,15 +55,7 @@ def answer_gold(dataset: Dataset, reviewer: Any, results: list[bool]) -> None:
 
 
 def thresholds(dataset: Dataset, accuracy: float, items: int) -> None:
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        min_gold_accuracy=accuracy,
-        min_gold_items=items,
-    )
+    blind_settings(dataset, min_gold_accuracy=accuracy, min_gold_items=items)
 
 
 def test_gold_counts_are_right_and_answered_per_reviewer() -> None:

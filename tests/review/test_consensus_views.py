@@ -13,10 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Dataset, Sample, SampleStatus
-from review import consensus_selectors, services
+from review import consensus_selectors
 from review.models import ReviewerExclusion
 from tests.annotation.factories import UserFactory
-from tests.review.factories import review_dataset, submit
+from tests.review.factories import blind_settings, review_dataset, submit
 from tests.review.test_consensus_selectors import answer_gold
 
 pytestmark = pytest.mark.django_db
@@ -139,14 +139,7 @@ def test_the_page_runs_a_fixed_number_of_queries(lead: Any) -> None:
 def test_the_adjudication_list_marks_reviews_of_flagged_reviewers(lead: Any) -> None:
     """A flagged reviewer's review carries the mark; the other's does not."""
     dataset, a, b = _reviewed(1, disagree=True)
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=2,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        min_gold_items=2,
-    )
+    blind_settings(dataset, min_gold_items=2)
     answer_gold(dataset, a, [False, False])
     html = _client(lead).get(reverse("review:adjudication_list", args=[dataset.pk])).content
     text = html.decode()

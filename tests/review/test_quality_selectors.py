@@ -15,7 +15,7 @@ from review.quality import reviewers as quality
 from review.quality_selectors import quality_fields, reviewer_report
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
-from tests.review.factories import logicvista_dataset, review_dataset, submit
+from tests.review.factories import blind_settings, logicvista_dataset, review_dataset, submit
 from tests.review.test_services_gold import AlwaysGold
 
 pytestmark = pytest.mark.django_db
@@ -27,14 +27,7 @@ def _fresh(sample: Sample) -> Sample:
 
 def gold_settings(dataset: Dataset, k: int) -> None:
     """k reviews per sample, and gold items served at 50 %."""
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=k,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_rate=0.5,
-    )
+    blind_settings(dataset, k=k, gold_rate=0.5)
 
 
 def answer_gold(reviewer: Any, dataset: Dataset, decision: str = "accept", **kw: Any) -> None:

@@ -16,7 +16,7 @@ from review import selectors, services
 from review.models import GoldAnswer, GoldItem, Outcome, Review, Slot
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
-from tests.review.factories import open_queue, review_dataset, submit
+from tests.review.factories import blind_settings, open_queue, review_dataset, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -47,14 +47,7 @@ def _gold_samples(dataset: Dataset, n: int) -> list[Sample]:
 
 def _dataset(pending: int, gold_items: int, *, rate: float, k: int = 2) -> Dataset:
     dataset = review_dataset(pending, k=k)
-    services.review_settings_update(
-        dataset=dataset,
-        overlap=k,
-        blind=True,
-        show_judge_hints=False,
-        lease_seconds=900,
-        gold_rate=rate,
-    )
+    blind_settings(dataset, k=k, gold_rate=rate)
     _gold_samples(dataset, gold_items)
     return dataset
 
