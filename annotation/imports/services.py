@@ -77,7 +77,8 @@ def import_format_kind(format: str) -> str:
     return FORMATS[format].dataset_kind if format in FORMATS else DatasetKind.IMAGE_QUESTION
 
 
-def _check_format(dataset: Dataset, format: str) -> ImportFormat:
+def _known_format(format: str) -> ImportFormat:
+    """The import format named ``format``; an unknown name is refused, listing the known ones."""
     fmt = FORMATS.get(format)
     if fmt is None:
         raise ValidationError(
@@ -85,6 +86,11 @@ def _check_format(dataset: Dataset, format: str) -> ImportFormat:
             % {"format": format, "known": ", ".join(FORMATS)},
             code="bad_format",
         )
+    return fmt
+
+
+def _check_format(dataset: Dataset, format: str) -> ImportFormat:
+    fmt = _known_format(format)
     # The site's own export carries either kind of sample.
     if not fmt.any_kind and fmt.dataset_kind != dataset.kind:
         raise ValidationError(
@@ -208,13 +214,7 @@ def import_dataset_prepare(
     tri-modal dataset when the source's first row is a tri-modal scenario. An existing dataset
     is kept as it is: a ``preset`` that differs from its own is refused, naming both.
     """
-    fmt = FORMATS.get(format)
-    if fmt is None:
-        raise ValidationError(
-            _("Unknown import format “%(format)s” (known: %(known)s).")
-            % {"format": format, "known": ", ".join(FORMATS)},
-            code="bad_format",
-        )
+    fmt = _known_format(format)
     dataset = Dataset.objects.filter(name=name.strip()).first()
     if dataset is not None:
         if preset and preset != dataset.preset:
