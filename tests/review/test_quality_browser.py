@@ -17,8 +17,8 @@ from annotation.models import Sample, SampleStatus
 from review.models import GoldAnswer, GoldItem
 from review.services import gold
 from tests.annotation.journey_steps import (
-    create_and_import,
     lead_and_two_annotators,
+    lead_imports_logicvista,
     open_review,
     review_all,
 )
@@ -46,16 +46,7 @@ def test_a_lead_reads_each_reviewers_quality_after_gold_items_were_answered(
     upload, _external_ids = logicvista_zip(tmp_path / "logicvista.zip", n=ITEMS)
     base = live_server.url
 
-    log_in(page, base, lead)
-    dataset = create_and_import(
-        page,
-        base,
-        name="LogicVista",
-        kind="image_question",
-        preset="",
-        fmt="logicvista",
-        upload=upload,
-    )
+    dataset = lead_imports_logicvista(page, base, lead, upload)
     assert open_review(page, base, dataset, (first, second), k=1) == ITEMS
 
     # The first annotator reviews two samples, which k = 1 verifies.
