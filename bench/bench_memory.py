@@ -178,6 +178,7 @@ def main() -> None:
         "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
         "SECRET_KEY": "bench-only-" + "x" * 40,
         "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback, no TLS proxy in front
         "CONN_MAX_AGE": "600",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "VAR_DIR": str(folder),
