@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -35,6 +35,9 @@ logger = logging.getLogger(__name__)
 # Queued tasks older than this many sweep timeouts are sent again even while the broker's
 # queue is not empty (a backlog may hide lost messages, but not for ever).
 LOST_AFTER_TIMEOUTS = 10
+# The queued_at of a job whose task the broker did not take: known lost, so the sweep sends it
+# in its first round once the broker answers instead of waiting for the lost-message timeout.
+NEVER_SENT = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class JobStatus(models.TextChoices):
@@ -201,10 +204,19 @@ def job_send(send: Callable[[], object]) -> bool:
     return True
 
 
+def job_send_queued(model: type[models.Model], pk: int, send: Callable[[], object]) -> bool:
+    """Send the task of a queued job; when the broker does not take it, the job is marked as
+    never sent, so the sweep's first round after the broker is back sends it again."""
+    if job_send(send):
+        return True
+    model._default_manager.filter(pk=pk, status=JobStatus.QUEUED).update(queued_at=NEVER_SENT)
+    return False
+
+
 def job_enqueue(model: type[models.Model], pk: int, send: Callable[[], object]) -> bool:
     """Send a new job's task (call on commit). While the broker is down, the job stays queued
     with a note that it waits for it; the sweep sends it once the broker is back."""
-    if job_send(send):
+    if job_send_queued(model, pk, send):
         return True
     model._default_manager.filter(pk=pk, status=JobStatus.QUEUED).update(
         message=broker_down_message()
@@ -299,7 +311,7 @@ def job_sweep_dead(
                 % {"attempt": row["attempts"] + 1, "max": settings.JOB_MAX_ATTEMPTS},
             )
             result.requeued.append(pk)
-        job_send(lambda pk=pk: send(pk))  # type: ignore[misc]
+        job_send_queued(model, pk, lambda pk=pk: send(pk))  # type: ignore[misc]
     return result
 
 
@@ -312,7 +324,8 @@ def job_sweep_lost(
 ) -> SweepResult:
     """Send again the tasks of jobs queued for longer than JOB_QUEUED_TIMEOUT_SECONDS that no
     worker has started, when the broker's queue is empty (so their messages were lost), or,
-    whatever the queue holds, once they have waited ten times as long."""
+    whatever the queue holds, once they have waited ten times as long (at once for those whose
+    task the broker did not take: ``NEVER_SENT``)."""
     now = now or timezone.now()
     result = SweepResult()
     timeout = timedelta(seconds=settings.JOB_QUEUED_TIMEOUT_SECONDS)
@@ -328,7 +341,7 @@ def job_sweep_lost(
     pks = list(waiting.values_list("pk", flat=True))
     model._default_manager.filter(pk__in=pks, status=JobStatus.QUEUED).update(queued_at=now)
     for pk in pks:
-        if job_send(lambda pk=pk: send(pk)):  # type: ignore[misc]
+        if job_send_queued(model, pk, lambda pk=pk: send(pk)):  # type: ignore[misc]
             result.resent.append(pk)
     return result
 

@@ -12,6 +12,7 @@ import logging
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -30,7 +31,7 @@ from annotation.models import (
     SampleStatus,
 )
 from annotation.models import Sample as SampleRow
-from core.jobs import gave_up_message, job_enqueue, job_send
+from core.jobs import gave_up_message, job_enqueue, job_send_queued
 from core.tasks import enqueue
 from judging import models
 from judging.audit import computations
@@ -310,7 +311,8 @@ def judge_job_plan(*, job_id: int) -> None:
 def send_chunks(chunk_ids: Sequence[int]) -> None:
     """Send the chunks' tasks; one the broker does not take is sent again by the sweep."""
     for pk in chunk_ids:
-        job_send(lambda pk=pk: enqueue("judging.run_judge_chunk", pk))  # type: ignore[misc]
+        send = partial(enqueue, "judging.run_judge_chunk", pk)
+        job_send_queued(models.JudgeJobChunk, pk, send)
 
 
 def judge_job_finish_if_done(*, job_id: int) -> None:

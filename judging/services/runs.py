@@ -16,7 +16,7 @@ from core.jobs import (
     job_finish,
     job_heartbeat,
     job_release,
-    job_send,
+    job_send_queued,
 )
 from core.tasks import enqueue
 from judging.models import CHUNK_FINISHED, ChunkStatus, JudgeJobChunk
@@ -35,7 +35,11 @@ def _retry_or_fail(claim: Claim, exc: BaseException) -> None:
         return
     if job_release(claim, message=reason):
         delay = min(60, 5 * 2 ** (claim.attempt - 1))
-        job_send(lambda: enqueue("judging.run_judge_chunk", claim.pk, countdown=delay))
+        job_send_queued(
+            JudgeJobChunk,
+            claim.pk,
+            lambda: enqueue("judging.run_judge_chunk", claim.pk, countdown=delay),
+        )
 
 
 def judge_chunk_run(*, chunk_id: int) -> int:

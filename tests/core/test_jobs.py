@@ -135,6 +135,29 @@ def test_a_job_queued_while_the_broker_is_down_waits_with_a_note() -> None:
     assert job.message == jobs.broker_down_message()
 
 
+def test_a_task_the_broker_did_not_take_is_sent_in_the_first_sweep_once_it_is_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job whose send failed (new, released for a retry or requeued by the sweep) does not
+    wait for the lost-message timeout: the first sweep that reaches the broker sends it, even
+    while other messages wait in the queue; a job sent normally still waits."""
+    unsent, sent_fine = queued_job(), queued_job()
+
+    def down() -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
+
+    assert not jobs.job_send_queued(ImportJob, unsent.pk, down)
+    assert jobs.job_send_queued(ImportJob, sent_fine.pk, lambda: None)
+    sent: list[int] = []
+    monkeypatch.setattr(jobs, "broker_queue_size", lambda: None)
+    assert jobs.job_sweep_lost(ImportJob, send=sent.append).resent == []
+    monkeypatch.setattr(jobs, "broker_queue_size", lambda: 3)
+    assert jobs.job_sweep_lost(ImportJob, send=sent.append).resent == [unsent.pk]
+    assert sent == [unsent.pk]
+    # Sent now: the next round leaves it to the usual timeout.
+    assert jobs.job_sweep_lost(ImportJob, send=sent.append).resent == []
+
+
 @pytest.mark.postgres
 @pytest.mark.redis
 def test_the_broker_queue_size_is_read_from_redis(settings: Any) -> None:
