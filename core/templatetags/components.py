@@ -7,6 +7,7 @@ The library lives outside the apps (``core`` is no app), so the settings name it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django import template
@@ -18,12 +19,16 @@ from django.utils.safestring import SafeString
 register = template.Library()
 
 # The arguments {% table %} reads itself; every other one is an attribute of the <table>.
-_OPTIONS = ("items", "empty", "caption", "scroll", "pager", "query", "next_id")
+_OPTIONS = (
+    *("items", "empty", "caption", "scroll", "pager", "query", "next_id"),
+    *("live", "columns", "body_id"),
+)
 
 
-def _shown(value: Any) -> bool:
-    """Whether an attribute's value puts it on the element (None and False leave it out)."""
-    return value is not None and value is not False
+def _attributes(pairs: Iterable[tuple[str, Any]]) -> SafeString:
+    """` name="value"` for each pair, escaped; a value of None or False leaves it out."""
+    shown = [(name, value) for name, value in pairs if value is not None and value is not False]
+    return format_html_join("", ' {}="{}"', shown)
 
 
 class TableNode(template.Node):
@@ -43,19 +48,28 @@ class TableNode(template.Node):
 
     def render(self, context: Context) -> SafeString:
         options = {name: value.resolve(context) for name, value in self.options.items()}
-        if "items" in options and not options["items"]:
+        live = options.get("live")
+        if "items" in options and not options["items"] and not live:
             return format_html('<p class="empty">{}</p>', options["empty"])
         resolved = ((name, value.resolve(context)) for name, value in self.attributes.items())
-        shown = [(name, value) for name, value in resolved if _shown(value)]
-        parts = [format_html("<table{}>", format_html_join("", ' {}="{}"', shown))]
+        parts = [format_html("<table{}>", _attributes(resolved))]
         if options.get("caption"):
             parts.append(format_html("<caption>{}</caption>", options["caption"]))
         if self.head is not None:
             parts.append(format_html("<thead><tr>{}</tr></thead>", self.head.render(context)))
-        parts.append(format_html("<tbody>{}</tbody></table>", self.body.render(context)))
+        body = {"id": options.get("body_id"), "data-job-rows": live}
+        body["data-job-columns"] = options.get("columns")
+        rows = self.body.render(context)
+        parts.append(format_html("<tbody{}>{}</tbody></table>", _attributes(body.items()), rows))
         table = format_html_join("\n", "{}", ((part,) for part in parts))
         if options.get("scroll"):
             table = format_html('<div class="scroll-box">{}</div>', table)
+        if live and "empty" in options:
+            # Both stand on the page: static/js/job-progress.js shows the one that applies.
+            note = {"data-job-rows-empty": live, "hidden": "" if options["items"] else None}
+            table = format_html(
+                '{}\n<p class="empty"{}>{}</p>', table, _attributes(note.items()), options["empty"]
+            )
         if options.get("pager") is None:
             return table
         pager = context.template.engine.get_template("_pager.html")  # type: ignore[union-attr]
@@ -78,6 +92,10 @@ def table(parser: Parser, token: Token) -> TableNode:
     - ``scroll=True``: the table sits in a ``<div class="scroll-box">``;
     - ``pager`` (a Paginator page), with ``query`` and ``next_id`` optional: ``_pager.html``
       follows the table;
+    - ``live`` (a list's key in the job's progress) and ``columns``: the ``<tbody>`` that
+      static/js/job-progress.js refills (``data-job-rows``, ``data-job-columns``); the
+      ``empty`` message then follows the table always, hidden while there are items;
+    - ``body_id``: the ``<tbody>``'s id;
     - any other name: an attribute of the ``<table>`` (``_`` in the name stands for ``-``, so
       ``data_testid`` is ``data-testid``); a value of None or False leaves it out.
 
@@ -93,6 +111,8 @@ def table(parser: Parser, token: Token) -> TableNode:
         raise template.TemplateSyntaxError(f"{bits[0]}: items and empty go together")
     if ("query" in arguments or "next_id" in arguments) and "pager" not in arguments:
         raise template.TemplateSyntaxError(f"{bits[0]}: query and next_id need a pager")
+    if ("live" in arguments) != ("columns" in arguments):
+        raise template.TemplateSyntaxError(f"{bits[0]}: live and columns go together")
     first = parser.parse(("body", "endtable"))
     if parser.next_token().contents == "endtable":
         return TableNode(head=None, body=first, arguments=arguments)

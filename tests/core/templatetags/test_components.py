@@ -12,7 +12,7 @@ from django.utils.translation import override
 from pytest_django.asserts import assertHTMLEqual, assertInHTML
 
 from review.quality.reviewers import Figure
-from tests.support.html import attribute, element, elements, text
+from tests.support.html import attribute, element, elements, has, text
 
 
 def render(source: str, **context: Any) -> str:
@@ -101,6 +101,22 @@ def test_values_are_escaped_and_none_or_false_attributes_left_out() -> None:
     )
 
 
+def test_a_live_table_keeps_its_empty_message_hidden_for_the_script() -> None:
+    """live and columns mark the <tbody> job-progress.js refills; the empty message stands
+    after the table either way, hidden while there are items."""
+    source = (
+        '{% table items=rows empty="None yet." live="errors" columns="a b" body_id="e" %}'
+        + ROWS
+        + "{% endtable %}"
+    )
+    with_rows, without = render(source, rows=["x"]), render(source, rows=[])
+    body = dict(element(with_rows, "tbody").attributes)
+    assert body == {"id": "e", "data-job-rows": "errors", "data-job-columns": "a b"}
+    assert has(element(with_rows, "p", class_="empty", data_job_rows_empty="errors"), "hidden")
+    assert not elements(element(without, "tbody"), "tr")
+    assert not has(element(without, "p", class_="empty", data_job_rows_empty="errors"), "hidden")
+
+
 @pytest.mark.parametrize(
     ("source", "message"),
     [
@@ -109,6 +125,7 @@ def test_values_are_escaped_and_none_or_false_attributes_left_out() -> None:
         ("{% table items=rows %}{% endtable %}", "items and empty go together"),
         ('{% table empty="no" %}{% endtable %}', "items and empty go together"),
         ('{% table query="a=1" %}{% endtable %}', "need a pager"),
+        ('{% table live="k" %}{% endtable %}', "live and columns go together"),
         ("{% table %}", "endtable"),
     ],
 )
