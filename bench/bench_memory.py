@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import bench_import, bench_review  # noqa: E402 - after the repository joins the path
-from bench.support import make_database  # noqa: E402
+from bench.support import make_database, production_env  # noqa: E402
 from tests.support.processes import celery_worker, wait_until  # noqa: E402
 
 MB = 1024 * 1024
@@ -170,21 +170,13 @@ def main() -> None:
     db_url = f"{args.pg}/{args.db}"
     folder = Path(tempfile.mkdtemp(prefix="bench-memory-"))
     (folder / "staticfiles").mkdir()
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "REDIS_URL": args.redis,
-        "CELERY_QUEUE": f"bench-memory-{os.getpid()}",
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
-        "SECRET_KEY": "bench-only-" + "x" * 40,
-        "DEBUG": "0",
-        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback, no TLS proxy in front
-        "CONN_MAX_AGE": "600",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "VAR_DIR": str(folder),
-        "CELERY_TASK_ALWAYS_EAGER": "0",
-        "LOG_LEVEL": "ERROR",
-    }
+    env = production_env(
+        database_url=db_url,
+        var_dir=folder,
+        REDIS_URL=args.redis,
+        CELERY_QUEUE=f"bench-memory-{os.getpid()}",
+        CELERY_TASK_ALWAYS_EAGER="0",
+    )
     os.environ.update(env)
     make_database(f"{args.pg}/postgres", args.db)
     subprocess.run(

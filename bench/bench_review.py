@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.open_loop import open_loop_phase  # noqa: E402
 from bench.review_db import invariants, load_built, reset_queue  # noqa: E402
-from bench.support import Http, make_database, percentiles  # noqa: E402
+from bench.support import Http, make_database, percentiles, production_env  # noqa: E402
 from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
 
 # The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
@@ -371,19 +371,7 @@ def main() -> None:
     db_url = f"{args.pg}/{args.db}"
     var = Path(tempfile.mkdtemp(prefix="bench-review-"))
     (var / "staticfiles").mkdir()
-    env = {
-        **os.environ,
-        "DATABASE_URL": db_url,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
-        "SECRET_KEY": "bench-only-" + "x" * 40,
-        "DEBUG": "0",
-        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback, no TLS proxy in front
-        "CONN_MAX_AGE": "600",
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "VAR_DIR": str(var),
-        "CELERY_TASK_ALWAYS_EAGER": "1",
-        "LOG_LEVEL": "ERROR",
-    }
+    env = production_env(database_url=db_url, var_dir=var, CELERY_TASK_ALWAYS_EAGER="1")
     os.environ.update(env)
     python = sys.executable
     site_reviewers = max(args.reviewers, args.open_reviewers if "open" in phases else 0)

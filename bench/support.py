@@ -1,10 +1,13 @@
-"""What the benches share: latency percentiles, a fresh database, a keep-alive JSON client."""
+"""What the benches share: latency percentiles, a fresh database, the production environment,
+a keep-alive JSON client."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import statistics
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -33,6 +36,25 @@ def ensure_database(url: str) -> None:
     with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def production_env(*, database_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of a bench's site processes: this one's, with the site configured as
+    production runs it (DEBUG off, persistent connections) but on plain HTTP on loopback, since
+    no TLS proxy stands in front; ``extra`` adds or overrides variables."""
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "SECRET_KEY": "bench-only-" + "x" * 40,
+        "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",
+        "CONN_MAX_AGE": "600",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "VAR_DIR": str(var_dir),
+        "LOG_LEVEL": "ERROR",
+        **extra,
+    }
 
 
 class Http:

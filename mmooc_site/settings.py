@@ -88,6 +88,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The shared template components (core is a library, no app to find them in).
+            "libraries": {"components": "core.templatetags.components"},
         },
     },
 ]

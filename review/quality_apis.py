@@ -22,8 +22,12 @@ from review.quality_selectors import reviewer_report
 
 class FigureOutput(serializers.Serializer[Any]):
     value = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True, help_text="95 % interval, lower bound")
-    high = serializers.FloatField(allow_null=True, help_text="95 % interval, upper bound")
+    low = serializers.FloatField(
+        source="ci_low", allow_null=True, help_text="95 % interval, lower bound"
+    )
+    high = serializers.FloatField(
+        source="ci_high", allow_null=True, help_text="95 % interval, upper bound"
+    )
     n = serializers.IntegerField()
 
 

@@ -245,8 +245,8 @@ def reviewer_report(
                 row.username,
                 row.reviews,
                 row.gold_accuracy.value,
-                row.gold_accuracy.low,
-                row.gold_accuracy.high,
+                row.gold_accuracy.ci_low,
+                row.gold_accuracy.ci_high,
             )
             for row in rows
             if row.gold_accuracy.value is not None

@@ -70,11 +70,12 @@ class GoldResult:
 
 @dataclass(frozen=True)
 class Figure:
-    """A value with its 95 % interval and the n it rests on (None: no items, or undefined)."""
+    """A value with its 95 % interval and the n it rests on (None: no items, or undefined).
+    The names are the audit figures' (``ci_low``, ``ci_high``), so one template shows both."""
 
     value: float | None
-    low: float | None
-    high: float | None
+    ci_low: float | None
+    ci_high: float | None
     n: int
 
 

@@ -58,9 +58,9 @@ def test_a_proportion_is_the_share_with_the_bootstrap_interval_of_its_items() ->
     x = np.array(outcomes, dtype=float)
     replicates = index_counts(resample_indices(8, 500, 3), 8) @ x / 8
     assert (figure.value, figure.n) == (0.75, 8)
-    assert (figure.low, figure.high) == percentile_interval(replicates)
-    assert figure.low is not None and figure.high is not None
-    assert figure.low < 0.75 < figure.high
+    assert (figure.ci_low, figure.ci_high) == percentile_interval(replicates)
+    assert figure.ci_low is not None and figure.ci_high is not None
+    assert figure.ci_low < 0.75 < figure.ci_high
 
 
 def test_a_median_is_bootstrapped_over_the_reviews() -> None:
@@ -68,12 +68,12 @@ def test_a_median_is_bootstrapped_over_the_reviews() -> None:
     figure = median(values, n_replicates=400, seed=1)
     replicates = np.median(np.array(values)[resample_indices(5, 400, 1)], axis=1)
     assert (figure.value, figure.n) == (7.0, 5)
-    assert (figure.low, figure.high) == percentile_interval(replicates)
+    assert (figure.ci_low, figure.ci_high) == percentile_interval(replicates)
 
 
 def test_no_items_give_no_value_and_n_zero() -> None:
     assert proportion([]).value is None and proportion([]).n == 0
-    assert median([]).low is None
+    assert median([]).ci_low is None
 
 
 def test_kappa_equals_cohens_kappa_worked_by_hand() -> None:
@@ -104,8 +104,8 @@ def test_alpha_contribution_is_alpha_minus_alpha_without_the_reviewer() -> None:
     quality = _quality(votes)
     second = _field(quality[2], "c").alpha_contribution
     assert second.value == pytest.approx(1 / 3) and second.n == 2
-    assert second.low is not None and second.high is not None
-    assert second.low <= 1 / 3 <= second.high
+    assert second.ci_low is not None and second.ci_high is not None
+    assert second.ci_low <= 1 / 3 <= second.ci_high
     first = _field(quality[1], "c").alpha_contribution
     assert first.value is None and first.n == 2
 
