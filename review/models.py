@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
+from core.computations import StoredComputation
 from core.fields import created_by_field
 from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 
@@ -413,3 +414,21 @@ class ReviewerExclusion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer_id} excluded from {self.dataset_id}"
+
+
+class ReviewerQualityComputation(StoredComputation):
+    """The Reviewers page's figures of a dataset, computed by a worker and stored (one row per
+    dataset; ``core.computations``). ``result`` holds every reviewer's figures (each reader
+    sees the rows their role allows); ``requested_state`` the state of the data (counts and
+    latest changes of reviews, skips, gold answers, outcomes, exclusions) the last request saw,
+    so that a page opened on unchanged data queues nothing."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="+")
+    requested_state = models.JSONField(_("state of the data requested"), default=dict)
+
+    class Meta:
+        verbose_name = _("reviewer quality computation")
+        verbose_name_plural = _("reviewer quality computations")
+
+    def __str__(self) -> str:
+        return f"reviewer quality of dataset {self.dataset_id}"
