@@ -106,7 +106,7 @@ def test_the_worker_stores_the_figures_the_page_then_shows_at_once(lead: Any) ->
     html = client.get(_page(dataset)).content.decode()
     for reviewer in reviewers:
         assert f'data-reviewer="{reviewer.username}"' in html
-    assert "0 reviews have come in since" in html and 'data-testid="computing"' not in html
+    assert "Reviews submitted since: 0." in html and 'data-testid="computing"' not in html
     assert _row(dataset).status == JobStatus.SUCCEEDED
     body = client.get(_api(dataset)).json()
     assert body["status"] == "succeeded" and not body["computing"]
@@ -127,7 +127,7 @@ def test_a_new_review_shows_the_stored_figures_as_stale_and_queues_one_run(
     for _ in range(3):
         with django_capture_on_commit_callbacks(execute=True):
             html = client.get(_page(dataset)).content.decode()
-        assert "1 review has come in since" in html and 'data-testid="computing"' in html
+        assert "Reviews submitted since: 1." in html and 'data-testid="computing"' in html
         assert f'data-reviewer="{reviewers[0].username}"' in html
     assert sent == [_row(dataset).pk] and _row(dataset).status == JobStatus.QUEUED
     body = client.get(_api(dataset)).json()
