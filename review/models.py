@@ -259,7 +259,10 @@ class Draft(models.Model):
 
 
 class Skip(models.Model):
-    """A reviewer set a sample aside with a reason; it comes back when they ask for skipped ones."""
+    """A reviewer set a sample aside with a reason; it comes back when they ask for skipped ones.
+
+    A skipped gold item (``gold``) is kept only for the reviewer's skip rate: it is never
+    served to them again, nor listed among their skipped samples."""
 
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
@@ -267,6 +270,7 @@ class Skip(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
     reason = models.CharField(_("reason"), max_length=500)
+    gold = models.BooleanField(_("gold item"), default=False)
     created_at = models.DateTimeField(_("skipped at"), auto_now_add=True)
 
     class Meta:

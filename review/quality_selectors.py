@@ -188,11 +188,13 @@ def reviewer_figures(*, dataset: Dataset, n_replicates: int | None = None) -> di
     )
     names = gathered.names
     gold = []
-    for reviewer, username, matches in GoldAnswer.objects.filter(dataset=dataset).values_list(
-        "reviewer_id", "reviewer__username", "matches"
-    ):
+    answered: dict[int, set[int]] = defaultdict(set)
+    for reviewer, username, sample, matches in GoldAnswer.objects.filter(
+        dataset=dataset
+    ).values_list("reviewer_id", "reviewer__username", "sample_id", "matches"):
         names[reviewer] = username
         gold.append(GoldResult(reviewer, matches))
+        answered[reviewer].add(sample)
     skipped: dict[int, set[int]] = defaultdict(set)
     for reviewer, username, sample in Skip.objects.filter(dataset=dataset).values_list(
         "reviewer_id", "reviewer__username", "sample_id"
@@ -206,6 +208,7 @@ def reviewer_figures(*, dataset: Dataset, n_replicates: int | None = None) -> di
         gold=gold,
         gold_counts=reviewer_gold_counts(dataset=dataset),
         skipped=skipped,
+        gold_answered=answered,
         reviewers=sorted(names, key=lambda r: (names[r], r)),
         n_replicates=replicates,
         seed=SEED,
