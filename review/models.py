@@ -424,8 +424,8 @@ class ReviewerQualityComputation(StoredComputation):
     """The Reviewers page's figures of a dataset, computed by a worker and stored (one row per
     dataset; ``core.computations``). ``result`` holds every reviewer's figures (each reader
     sees the rows their role allows); ``requested_state`` the state of the data (counts and
-    latest changes of reviews, skips, gold answers, outcomes, exclusions) the last request saw,
-    so that a page opened on unchanged data queues nothing."""
+    latest changes of reviews, skips, gold answers, outcomes, exclusions, samples) the last
+    request saw, so that a page opened on unchanged data queues nothing."""
 
     dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="+")
     requested_state = models.JSONField(_("state of the data requested"), default=dict)

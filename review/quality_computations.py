@@ -2,7 +2,7 @@
 
 Reading the page or the API never computes: it reads the stored figures, and compares the
 state of the data behind them (one query: the counts and latest changes of the dataset's
-reviews, skips, gold items and answers, outcomes and exclusions) with the state the last
+reviews, skips, gold items and answers, outcomes, exclusions and samples) with the state the last
 request saw. When the data changed (or nothing was ever computed), it requests the row: the
 computation is queued once and sent ``COMPUTE_DELAY_SECONDS`` later, so that a burst of
 page views or reviews costs one run; a change while it runs is followed by one more run. The
@@ -21,7 +21,7 @@ from django.db.models import Count, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Dataset
+from annotation.models import Dataset, Sample
 from core import computations
 from core.computations import Stored, computation_request, stored_state
 from core.jobs import SweepResult, job_enqueue, job_sweep
@@ -64,6 +64,8 @@ _STATE = {
     "last_outcome": (Outcome, Max, "decided_at"),
     "exclusions": (ReviewerExclusion, Count, "id"),
     "last_exclusion": (ReviewerExclusion, Max, "id"),
+    # A sample's labels edited after its settlement change what its outcome says.
+    "last_sample_change": (Sample, Max, "updated_at"),
 }
 
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import services as annotation_services
-from annotation.models import Dataset, JobStatus, Sample, SampleStatus
+from annotation.models import ChangeSource, Dataset, JobStatus, Sample, SampleStatus
 from core import roles
 from review import quality_computations
 from review.models import ReviewerQualityComputation
@@ -138,8 +138,8 @@ def test_a_new_review_shows_the_stored_figures_as_stale_and_queues_one_run(
     assert not body["computing"] and sorted(r["reviews"] for r in body["reviewers"]) == [2, 3]
 
 
-@pytest.mark.parametrize("change", ["skip", "exclusion"])
-def test_skips_and_exclusions_make_the_figures_stale_too(
+@pytest.mark.parametrize("change", ["skip", "exclusion", "label"])
+def test_skips_exclusions_and_label_edits_make_the_figures_stale_too(
     lead: Any, sent: list[int], change: str
 ) -> None:
     dataset, reviewers = _reviewed(2)
@@ -149,8 +149,15 @@ def test_skips_and_exclusions_make_the_figures_stale_too(
     if change == "skip":
         queue.slot_claim(dataset=dataset, reviewer=reviewers[1], sample_id=_left(dataset).pk)
         queue.slot_skip(sample=_left(dataset), reviewer=reviewers[1], reason="unclear image")
-    else:
+    elif change == "exclusion":
         exclusions.reviewer_exclude(dataset=dataset, reviewer=reviewers[1], by=lead)
+    else:  # a lead corrects a settled sample's category
+        settled = Sample.objects.exclude(status=SampleStatus.PENDING_REVIEW).filter(
+            dataset=dataset
+        )[0]
+        annotation_services.sample_update(
+            sample=settled, changes={"category_code": "MA"}, by=lead, source=ChangeSource.EDIT
+        )
     _client(lead).get(_page(dataset))
     assert _row(dataset).status == JobStatus.QUEUED
 
