@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.db.models import Count, Max, OuterRef, Subquery
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from annotation.models import Dataset, Sample
 from core import computations
@@ -146,10 +145,6 @@ class StoredReport:
     stored: Stored
     reviews_since: int
 
-    @property
-    def stale(self) -> bool:
-        return self.report is not None and self.stored.computing
-
     def as_api(self) -> dict[str, Any]:
         return {**self.stored.as_api(), "reviews_since": self.reviews_since}
 
@@ -176,4 +171,4 @@ def reviewer_quality_state(*, dataset: Dataset) -> dict[str, Any]:
     """The state of the dataset's computation, for a page that waits for it (one query)."""
     row = ReviewerQualityComputation.objects.filter(dataset=dataset).first()
     state = stored_state(row).as_api()
-    return state | {"finished": not state["computing"], "at": timezone.now().isoformat()}
+    return state | {"finished": not state["computing"]}
