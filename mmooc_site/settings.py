@@ -249,7 +249,7 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited longer than the interval is dropped: the next one is on its way.
         "options": {"expires": JOB_SWEEP_SECONDS},
     }
-    for app in ("annotation", "judging")
+    for app in ("annotation", "judging", "review")
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Publishing a task gives up quickly when the broker is down: the job stays queued and the

@@ -12,6 +12,7 @@ from review.models import (
     Outcome,
     Review,
     ReviewerExclusion,
+    ReviewerQualityComputation,
     ReviewSettings,
     Skip,
     Slot,
@@ -102,3 +103,19 @@ class ReviewerExclusionAdmin(admin.ModelAdmin[ReviewerExclusion]):
     list_filter = ["dataset"]
     list_select_related = ["reviewer", "dataset", "excluded_by"]
     raw_id_fields = ["reviewer", "excluded_by"]
+
+
+@admin.register(ReviewerQualityComputation)
+class ReviewerQualityComputationAdmin(admin.ModelAdmin[ReviewerQualityComputation]):
+    """Computed by workers: shown for inspection, never edited."""
+
+    list_display = ["dataset", "status", "computed_at", "seconds", "attempts"]
+    list_filter = ["status"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["dataset"]
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: object) -> bool:
+        return False

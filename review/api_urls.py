@@ -30,6 +30,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api_review_reviewers",
     ),
     path(
+        "datasets/<int:dataset_id>/reviewers/computation/",
+        quality_apis.ReviewerQualityComputationApi.as_view(),
+        name="api_review_reviewers_computation",
+    ),
+    path(
         "datasets/<int:dataset_id>/reviewer-exclusions/",
         consensus_apis.ReviewerExclusionsApi.as_view(),
         name="api_reviewer_exclusions",

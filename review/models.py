@@ -15,6 +15,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
+from core.computations import StoredComputation
 from core.fields import created_by_field
 from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 
@@ -258,7 +259,10 @@ class Draft(models.Model):
 
 
 class Skip(models.Model):
-    """A reviewer set a sample aside with a reason; it comes back when they ask for skipped ones."""
+    """A reviewer set a sample aside with a reason; it comes back when they ask for skipped ones.
+
+    A skipped gold item (``gold``) is kept only for the reviewer's skip rate: it is never
+    served to them again, nor listed among their skipped samples."""
 
     sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
@@ -266,6 +270,7 @@ class Skip(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
     reason = models.CharField(_("reason"), max_length=500)
+    gold = models.BooleanField(_("gold item"), default=False)
     created_at = models.DateTimeField(_("skipped at"), auto_now_add=True)
 
     class Meta:
@@ -413,3 +418,21 @@ class ReviewerExclusion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reviewer_id} excluded from {self.dataset_id}"
+
+
+class ReviewerQualityComputation(StoredComputation):
+    """The Reviewers page's figures of a dataset, computed by a worker and stored (one row per
+    dataset; ``core.computations``). ``result`` holds every reviewer's figures (each reader
+    sees the rows their role allows); ``requested_state`` the state of the data (counts and
+    latest changes of reviews, skips, gold answers, outcomes, exclusions, samples) the last
+    request saw, so that a page opened on unchanged data queues nothing."""
+
+    dataset = models.OneToOneField(Dataset, on_delete=models.CASCADE, related_name="+")
+    requested_state = models.JSONField(_("state of the data requested"), default=dict)
+
+    class Meta:
+        verbose_name = _("reviewer quality computation")
+        verbose_name_plural = _("reviewer quality computations")
+
+    def __str__(self) -> str:
+        return f"reviewer quality of dataset {self.dataset_id}"

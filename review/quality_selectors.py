@@ -1,9 +1,9 @@
 """Reads of the Reviewers page: each reviewer's quality figures on a dataset, per field.
 
-Seven queries (six, and the role check) whatever the number of reviewers and samples; the
-figures themselves come from the pure ``review.quality.reviewers`` (numpy, loaded only when a
-report is made). A lead sees every reviewer; anyone else only their own row, with their
-co-reviewers unnamed.
+Every reviewer's figures are computed in six queries whatever the number of reviewers and
+samples, by the pure ``review.quality.reviewers`` (numpy, loaded only when a report is made),
+in a worker that stores them (``review.quality_computations``). A lead sees every reviewer;
+anyone else only their own row, with their co-reviewers unnamed (filtered when read).
 """
 
 from __future__ import annotations
@@ -157,14 +157,24 @@ def _gather(dataset: Dataset, fields: tuple[str, ...]) -> _Gathered:
     return _Gathered(votes, settled, names)
 
 
-def reviewer_report(
-    *, dataset: Dataset, user: User, n_replicates: int | None = None
-) -> ReviewerReport:
-    """The Reviewers page of a dataset as ``user`` may see it, in seven queries."""
+def _figure_json(figure: Figure) -> list[Any]:
+    return [figure.value, figure.low, figure.high, figure.n]
+
+
+def _figure_of(stored: list[Any]) -> Figure:
+    from review.quality.reviewers import Figure
+
+    value, low, high, n = stored
+    return Figure(value, low, high, n)
+
+
+def reviewer_figures(*, dataset: Dataset, n_replicates: int | None = None) -> dict[str, Any]:
+    """Every reviewer's figures on the dataset, as a worker stores them (JSON: co-reviewers by
+    id and name, no translated text), in six queries. Each reader is shown the rows their
+    role allows (``report_from_stored``)."""
     from review.quality.reviewers import N_REPLICATES, GoldResult, reviewer_quality
 
     replicates = n_replicates or N_REPLICATES
-    everyone = is_lead(user)
     gathered = _gather(dataset, quality_fields(dataset.kind))
     # The fields the reviews carry: a field no review gives a value (LogicVista has no
     # answerability group) has no figures worth a row.
@@ -178,22 +188,19 @@ def reviewer_report(
     )
     names = gathered.names
     gold = []
-    for reviewer, username, matches in GoldAnswer.objects.filter(dataset=dataset).values_list(
-        "reviewer_id", "reviewer__username", "matches"
-    ):
+    answered: dict[int, set[int]] = defaultdict(set)
+    for reviewer, username, sample, matches in GoldAnswer.objects.filter(
+        dataset=dataset
+    ).values_list("reviewer_id", "reviewer__username", "sample_id", "matches"):
         names[reviewer] = username
         gold.append(GoldResult(reviewer, matches))
+        answered[reviewer].add(sample)
     skipped: dict[int, set[int]] = defaultdict(set)
     for reviewer, username, sample in Skip.objects.filter(dataset=dataset).values_list(
         "reviewer_id", "reviewer__username", "sample_id"
     ):
         names[reviewer] = username
         skipped[reviewer].add(sample)
-    if everyone:
-        reviewers = sorted(names, key=lambda r: (names[r], r))
-    else:
-        reviewers = [user.pk]
-        names.setdefault(user.pk, user.get_username())
     figures = reviewer_quality(
         fields=fields,
         votes=gathered.votes,
@@ -201,41 +208,98 @@ def reviewer_report(
         gold=gold,
         gold_counts=reviewer_gold_counts(dataset=dataset),
         skipped=skipped,
-        reviewers=reviewers,
+        gold_answered=answered,
+        reviewers=sorted(names, key=lambda r: (names[r], r)),
         n_replicates=replicates,
         seed=SEED,
     )
-    labels = {DECISION: str(_("Decision")), **field_labels(preset=dataset.preset)}
+    rows = [
+        {
+            "user_id": quality.reviewer,
+            "username": names[quality.reviewer],
+            "reviews": quality.reviews,
+            "gold_accuracy": _figure_json(quality.gold_accuracy),
+            "median_seconds": _figure_json(quality.median_seconds),
+            "reject_rate": _figure_json(quality.reject_rate),
+            "skip_rate": _figure_json(quality.skip_rate),
+            "fields": [
+                {
+                    "field": fq.field,
+                    "gold_accuracy": _figure_json(fq.gold_accuracy),
+                    "outcome_agreement": _figure_json(fq.outcome_agreement),
+                    "alpha_contribution": _figure_json(fq.alpha_contribution),
+                    "kappas": [
+                        [other, names[other], _figure_json(figure)]
+                        for other, figure in fq.kappas.items()
+                    ],
+                }
+                for fq in quality.fields
+            ],
+        }
+        for quality in figures
+    ]
+    return {
+        "fields": list(fields),
+        "n_replicates": replicates,
+        "seed": SEED,
+        "reviews": len(gathered.votes),
+        "rows": rows,
+    }
+
+
+def _empty_row(user: User, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The row of a reader who has neither reviewed, skipped nor answered a gold item."""
+    empty = [None, None, None, 0]
+    figures = ("gold_accuracy", "outcome_agreement", "alpha_contribution")
+    return {
+        "user_id": user.pk,
+        "username": user.get_username(),
+        "reviews": 0,
+        **dict.fromkeys(("gold_accuracy", "median_seconds", "reject_rate", "skip_rate"), empty),
+        "fields": [{"field": f, **dict.fromkeys(figures, empty), "kappas": []} for f in fields],
+    }
+
+
+def report_from_stored(result: dict[str, Any], *, user: User, preset: str) -> ReviewerReport:
+    """The stored figures as ``user`` may see them: a lead every reviewer, anyone else only
+    their own row with their co-reviewers unnamed; field labels in the reader's language."""
+    everyone = is_lead(user)
+    fields = tuple(result["fields"])
+    stored_rows = result["rows"]
+    if not everyone:
+        own = [row for row in stored_rows if row["user_id"] == user.pk]
+        stored_rows = own or [_empty_row(user, fields)]
+    labels = {DECISION: str(_("Decision")), **field_labels(preset=preset)}
     rows = []
-    for quality in figures:
+    for row in stored_rows:
         field_rows = []
-        for fq in quality.fields:
+        for fq in row["fields"]:
             kappas = [
                 KappaRow(
-                    names[other] if everyone else _("co-reviewer %(n)s") % {"n": position},
-                    figure,
+                    name if everyone else _("co-reviewer %(n)s") % {"n": position},
+                    _figure_of(figure),
                 )
-                for position, (other, figure) in enumerate(fq.kappas.items(), start=1)
+                for position, (_other, name, figure) in enumerate(fq["kappas"], start=1)
             ]
             field_rows.append(
                 FieldRow(
-                    fq.field,
-                    labels[fq.field],
-                    fq.gold_accuracy,
-                    fq.outcome_agreement,
-                    fq.alpha_contribution,
+                    fq["field"],
+                    labels[fq["field"]],
+                    _figure_of(fq["gold_accuracy"]),
+                    _figure_of(fq["outcome_agreement"]),
+                    _figure_of(fq["alpha_contribution"]),
                     kappas,
                 )
             )
         rows.append(
             ReviewerRow(
-                user_id=quality.reviewer,
-                username=names[quality.reviewer],
-                reviews=quality.reviews,
-                gold_accuracy=quality.gold_accuracy,
-                median_seconds=quality.median_seconds,
-                reject_rate=quality.reject_rate,
-                skip_rate=quality.skip_rate,
+                user_id=row["user_id"],
+                username=row["username"],
+                reviews=row["reviews"],
+                gold_accuracy=_figure_of(row["gold_accuracy"]),
+                median_seconds=_figure_of(row["median_seconds"]),
+                reject_rate=_figure_of(row["reject_rate"]),
+                skip_rate=_figure_of(row["skip_rate"]),
                 fields=field_rows,
             )
         )
@@ -252,4 +316,14 @@ def reviewer_report(
             if row.gold_accuracy.value is not None
         ]
     )
-    return ReviewerReport(fields, rows, everyone, replicates, SEED, chart)
+    return ReviewerReport(fields, rows, everyone, result["n_replicates"], result["seed"], chart)
+
+
+def reviewer_report(
+    *, dataset: Dataset, user: User, n_replicates: int | None = None
+) -> ReviewerReport:
+    """The Reviewers page of a dataset as ``user`` may see it, computed here and now in seven
+    queries (scripts and tests; pages and the API read what a worker stored, see
+    ``review.quality_computations``)."""
+    result = reviewer_figures(dataset=dataset, n_replicates=n_replicates)
+    return report_from_stored(result, user=user, preset=dataset.preset)

@@ -1,5 +1,6 @@
 """The Reviewers page: each reviewer's quality on a dataset (a lead sees everyone, a
-reviewer only themselves; see ``review.quality_selectors``)."""
+reviewer only themselves), as a worker last computed them: the page never computes them, it
+queues a computation when they are out of date and follows it (``job-progress.js``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from django.views.decorators.http import require_GET
 
 from annotation.lookups import dataset_or_404
 from core.roles import request_user
-from review.quality_selectors import reviewer_report
+from review.quality_computations import reviewer_report_read
 
 
 @require_GET
 def reviewers(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
-    report = reviewer_report(dataset=dataset, user=request_user(request))
-    return render(request, "review/reviewers.html", {"dataset": dataset, "report": report})
+    read = reviewer_report_read(dataset=dataset, user=request_user(request))
+    return render(
+        request, "review/reviewers.html", {"dataset": dataset, "report": read.report, "read": read}
+    )

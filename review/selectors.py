@@ -85,7 +85,7 @@ def queue_overview(
         .first()
     )
     skips = list(
-        Skip.objects.filter(dataset=dataset, reviewer=reviewer)
+        Skip.objects.filter(dataset=dataset, reviewer=reviewer, gold=False)
         .select_related("sample")
         .order_by("created_at", "id")[:200]
     )

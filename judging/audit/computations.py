@@ -4,30 +4,27 @@ them in a worker, and reading what was stored (see :mod:`judging.models.computat
 A request queues the row's task a few seconds later (``COMPUTE_DELAY_SECONDS``), so that a
 burst of ratings or judge chunks costs one computation. The run is a recoverable job
 (``core.jobs``): claimed, beating a heartbeat, fenced by its attempt; the sweep runs again a
-computation whose worker died, so none stays "computing" for ever.
+computation whose worker died, so none stays "computing" for ever. The request, the run and
+what pages read are the generic ``core.computations``.
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import replace
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.utils import timezone, translation
+from django.db import transaction
+from django.utils import translation
 from django.utils.translation import gettext
 
 from annotation.models import Dataset, JobStatus
-from core import jobs
-from core.jobs import ACTIVE, JobStopped, SweepResult
+from core import computations, jobs
+from core.computations import Stored, stored_state
+from core.jobs import SweepResult
 from core.tasks import enqueue
 from judging.audit import selectors, statistics
 from judging.models import AuditComputation, AuditSet, AuditTask, ComputationKind
-
-logger = logging.getLogger(__name__)
 
 TASK_NAME = "judging.compute_audit_figures"
 COMPUTE_DELAY_SECONDS = 5.0
@@ -45,27 +42,12 @@ def _request(
 ) -> int:
     """Mark the row's data as changed; queue its computation unless one is already queued (a
     running one is followed by another when it ends). Returns the row's id."""
-    scope = _scope(kind, dataset_id, task, audit_set_id)
-    now = timezone.now()
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                row, created = AuditComputation.objects.get_or_create(
-                    **scope,
-                    defaults={"dataset_id": dataset_id, "task": task, "requested_at": now},
-                )
-        except IntegrityError:  # a concurrent request created it
-            created = False
-        row = AuditComputation.objects.select_for_update().get(**scope)
-        fields: dict[str, Any] = {"requested_at": now}
-        queued = created
-        if row.status not in ACTIVE:
-            fields |= jobs.job_retry_fields()
-            queued = True
-        AuditComputation.objects.filter(pk=row.pk).update(**fields)
-    if queued and send:
-        _send(row.pk)
-    return row.pk
+    return computations.computation_request(
+        AuditComputation,
+        scope=_scope(kind, dataset_id, task, audit_set_id),
+        fields={"dataset_id": dataset_id, "task": task},
+        send=_send if send else None,
+    )
 
 
 def _send(pk: int) -> None:
@@ -135,46 +117,12 @@ def computation_run(*, computation_id: int) -> AuditComputation | None:
     """Compute a queued row and store its result (safe to run twice: a row computed or being
     computed by a live worker is left alone). A request that came in while it ran queues the
     next run."""
-    claim = jobs.job_claim(AuditComputation, computation_id)
-    if claim is None:
-        return AuditComputation.objects.filter(pk=computation_id).first()
-    started = timezone.now()
-    claim.mine().update(started_at=started)
-    row = AuditComputation.objects.get(pk=computation_id)
-    began = time.monotonic()
-    try:
-        with jobs.job_heartbeat(claim):
-            result = _compute(row)
-        again = _store(claim, result, started, time.monotonic() - began)
-    except JobStopped:
-        logger.info("audit computation %s was taken over", computation_id)
-        again = False
-    except Exception as exc:
-        logger.exception("audit computation %s failed", computation_id)
-        jobs.job_finish(claim, status=JobStatus.FAILED, message=f"{type(exc).__name__}: {exc}")
-        again = False
-    if again:
-        _send(computation_id)
-    return AuditComputation.objects.filter(pk=computation_id).first()
-
-
-def _store(claim: Any, result: dict[str, Any], started: Any, seconds: float) -> bool:
-    """Store the result; True when a newer request came in meanwhile (and the row is queued)."""
-    with transaction.atomic():
-        row = claim.mine().select_for_update().values("requested_at").first()
-        if row is None:
-            raise JobStopped
-        jobs.job_finish(
-            claim,
-            status=JobStatus.SUCCEEDED,
-            result=result,
-            computed_at=started,
-            seconds=round(seconds, 3),
-        )
-        if row["requested_at"] <= started:
-            return False
-        AuditComputation.objects.filter(pk=claim.pk).update(**jobs.job_retry_fields())
-        return True
+    return computations.computation_run(
+        AuditComputation,
+        computation_id,
+        compute=lambda row: _compute(row),
+        send=lambda pk: _send(pk),
+    )
 
 
 def audit_statistics_compute(*, audit_set: AuditSet) -> AuditComputation | None:
@@ -237,31 +185,8 @@ def frame_strata_ensure(*, dataset: Dataset, task: str) -> AuditComputation | No
     return row
 
 
-@dataclass(frozen=True)
-class Stored:
-    """What a page shows of a stored computation: its result (None before the first), when it
-    was computed, whether a newer one is on its way, and why the last one failed."""
-
-    result: dict[str, Any] | None
-    computed_at: datetime | None
-    computing: bool
-    failed: str
-    seconds: float | None
-
-    def as_api(self) -> dict[str, Any]:
-        return {
-            "computed_at": self.computed_at.isoformat() if self.computed_at else None,
-            "computing": self.computing,
-            "failed": self.failed,
-            "seconds": self.seconds,
-        }
-
-
 def _stored(row: AuditComputation | None) -> Stored:
-    if row is None:
-        return Stored(None, None, True, "", None)
-    failed = row.message if row.status == JobStatus.FAILED else ""
-    return Stored(row.result, row.computed_at, row.computing, failed, row.seconds)
+    return stored_state(row)
 
 
 def audit_statistics_read(*, audit_set: AuditSet) -> Stored:

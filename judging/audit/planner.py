@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from annotation.models import Dataset
+from core.computations import Stored
 from judging.audit import computations
 from judging.models import AllocationMethod
 from judging.stats.sampling import compare_allocations
@@ -25,7 +26,7 @@ class Plan:
     or while a worker recounts a frame last counted empty (say, just after the first judge job
     ended): "no judged items yet" would then be wrong."""
 
-    stored: computations.Stored
+    stored: Stored
     frame_size: int = 0
     strata: int = 0
     rare: int = 0

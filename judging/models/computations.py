@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Dataset, JobStatus
-from core.jobs import RecoverableJob
+from annotation.models import Dataset
+from core.computations import StoredComputation
 from judging.models.audit import AuditSet, AuditTask
 
 
@@ -25,7 +24,7 @@ class ComputationKind(models.TextChoices):
     FRAME_STRATA = "frame_strata", _("Sampling frame strata")
 
 
-class AuditComputation(RecoverableJob):
+class AuditComputation(StoredComputation):
     """A stored computation and the state of its next run (queued → running → succeeded)."""
 
     kind = models.CharField(_("kind"), max_length=20, choices=ComputationKind.choices)
@@ -34,18 +33,6 @@ class AuditComputation(RecoverableJob):
         AuditSet, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
     task = models.CharField(_("task"), max_length=20, choices=AuditTask.choices)
-    status = models.CharField(
-        _("status"), max_length=20, choices=JobStatus.choices, default=JobStatus.QUEUED
-    )
-    message = models.TextField(_("message"), blank=True, default="")
-    # The last time the data behind the row changed, and the time the current (or last) run
-    # read it: a run whose start is older than the last request is followed by another.
-    requested_at = models.DateTimeField(_("requested at"), default=timezone.now)
-    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
-    # The stored result and the time of the data it reflects (its run's start).
-    computed_at = models.DateTimeField(_("computed at"), null=True, blank=True)
-    seconds = models.FloatField(_("seconds taken"), null=True, blank=True)
-    result = models.JSONField(_("result"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("audit computation")
@@ -71,8 +58,3 @@ class AuditComputation(RecoverableJob):
     def __str__(self) -> str:
         scope = f"audit set {self.audit_set_id}" if self.audit_set_id else self.task
         return f"{self.kind} of dataset {self.dataset_id} ({scope})"
-
-    @property
-    def computing(self) -> bool:
-        """A newer result is queued or being computed."""
-        return self.status in (JobStatus.QUEUED, JobStatus.RUNNING)

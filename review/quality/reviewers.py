@@ -18,7 +18,9 @@ bootstrap replicates that resample the figure's items, seeded, as the audit's st
   coincidence); n: those this reviewer labelled. On a large dataset the replicates are drawn
   in chunks of at most ``MAX_DRAWS`` draws, each seeded from the seed plus its first replicate.
 - **median seconds per review**, **reject rate** (rejections / reviews) and **skip rate**
-  (samples skipped / samples skipped or reviewed), over the reviewer's reviews or samples.
+  (samples skipped / samples skipped, reviewed or answered as gold items: a gold item they
+  skipped counts as a skip, one they answered as a sample they did not skip), over the
+  reviewer's reviews or samples.
 
 A label is None where a review says nothing about the field (a rejection has no category).
 """
@@ -330,10 +332,13 @@ def reviewer_quality(
     reviewers: Sequence[int],
     n_replicates: int = N_REPLICATES,
     seed: int = 0,
+    gold_answered: Mapping[int, Set[int]] | None = None,
 ) -> list[ReviewerQuality]:
     """The figures of each of ``reviewers`` (the others' votes still count as co-reviews).
 
-    ``gold_counts``: per reviewer, their gold answers that matched in full, and in all.
+    ``gold_counts``: per reviewer, their gold answers that matched in full, and in all;
+    ``skipped``: the samples they skipped, gold items included; ``gold_answered``: the gold
+    items they answered (samples they did not skip, for the skip rate).
     """
     # Draws shared by one reviewer's figures over as many items (dropped with the next one).
     kept: Draws = {}
@@ -356,7 +361,7 @@ def reviewer_quality(
         mine = votes_of.get(reviewer, [])
         answers = gold_of.get(reviewer, [])
         correct, total = gold_counts.get(reviewer, (0, 0))
-        reviewed = {v.unit for v in mine}
+        reviewed = {v.unit for v in mine} | set((gold_answered or {}).get(reviewer, set()))
         skips = set(skipped.get(reviewer, set()))
         per_field = tuple(
             FieldQuality(

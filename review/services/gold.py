@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
 from review import consensus
-from review.models import Decision, GoldAnswer, GoldItem, RejectReason, Review, Slot
+from review.models import Decision, GoldAnswer, GoldItem, RejectReason, Review, Skip, Slot
 from review.services.values import current_values, edits_checked
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ def gold_unmark(*, sample: Sample) -> bool:
     Slot.objects.filter(sample=sample, gold=True, done=False).delete()
     deleted, _counts = GoldItem.objects.filter(sample=sample).delete()
     Slot.objects.filter(sample=sample, gold=True).delete()
+    Skip.objects.filter(sample=sample, gold=True).delete()
     return deleted > 0
 
 

@@ -384,14 +384,13 @@ def slot_skip(*, sample: Sample, reviewer: User, reason: str) -> Skip:
         raise ValidationError({"reason": _("Say why you skip this sample.")}, code="no_reason")
     if len(reason) > 500:
         raise ValidationError({"reason": _("Keep the reason under 500 characters.")})
-    if Slot.objects.filter(sample=sample, reviewer=reviewer, gold=True, done=False).exists():
-        # A gold item set aside is done with: it is not kept among the reviewer's skips.
-        slot_release(sample=sample, reviewer=reviewer)
-        return Skip(sample=sample, reviewer=reviewer, reason=reason)
+    # A gold item set aside is done with: never served again nor listed among the reviewer's
+    # skips, its skip is kept for their skip rate only.
+    gold = Slot.objects.filter(sample=sample, reviewer=reviewer, gold=True, done=False).exists()
     skip, _created = Skip.objects.update_or_create(
         sample=sample,
         reviewer=reviewer,
-        defaults={"reason": reason, "dataset_id": sample.dataset_id},
+        defaults={"reason": reason, "dataset_id": sample.dataset_id, "gold": gold},
     )
     slot_release(sample=sample, reviewer=reviewer)
     return skip

@@ -2,7 +2,8 @@
 LogicVista items, an annotator reviews two (k = 1), the lead marks both as gold and raises k to
 2 with gold items at 50 %; the second annotator is served the gold items among their claims
 (answering one wrongly), both review the rest, and the lead opens the Reviewers page from the
-dataset page and reads each reviewer's figures, in English and in Chinese."""
+dataset page, which says the figures are being computed and shows them once the worker has
+stored them, and reads each reviewer's figures, in English and in Chinese."""
 
 from __future__ import annotations
 
@@ -88,6 +89,11 @@ def test_a_lead_reads_each_reviewers_quality_after_gold_items_were_answered(
     page.goto(f"{base}/datasets/{dataset.pk}/")
     page.click("#link-reviewers")
     page.wait_for_url(f"**/review/datasets/{dataset.pk}/reviewers/")
+    # Nothing was computed yet: the page says so at once, and shows the figures once the
+    # worker has stored them (it follows the computation and reloads by itself).
+    assert page.locator("[data-testid=computing]").is_visible()
+    page.wait_for_selector("[data-testid=reviewer-summary]", timeout=60_000)
+    assert page.locator("[data-testid=computing]").count() == 0
     summary = page.locator("[data-testid=reviewer-summary]")
     row = summary.locator(f"tr[data-reviewer='{second.username}']")
     assert row.locator("td").nth(1).inner_text() == str(ITEMS - 2)

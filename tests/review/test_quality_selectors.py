@@ -147,6 +147,18 @@ def test_each_reviewers_figures_equal_the_hand_computed_values() -> None:
     assert (alpha.value, alpha.n) == (None, 3)
 
 
+def test_a_skipped_gold_item_counts_in_the_skip_rate() -> None:
+    """bob skips the gold item g2 he is served: one skip over his three reviews, his answer to
+    g1 and g2; ann's two gold answers count as samples she did not skip."""
+    built = build()
+    lease = services.slot_claim(dataset=built["dataset"], reviewer=built["b"], rng=AlwaysGold())
+    assert lease is not None and lease.gold
+    services.slot_skip(sample=_fresh(Sample(pk=lease.sample_id)), reviewer=built["b"], reason="?")
+    rows = _rows(reviewer_report(dataset=built["dataset"], user=built["lead"], n_replicates=50))
+    assert (rows["bob"].skip_rate.value, rows["bob"].skip_rate.n) == (pytest.approx(1 / 5), 5)
+    assert (rows["ann"].skip_rate.value, rows["ann"].skip_rate.n) == (0.0, 5)
+
+
 def test_intervals_are_the_interval_codes_results() -> None:
     built = build()
     row = _rows(reviewer_report(dataset=built["dataset"], user=built["lead"], n_replicates=300))[

@@ -1,4 +1,5 @@
-"""The Reviewers page and its API: who sees which rows, the chart, and fixed query counts."""
+"""The Reviewers page and its API: who sees which rows, the chart, and fixed query counts (of
+figures a worker stored: here computed in the test's process first)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.urls import reverse
 
 from annotation.models import Dataset, Sample, SampleStatus
 from core import roles
+from review.quality_computations import reviewer_quality_compute
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import review_dataset, submit
@@ -26,8 +28,11 @@ def _client(user: Any) -> Client:
     return client
 
 
-def _reviewed(n_reviewers: int, *, with_gold: bool = False) -> tuple[Dataset, list[Any]]:
-    """Two samples, each reviewed by every one of ``n_reviewers`` annotators (members)."""
+def _reviewed(
+    n_reviewers: int, *, with_gold: bool = False, computed: bool = True
+) -> tuple[Dataset, list[Any]]:
+    """Two samples, each reviewed by every one of ``n_reviewers`` annotators (members), and
+    (``computed``) their figures computed and stored."""
     reviewers = [UserFactory.create(role=roles.ANNOTATOR) for _ in range(n_reviewers)]
     dataset = review_dataset(2, k=n_reviewers, members=reviewers)
     if with_gold:
@@ -38,6 +43,8 @@ def _reviewed(n_reviewers: int, *, with_gold: bool = False) -> tuple[Dataset, li
     for sample in Sample.objects.filter(dataset=dataset, status=SampleStatus.PENDING_REVIEW):
         for reviewer in reviewers:
             submit(reviewer, sample, seconds_spent=12)
+    if computed:
+        reviewer_quality_compute(dataset=dataset)
     return dataset, reviewers
 
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Dataset, Sample, SampleStatus
 from review import selectors, services
-from review.models import GoldAnswer, GoldItem, Outcome, Review, Slot
+from review.models import GoldAnswer, GoldItem, Outcome, Review, Skip, Slot
 from review.services import gold
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import blind_settings, open_queue, review_dataset, submit
@@ -186,6 +186,11 @@ def test_a_skipped_or_released_gold_item_is_not_served_again() -> None:
     after = services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     assert after is not None and not after.gold
     assert not selectors.queue_overview(dataset=dataset, reviewer=reviewer).my_skips
+    # Kept for the reviewer's skip rate only, and gone with the gold item.
+    skip = Skip.objects.get(reviewer=reviewer, sample_id=lease.sample_id)
+    assert skip.gold and skip.reason == "?"
+    gold.gold_unmark(sample=_fresh(Sample(pk=lease.sample_id)))
+    assert not Skip.objects.filter(sample_id=lease.sample_id).exists()
 
 
 def test_a_reviewer_who_reviewed_a_sample_is_not_served_it_as_gold() -> None:
