@@ -158,7 +158,7 @@ def _gather(dataset: Dataset, fields: tuple[str, ...]) -> _Gathered:
 
 
 def _figure_json(figure: Figure) -> list[Any]:
-    return [figure.value, figure.low, figure.high, figure.n]
+    return [figure.value, figure.ci_low, figure.ci_high, figure.n]
 
 
 def _figure_of(stored: list[Any]) -> Figure:
