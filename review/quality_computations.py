@@ -86,7 +86,9 @@ def data_state(*, dataset: Dataset, since: datetime | None = None) -> dict[str, 
     }
 
 
-def _send(pk: int) -> None:
+def computation_send(pk: int) -> None:
+    """Send a queued computation's task (a few seconds later, so a burst of changes costs one
+    run); while the broker is down the sweep sends it."""
     job_enqueue(
         ReviewerQualityComputation,
         pk,
@@ -104,7 +106,7 @@ def reviewer_quality_request(
         ReviewerQualityComputation,
         scope={"dataset_id": dataset.pk},
         fields={"requested_state": state},
-        send=(lambda pk: transaction.on_commit(lambda: _send(pk))) if send else None,
+        send=(lambda pk: transaction.on_commit(lambda: computation_send(pk))) if send else None,
     )
 
 
@@ -120,7 +122,7 @@ def computation_run(*, computation_id: int) -> ReviewerQualityComputation | None
     computed by a live worker is left alone); a request that came in meanwhile queues the
     next run."""
     return computations.computation_run(
-        ReviewerQualityComputation, computation_id, compute=_compute, send=_send
+        ReviewerQualityComputation, computation_id, compute=_compute, send=computation_send
     )
 
 

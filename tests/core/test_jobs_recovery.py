@@ -52,6 +52,9 @@ from judging.models import (
     ModelResponse,
     Verdict,
 )
+from review import quality_computations
+from review.models import ReviewerQualityComputation
+from review.quality_computations import reviewer_quality_request
 from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.annotation.imports_support import (
     b64,
@@ -63,6 +66,7 @@ from tests.annotation.imports_support import (
 from tests.conftest import client_for, site_broker, worker_on
 from tests.judging.audit_factories import add_member, draw, rate_all, scoring_dataset
 from tests.judging.factories import bulk_responses, bulk_samples, fake_judge, rule_judge
+from tests.review.factories import review_dataset, submit
 from tests.support.processes import RedisServer, kill_worker, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -215,13 +219,14 @@ def test_every_kind_of_job_finishes_after_its_worker_is_killed(
     assert max(JudgeJobChunk.objects.filter(job=job).values_list("attempts", flat=True)) == 2
 
 
-def test_bulk_jobs_and_audit_computations_finish_after_their_worker_is_killed(
+def test_bulk_jobs_and_stored_figures_finish_after_their_worker_is_killed(
     transactional_db: None, lead: Any
 ) -> None:
-    """A bulk take-down (stuck writing the samples' history) and an audit's figures (stuck
-    reading the ratings) are claimed and running in a worker that is SIGKILLed; a new
-    worker's sweep takes both over within two minutes: every sample taken down once, with one
-    history entry each, and the figures stored."""
+    """A bulk take-down (stuck writing the samples' history), an audit's figures (stuck
+    reading the ratings) and a dataset's reviewer figures (stuck reading the reviews) are
+    claimed and running in a worker that is SIGKILLed; a new worker's sweep takes all three
+    over within two minutes: every sample taken down once, with one history entry each, and
+    both sets of figures stored."""
     bulk_dataset = mmooc_dataset(name="bulk")
     bulk_samples(bulk_dataset, 300)
     audited, _judges = scoring_dataset(n_samples=30)
@@ -229,12 +234,19 @@ def test_bulk_jobs_and_audit_computations_finish_after_their_worker_is_killed(
     add_member(audited, auditor)
     audit_set = draw(audited, size=8, double_rating_fraction=0)
     rate_all(audit_set, [auditor])
+    reviewers = [UserFactory.create(role="annotator") for _ in range(2)]
+    reviewed = review_dataset(3, k=2, members=reviewers)
+    for sample in Sample.objects.filter(dataset=reviewed).order_by("pk")[:2]:
+        for reviewer in reviewers:
+            submit(reviewer, sample)
     broker = os.environ["REDIS_URL"]
+    # Queued now (reading the reviews), sent once a worker runs, which waits on them.
+    figures = reviewer_quality_request(dataset=reviewed, send=False)
 
     with (
         tables_locked("annotation_samplerevision"),
-        tables_locked("judging_auditrating", mode="ACCESS EXCLUSIVE"),
-        worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=2) as worker,
+        tables_locked("judging_auditrating", "review_review", mode="ACCESS EXCLUSIVE"),
+        worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=3) as worker,
     ):
         bulk = sample_bulk_job_create(
             dataset=bulk_dataset,
@@ -247,17 +259,27 @@ def test_bulk_jobs_and_audit_computations_finish_after_their_worker_is_killed(
         )
         computations.audit_statistics_request(audit_set=audit_set)
         computation = AuditComputation.objects.get(audit_set=audit_set)
-        for table in ("annotation_samplerevision", "judging_auditrating"):
+        quality_computations.computation_send(figures)
+        for table in ("annotation_samplerevision", "judging_auditrating", "review_review"):
             wait_until(partial(waiting_on, table), timeout=60, what=f"a wait on {table}")
         assert status_of(SampleBulkJob, bulk.pk) == JobStatus.RUNNING
         assert status_of(AuditComputation, computation.pk) == JobStatus.RUNNING
+        wait_until(
+            lambda: status_of(ReviewerQualityComputation, figures) == JobStatus.RUNNING,
+            timeout=60,
+            what="the reviewer figures' run",
+        )
         kill_worker(worker)
 
-    with worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=2):
+    with worker_on(broker, SWEEP_EVERY_SECOND, beat=True, concurrency=3):
         wait_until(
-            ended((SampleBulkJob, bulk.pk), (AuditComputation, computation.pk)),
+            ended(
+                (SampleBulkJob, bulk.pk),
+                (AuditComputation, computation.pk),
+                (ReviewerQualityComputation, figures),
+            ),
             timeout=DEADLINE,
-            what="the bulk job and the computation to end after the kill",
+            what="the bulk job and the computations to end after the kill",
         )
 
     bulk.refresh_from_db()
@@ -271,6 +293,11 @@ def test_bulk_jobs_and_audit_computations_finish_after_their_worker_is_killed(
     assert computation.status == JobStatus.SUCCEEDED, computation.message
     assert computation.attempts == 2
     assert computation.result is not None and computation.result["n_rated"] == 8
+    stored = ReviewerQualityComputation.objects.get(pk=figures)
+    assert stored.status == JobStatus.SUCCEEDED, stored.message
+    assert stored.attempts == 2
+    assert stored.result is not None
+    assert sorted(row["reviews"] for row in stored.result["rows"]) == [2, 2]
 
 
 def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(

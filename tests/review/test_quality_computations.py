@@ -37,7 +37,7 @@ pytestmark = pytest.mark.django_db
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The computations whose task was sent to the broker (no worker runs them here)."""
     ids: list[int] = []
-    monkeypatch.setattr(quality_computations, "_send", ids.append)
+    monkeypatch.setattr(quality_computations, "computation_send", ids.append)
     return ids
 
 
