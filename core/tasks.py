@@ -9,6 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 from celery import current_app
+from django.db import DatabaseError
+
+# The options of a task that runs a stored job: acknowledged once it ends (so a killed
+# worker's message is delivered again) and retried with a growing delay while the database
+# is away. Use as ``@shared_task(name=..., **RETRY_ON_DATABASE_ERROR)``.
+RETRY_ON_DATABASE_ERROR: dict[str, Any] = {
+    "acks_late": True,
+    "autoretry_for": (DatabaseError,),
+    "retry_backoff": True,
+    "max_retries": 5,
+}
 
 
 def enqueue(name: str, *args: Any, countdown: float | None = None) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Task, shared_task
-from django.db import DatabaseError
 
+from core.tasks import RETRY_ON_DATABASE_ERROR
 from judging import services
 from judging.audit import computations
 from judging.audit import services as audit_services
@@ -29,10 +29,7 @@ class _ChunkTask(Task):  # type: ignore[type-arg]
 
 @shared_task(
     name="judging.plan_judge_job",
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=True,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
     soft_time_limit=300,
     time_limit=360,
 )
@@ -44,13 +41,10 @@ def plan_judge_job(job_id: int) -> None:
 @shared_task(
     base=_ChunkTask,
     name="judging.run_judge_chunk",
-    acks_late=True,
     # The chunk's own failures are retried by the service (its row counts the attempts);
     # only a database that cannot even be asked is retried here.
-    autoretry_for=(DatabaseError,),
-    retry_backoff=True,
+    **RETRY_ON_DATABASE_ERROR,
     retry_backoff_max=60,
-    max_retries=5,
     soft_time_limit=1800,
     time_limit=1900,
 )
@@ -61,10 +55,7 @@ def run_judge_chunk(chunk_id: int) -> None:
 
 @shared_task(
     name="judging.draw_audit_set",
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=True,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
 )
 def draw_audit_set(audit_set_id: int) -> None:
     """Read the frame of a queued audit set and store its drawn items (idempotent)."""
@@ -73,10 +64,7 @@ def draw_audit_set(audit_set_id: int) -> None:
 
 @shared_task(
     name="judging.compute_audit_figures",
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=True,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
     soft_time_limit=1800,
     time_limit=1900,
 )

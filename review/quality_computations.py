@@ -25,15 +25,7 @@ from core import computations
 from core.computations import Stored, computation_request, stored_state
 from core.jobs import SweepResult, job_enqueue, job_sweep
 from core.tasks import enqueue
-from review.models import (
-    GoldAnswer,
-    GoldItem,
-    Outcome,
-    Review,
-    ReviewerExclusion,
-    ReviewerQualityComputation,
-    Skip,
-)
+from review import models
 from review.quality_selectors import ReviewerReport, report_from_stored, reviewer_figures
 
 if TYPE_CHECKING:
@@ -51,18 +43,18 @@ def _aggregate(model: Any, key: str, function: Any, field: str) -> Subquery:
 
 # What the figures read, table by table: a change to any of them changes one of its figures.
 _STATE = {
-    "reviews": (Review, Count, "id"),
-    "last_review": (Review, Max, "id"),
-    "skips": (Skip, Count, "id"),
-    "last_skip": (Skip, Max, "id"),
-    "gold_items": (GoldItem, Count, "id"),
-    "last_gold_item": (GoldItem, Max, "id"),
-    "gold_answers": (GoldAnswer, Count, "id"),
-    "last_gold_answer": (GoldAnswer, Max, "id"),
-    "outcomes": (Outcome, Count, "id"),
-    "last_outcome": (Outcome, Max, "decided_at"),
-    "exclusions": (ReviewerExclusion, Count, "id"),
-    "last_exclusion": (ReviewerExclusion, Max, "id"),
+    "reviews": (models.Review, Count, "id"),
+    "last_review": (models.Review, Max, "id"),
+    "skips": (models.Skip, Count, "id"),
+    "last_skip": (models.Skip, Max, "id"),
+    "gold_items": (models.GoldItem, Count, "id"),
+    "last_gold_item": (models.GoldItem, Max, "id"),
+    "gold_answers": (models.GoldAnswer, Count, "id"),
+    "last_gold_answer": (models.GoldAnswer, Max, "id"),
+    "outcomes": (models.Outcome, Count, "id"),
+    "last_outcome": (models.Outcome, Max, "decided_at"),
+    "exclusions": (models.ReviewerExclusion, Count, "id"),
+    "last_exclusion": (models.ReviewerExclusion, Max, "id"),
     # A sample's labels edited after its settlement change what its outcome says.
     "last_sample_change": (Sample, Max, "updated_at"),
 }
@@ -76,7 +68,7 @@ def data_state(*, dataset: Dataset, since: datetime | None = None) -> dict[str, 
         for key, (model, function, field) in _STATE.items()
     }
     if since is not None:
-        recent = Review.objects.filter(dataset=OuterRef("pk"), created_at__gte=since)
+        recent = models.Review.objects.filter(dataset=OuterRef("pk"), created_at__gte=since)
         counted = recent.order_by().values("dataset").annotate(n=Count("id")).values("n")[:1]
         annotations["reviews_since"] = Coalesce(Subquery(counted), 0)
     state = Dataset.objects.filter(pk=dataset.pk).annotate(**annotations).values(*annotations).get()
@@ -90,7 +82,7 @@ def computation_send(pk: int) -> None:
     """Send a queued computation's task (a few seconds later, so a burst of changes costs one
     run); while the broker is down the sweep sends it."""
     job_enqueue(
-        ReviewerQualityComputation,
+        models.ReviewerQualityComputation,
         pk,
         lambda: enqueue(TASK_NAME, pk, countdown=COMPUTE_DELAY_SECONDS),
     )
@@ -103,30 +95,30 @@ def reviewer_quality_request(
     queued unless it already is, and its task sent once the current transaction commits."""
     state = state if state is not None else data_state(dataset=dataset)
     return computation_request(
-        ReviewerQualityComputation,
+        models.ReviewerQualityComputation,
         scope={"dataset_id": dataset.pk},
         fields={"requested_state": state},
         send=(lambda pk: transaction.on_commit(lambda: computation_send(pk))) if send else None,
     )
 
 
-def _compute(row: ReviewerQualityComputation) -> dict[str, Any]:
+def _compute(row: models.ReviewerQualityComputation) -> dict[str, Any]:
     dataset = Dataset.objects.get(pk=row.dataset_id)
     # The state first: data that changes while the figures are read is counted again.
     state = data_state(dataset=dataset)
     return {**reviewer_figures(dataset=dataset), "state": state}
 
 
-def computation_run(*, computation_id: int) -> ReviewerQualityComputation | None:
+def computation_run(*, computation_id: int) -> models.ReviewerQualityComputation | None:
     """Compute a queued row and store the figures (safe to run twice: a row computed or being
     computed by a live worker is left alone); a request that came in meanwhile queues the
     next run."""
     return computations.computation_run(
-        ReviewerQualityComputation, computation_id, compute=_compute, send=computation_send
+        models.ReviewerQualityComputation, computation_id, compute=_compute, send=computation_send
     )
 
 
-def reviewer_quality_compute(*, dataset: Dataset) -> ReviewerQualityComputation | None:
+def reviewer_quality_compute(*, dataset: Dataset) -> models.ReviewerQualityComputation | None:
     """Request and compute the figures at once, in this process (scripts, benches, tests)."""
     pk = reviewer_quality_request(dataset=dataset, send=False)
     return computation_run(computation_id=pk)
@@ -134,7 +126,7 @@ def reviewer_quality_compute(*, dataset: Dataset) -> ReviewerQualityComputation 
 
 def computations_sweep() -> SweepResult:
     """Run again the computations whose worker died; send those whose message was lost."""
-    return job_sweep(ReviewerQualityComputation, send=lambda pk: enqueue(TASK_NAME, pk))
+    return job_sweep(models.ReviewerQualityComputation, send=lambda pk: enqueue(TASK_NAME, pk))
 
 
 @dataclass(frozen=True)
@@ -155,13 +147,13 @@ def reviewer_report_read(*, dataset: Dataset, user: User) -> StoredReport:
     """The stored figures of a dataset as ``user`` may see them, never computed here: when the
     data changed since the last request (or nothing was ever requested), a computation is
     requested. Two queries when the data is unchanged, a few more when it is requested."""
-    row = ReviewerQualityComputation.objects.filter(dataset=dataset).first()
+    row = models.ReviewerQualityComputation.objects.filter(dataset=dataset).first()
     computed_at = row.computed_at if row is not None else None
     state = data_state(dataset=dataset, since=computed_at)
     reviews_since = int(state.pop("reviews_since", 0))
     if row is None or row.requested_state != state:
         reviewer_quality_request(dataset=dataset, state=state)
-        row = ReviewerQualityComputation.objects.get(dataset=dataset)
+        row = models.ReviewerQualityComputation.objects.get(dataset=dataset)
     stored = stored_state(row)
     report = None
     if stored.result is not None:
@@ -171,6 +163,6 @@ def reviewer_report_read(*, dataset: Dataset, user: User) -> StoredReport:
 
 def reviewer_quality_state(*, dataset: Dataset) -> dict[str, Any]:
     """The state of the dataset's computation, for a page that waits for it (one query)."""
-    row = ReviewerQualityComputation.objects.filter(dataset=dataset).first()
+    row = models.ReviewerQualityComputation.objects.filter(dataset=dataset).first()
     state = stored_state(row).as_api()
     return state | {"finished": not state["computing"]}

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import DatabaseError
 
+from core.tasks import RETRY_ON_DATABASE_ERROR
 from review import quality_computations
 
 
 @shared_task(
     name="review.compute_reviewer_quality",
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=True,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
     soft_time_limit=1800,
     time_limit=1900,
 )
