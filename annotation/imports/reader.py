@@ -76,7 +76,20 @@ class Encoded:
     @classmethod
     def of(cls, parsed: ParsedSample) -> Encoded:
         values = sample_values_json({name: getattr(parsed, name) for name in LABEL_FIELDS})
-        return cls(values, {name: JsonText(json.dumps(getattr(parsed, name))) for name in _JSON})
+        return cls(values, {name: _json_text(getattr(parsed, name)) for name in _JSON})
+
+
+# Most rows leave most JSON fields empty (no generator models, predicate nor extra): their
+# text is known without encoding.
+_EMPTY_JSON: dict[type, JsonText] = {list: JsonText("[]"), dict: JsonText("{}")}
+
+
+def _json_text(value: Any) -> JsonText:
+    if not value:
+        empty = _EMPTY_JSON.get(type(value))
+        if empty is not None:
+            return empty
+    return JsonText(json.dumps(value))
 
 
 @dataclass(frozen=True)

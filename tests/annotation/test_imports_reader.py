@@ -132,3 +132,26 @@ def test_an_error_inside_the_reader_reaches_the_importing_process() -> None:
     with pytest.raises(FormatError, match="middle of a record"):
         next(chunks)
     assert children() == before
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"generator_models": ["m1"], "predicate": ["IF a THEN b"], "extra": {"k": "é"}},
+        {"options": [], "extra": {"": []}},
+    ],
+)
+def test_the_json_texts_the_reader_encodes_are_the_values_json_encodes(
+    fields: dict[str, Any],
+) -> None:
+    """Each JSON field's text (empty ones taken as known, without encoding) is the JSON of
+    its value."""
+    import json
+
+    parsed = ParsedSample(row=1, external_id="e", **fields)
+    encoded = reader.Encoded.of(parsed)
+    assert set(encoded.fields) == {"options", "generator_models", "predicate", "extra"}
+    for name, text in encoded.fields.items():
+        assert json.loads(text) == getattr(parsed, name)
+        assert text == json.dumps(getattr(parsed, name))
