@@ -14,6 +14,7 @@ certificate checked against the system's authorities).
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from dataclasses import dataclass
@@ -103,6 +104,7 @@ class RedisWire:
         self.address = Address.of(url)
         self.timeout = timeout
         self._local = threading.local()
+        self._pid = os.getpid()
 
     def _connect(self) -> tuple[socket.socket, _Reader]:
         address = self.address
@@ -145,6 +147,8 @@ class RedisWire:
         payload = b"".join(_encode(c) for c in commands)
         replies: list[Reply] = []
         for attempt in (1, 2):
+            if self._pid != os.getpid():  # forked (gunicorn --preload): the parent's sockets
+                self._local, self._pid = threading.local(), os.getpid()  # stay the parent's
             held = getattr(self._local, "conn", None)
             fresh = held is None
             try:

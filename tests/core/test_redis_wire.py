@@ -80,6 +80,26 @@ def test_a_connection_the_server_closed_is_opened_again(client: RedisWire) -> No
 
 
 @pytest.mark.redis
+def test_a_forked_process_opens_its_own_connection(client: RedisWire) -> None:
+    """A client made before a fork (gunicorn --preload) does not share its socket with the
+    child: the child's calls go through a connection of its own."""
+    (parent_id,) = client.execute(("CLIENT", "ID"))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports its connection's id, then leaves at once
+        try:
+            os.write(write_end, str(client.execute(("CLIENT", "ID"))[0]).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as handle:
+        child_id = int(handle.read() or b"0")
+    os.waitpid(pid, 0)
+    assert child_id not in (0, parent_id)
+    assert client.execute(("CLIENT", "ID")) == [parent_id]
+
+
+@pytest.mark.redis
 def test_the_database_of_the_url_is_selected(client: RedisWire) -> None:
     """Keys land in the URL's database, as the cache's own client puts them."""
     (info,) = client.execute(("CLIENT", "INFO"))
