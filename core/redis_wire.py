@@ -178,10 +178,12 @@ def _client(location: str) -> RedisWire:
 
 def cache_redis() -> tuple[RedisWire, str] | None:
     """This module's client of the cache's Redis (its first server, where Django writes) and
-    the cache's key prefix, or None when the cache is not Redis."""
+    the cache's key prefix, or None when the cache is not Redis or not reached over TCP."""
     default = settings.CACHES["default"]
     if default["BACKEND"] != _REDIS_CACHE:
         return None
     location = default["LOCATION"]
-    first = location[0] if isinstance(location, list | tuple) else location.split(",")[0]
-    return _client(first.strip()), default.get("KEY_PREFIX", "")
+    first = (location[0] if isinstance(location, list | tuple) else location.split(",")[0]).strip()
+    if not first.startswith(("redis://", "rediss://")):  # unix://: Django's client serves it
+        return None
+    return _client(first), default.get("KEY_PREFIX", "")

@@ -118,5 +118,12 @@ def test_the_cache_client_is_the_first_server_of_a_redis_cache(settings: Any) ->
     shared = cache_redis()
     assert shared is not None
     assert (shared[0].address.host, shared[0].address.db, shared[1]) == ("primary", 1, "site")
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "unix:///run/redis.sock",
+        }
+    }
+    assert cache_redis() is None  # a socket file: Django's own client (redis-py) serves it
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     assert cache_redis() is None
