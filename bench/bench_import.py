@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import gc
 import io
 import json
 import multiprocessing
@@ -161,6 +162,10 @@ def child(path: Path, dataset_name: str, encode_sample: int) -> dict[str, Any]:
     # As a worker process is when it takes the job: its task modules loaded (and Celery's
     # Django fix-up's model checks run) at start-up, not by the first task the import sends.
     current_app.loader.import_default_modules()
+    # ... and with that heap out of the garbage collector's reach, as the worker's main
+    # process leaves it before forking each pool process (mmooc_site.celery.freeze_before_fork).
+    gc.collect()
+    gc.freeze()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         backend = cursor.fetchone()[0]

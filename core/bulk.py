@@ -116,6 +116,42 @@ def rows_insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
     return ids
 
 
+def rows_insert_values(
+    model: type[models.Model], names: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[int]:
+    """Insert new rows given as values in the order of ``names`` (attribute names; the
+    other fields take their defaults, auto_now fields the time of the write); return their
+    primary keys in order. As ``rows_insert`` without a dict per row: for the import's
+    tens of thousands of rows, merging each with the defaults cost more than COPY itself."""
+    if not rows:
+        return []
+    if connection.vendor != "postgresql":
+        return rows_insert(model, [dict(zip(names, row, strict=True)) for row in rows])
+    fields = _columns(model)
+    by_name = {f.attname: f for f in fields}
+    given = [by_name[name] for name in names]
+    rest = [f for f in fields if f.attname not in set(names)]
+    now = timezone.now()
+    tail = tuple(now if getattr(f, "auto_now", False) else _default(f, now) for f in rest)
+    # JSON values not given as JsonText (nor None) are encoded here.
+    encode = [(i, _encoder(f)) for i, f in enumerate(given) if _is_json(f)]
+    ids = _reserve_ids(model, len(rows))
+    values: list[tuple[Any, ...]] = []
+    for pk_value, row in zip(ids, rows, strict=True):
+        if encode:
+            row = list(row)
+            for i, encoder in encode:
+                value = row[i]
+                if value is not None and not isinstance(value, JsonText):
+                    row[i] = json.dumps(value, cls=encoder)
+        values.append((pk_value, *row, *tail))
+    pk = model._meta.pk
+    assert pk is not None
+    columns = [pk.column, *(f.column for f in given), *(f.column for f in rest)]
+    _copy(model._meta.db_table, columns, values)
+    return ids
+
+
 def rows_insert_new(
     model: type[models.Model], rows: Sequence[Mapping[str, Any]], *, unique: str
 ) -> None:

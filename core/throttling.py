@@ -4,37 +4,22 @@ DRF's ``UserRateThrottle`` keeps every request's time of the last period in the 
 and a set per request, the list unpickled, trimmed and pickled again. On the review loop that
 was the largest cost after the submission itself. With the cache on Redis, this counts the
 requests of each fixed window of the period instead (``INCR`` and ``EXPIRE`` pipelined: one
-round trip); a caller may then send up to twice the rate across a window's edge, never more.
-Without Redis (the local demo, tests without it), DRF's own throttle runs.
+round trip, through core.redis_wire rather than redis-py); a caller may then send up to twice
+the rate across a window's edge, never more. Without Redis (the local demo, tests without it),
+DRF's own throttle runs.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import redis
-from django.conf import settings
 from rest_framework import throttling
+
+from core.redis_wire import RedisWireError, cache_redis
 
 if TYPE_CHECKING:  # DRF imports this module while it builds its views: no runtime import
     from rest_framework.request import Request
     from rest_framework.views import APIView
-
-_REDIS_CACHE = "django.core.cache.backends.redis.RedisCache"
-
-
-@cache
-def _client(location: str) -> Any:
-    return redis.Redis.from_url(location)
-
-
-def _redis() -> tuple[Any, str] | None:
-    """The cache's Redis client and key prefix, or None when the cache is not Redis."""
-    default = settings.CACHES["default"]
-    if default["BACKEND"] != _REDIS_CACHE:
-        return None
-    return _client(default["LOCATION"]), default.get("KEY_PREFIX", "")
 
 
 class UserRateThrottle(throttling.UserRateThrottle):
@@ -45,7 +30,7 @@ class UserRateThrottle(throttling.UserRateThrottle):
     num_requests: int
 
     def allow_request(self, request: Request, view: APIView) -> bool:
-        shared = _redis()
+        shared = cache_redis()
         if shared is None or self.rate is None:
             return super().allow_request(request, view)
         self.key = self.get_cache_key(request, view)
@@ -55,10 +40,9 @@ class UserRateThrottle(throttling.UserRateThrottle):
         self.now = self.timer()
         window = int(self.now // self.duration)
         key = f"{prefix}:throttle:{self.key}:{window}"
-        pipe = client.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, int(self.duration) + 1)
-        count, _expiry = pipe.execute()
+        count, _expiry = client.execute(("INCR", key), ("EXPIRE", key, int(self.duration) + 1))
+        if not isinstance(count, int):
+            raise RedisWireError(f"INCR answered {count!r}")
         self.window_end = (window + 1) * self.duration
         return bool(count <= self.num_requests)
 

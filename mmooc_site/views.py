@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from django.views.i18n import set_language as django_set_language
 
@@ -41,6 +45,22 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def livez(request: HttpRequest) -> HttpResponse:
     """Liveness only: the web process answers (no database, broker or cache is asked)."""
     return JsonResponse({"ok": True})
+
+
+@cache
+def _schema_view() -> Any:
+    from drf_spectacular.views import SpectacularAPIView
+
+    return SpectacularAPIView.as_view()
+
+
+@csrf_exempt
+def api_schema(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """The API's OpenAPI schema (drf-spectacular's view, with its authentication and
+    permissions). drf-spectacular, and Django's test client that it imports, load on the
+    first request for the schema, not in every web process with the URL configuration."""
+    response: HttpResponse = _schema_view()(request, *args, **kwargs)
+    return response
 
 
 def _remember_language(response: HttpResponse, language: str) -> None:

@@ -10,7 +10,8 @@ from typing import Any
 
 from annotation import models
 from annotation.formats.records import ParsedSample
-from core.bulk import JsonText, rows_insert
+from annotation.services.samples import LABEL_FIELDS
+from core.bulk import JsonText, rows_insert_values
 
 _EMPTY = JsonText("{}")
 _STATUS = f'"status": "{models.SampleStatus.IMPORTED.value}"'
@@ -54,6 +55,12 @@ class Row:
         return [(m.role, m.position, m.sha) for m in self.media]
 
 
+_SAMPLE = ("dataset_id", "external_id", "status", "content_hash", *LABEL_FIELDS, "extra")
+_MEDIA = ("sample_id", "asset_id", "role", "position")
+_REVISION = ("sample_id", "number", "changed_by_id", "source", "before", "after", "reason")
+_VERSION = ("sample_id", "job_id", "content_hash", "values", "media")
+
+
 def create_samples(
     rows: list[Row],
     asset_ids: Mapping[str, int],
@@ -65,46 +72,38 @@ def create_samples(
     """Insert the new samples with their media links and first revisions; their ids."""
     if not rows:
         return []
-    ids = rows_insert(
+    imported = models.SampleStatus.IMPORTED.value
+    # Per row: its label values then its extra, in _SAMPLE's order, with the JSON texts the
+    # reader encoded in place of the values they encode.
+    ids = rows_insert_values(
         models.Sample,
+        _SAMPLE,
         [
-            {
-                "dataset_id": dataset_id,
-                "external_id": row.parsed.external_id,
-                "status": models.SampleStatus.IMPORTED,
-                "content_hash": row.content_hash,
-                "extra": row.parsed.extra,
-                **row.values,
-                **row.json,
-            }
+            (
+                dataset_id,
+                row.parsed.external_id,
+                imported,
+                row.content_hash,
+                *{**row.values, "extra": row.parsed.extra, **row.json}.values(),
+            )
             for row in rows
         ],
     )
-    rows_insert(
+    rows_insert_values(
         models.SampleMedia,
+        _MEDIA,
         [
-            {
-                "sample_id": sample_id,
-                "asset_id": asset_ids[m.sha],
-                "role": m.role,
-                "position": m.position,
-            }
+            (sample_id, asset_ids[m.sha], m.role, m.position)
             for sample_id, row in zip(ids, rows, strict=True)
             for m in row.media
         ],
     )
-    rows_insert(
+    source = models.ChangeSource.IMPORT.value
+    rows_insert_values(
         models.SampleRevision,
+        _REVISION,
         [
-            {
-                "sample_id": sample_id,
-                "number": 1,
-                "changed_by_id": by_id,
-                "source": models.ChangeSource.IMPORT,
-                "before": _EMPTY,
-                "after": _with_status(row.values_json),
-                "reason": reason,
-            }
+            (sample_id, 1, by_id, source, _EMPTY, _with_status(row.values_json), reason)
             for sample_id, row in zip(ids, rows, strict=True)
         ],
     )
@@ -113,16 +112,11 @@ def create_samples(
 
 def record_new_versions(rows: list[Row], sample_ids: list[int], *, job_id: int) -> None:
     """The imported version of each new sample (none exists yet: plain inserts)."""
-    rows_insert(
+    rows_insert_values(
         models.ImportedVersion,
+        _VERSION,
         [
-            {
-                "sample_id": sample_id,
-                "job_id": job_id,
-                "content_hash": row.content_hash,
-                "values": JsonText(row.values_json),
-                "media": row.slots,
-            }
+            (sample_id, job_id, row.content_hash, JsonText(row.values_json), row.slots)
             for row, sample_id in zip(rows, sample_ids, strict=True)
         ],
     )

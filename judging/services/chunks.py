@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-import redis.exceptions
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Prefetch
@@ -43,13 +43,20 @@ from judging.services.judges import judge_allowed_hosts, judge_api_key, judge_ba
 
 logger = logging.getLogger(__name__)
 
-# An item whose calls failed because Redis (the shared rate-limit store) could not be reached
-# gets no verdict: the chunk is tried again, since the judge itself was never the problem.
-_STORE_ERRORS = tuple(
-    f"{name}:"
-    for name, value in vars(redis.exceptions).items()
-    if isinstance(value, type) and issubclass(value, redis.exceptions.RedisError)
-)
+
+@cache
+def _store_errors() -> tuple[str, ...]:
+    """How the error of a call that could not reach Redis (the shared rate-limit store)
+    begins ("ConnectionError: …"). Such an item gets no verdict: the chunk is tried again,
+    since the judge itself was never the problem. The Redis client loads here, when a call
+    fails, not with this module (the web application's URL configuration imports it)."""
+    import redis.exceptions
+
+    return tuple(
+        f"{name}:"
+        for name, value in vars(redis.exceptions).items()
+        if isinstance(value, type) and issubclass(value, redis.exceptions.RedisError)
+    )
 
 
 class SharedStoreUnavailable(Exception):
@@ -303,7 +310,7 @@ def _save(
 
 def _store_failed(fields: dict[str, Any]) -> bool:
     return fields.get("error_kind") == "unexpected" and str(fields.get("error", "")).startswith(
-        _STORE_ERRORS
+        _store_errors()
     )
 
 

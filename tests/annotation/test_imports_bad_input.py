@@ -240,14 +240,14 @@ def test_a_failing_chunk_removes_the_media_it_stored(
     """If writing a chunk fails, its samples, assets and stored files are all gone."""
     path = write_lines(tmp_path / "m.jsonl", [mmooc_record(n) for n in range(1, 4)])
 
-    original = bulk.rows_insert
+    original = bulk.rows_insert_values
 
-    def explode(model: Any, rows: Any) -> list[int]:
+    def explode(model: Any, names: Any, rows: Any) -> list[int]:
         if model is SampleRevision:  # after the assets, samples and links are written
             raise RuntimeError("database went away")
-        return original(model, rows)
+        return original(model, names, rows)
 
-    monkeypatch.setattr(writes, "rows_insert", explode)
+    monkeypatch.setattr(writes, "rows_insert_values", explode)
     job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
     assert job.status == JobStatus.FAILED
     assert "internal error" in job.message

@@ -103,6 +103,23 @@ def test_closing_the_chunks_early_ends_the_reader_process() -> None:
     assert children() == before
 
 
+def test_receiving_chunks_leaves_the_garbage_collector_as_it_was() -> None:
+    """Chunks are unpickled with the collector paused; it is running again after each one,
+    and stays off for a caller that had turned it off."""
+    import gc
+
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    assert gc.isenabled()
+    for chunk in reader.read_checked(lambda: rows(30), checker, 10, parallel=True):
+        assert len(chunk.items) == 10 and gc.isenabled()
+    gc.disable()
+    try:
+        for _chunk in reader.read_checked(lambda: rows(30), checker, 10, parallel=True):
+            assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_an_error_inside_the_reader_reaches_the_importing_process() -> None:
     def broken() -> Any:
         yield from rows(25)
@@ -115,3 +132,26 @@ def test_an_error_inside_the_reader_reaches_the_importing_process() -> None:
     with pytest.raises(FormatError, match="middle of a record"):
         next(chunks)
     assert children() == before
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"generator_models": ["m1"], "predicate": ["IF a THEN b"], "extra": {"k": "é"}},
+        {"options": [], "extra": {"": []}},
+    ],
+)
+def test_the_json_texts_the_reader_encodes_are_the_values_json_encodes(
+    fields: dict[str, Any],
+) -> None:
+    """Each JSON field's text (empty ones taken as known, without encoding) is the JSON of
+    its value."""
+    import json
+
+    parsed = ParsedSample(row=1, external_id="e", **fields)
+    encoded = reader.Encoded.of(parsed)
+    assert set(encoded.fields) == {"options", "generator_models", "predicate", "extra"}
+    for name, text in encoded.fields.items():
+        assert json.loads(text) == getattr(parsed, name)
+        assert text == json.dumps(getattr(parsed, name))

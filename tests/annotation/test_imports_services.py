@@ -34,6 +34,7 @@ from tests.annotation.imports_support import (
     needs_logicvista,
     run_import,
     upload_of,
+    write_lines,
     zip_folder,
 )
 from tests.support.processes import s3_client
@@ -183,3 +184,17 @@ def test_real_logicvista_imports_from_an_s3_prefix(
 
 
 # -- the corpus of bad inputs -------------------------------------------------------------------
+
+
+def test_each_chunk_commits_without_waiting_for_the_wal_flush(tmp_path: Path) -> None:
+    """On PostgreSQL each chunk's transaction turns synchronous_commit off for itself only
+    (SET LOCAL): the job's counts commit with the chunk, so a resumed job redoes a lost one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    path = write_lines(tmp_path / "m.jsonl", [mmooc_record(n) for n in range(1, 4)])
+    with CaptureQueriesContext(connection) as captured:
+        job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", path)
+    assert job.status == JobStatus.SUCCEEDED
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert statements.count("SET LOCAL synchronous_commit = off") == 1  # one chunk

@@ -8,7 +8,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleRevision
-from core.bulk import JsonText, rows_insert, rows_insert_new
+from core.bulk import JsonText, rows_insert, rows_insert_new, rows_insert_values
 
 pytestmark = pytest.mark.django_db
 
@@ -85,3 +85,31 @@ def test_json_text_is_stored_as_the_json_it_holds(
     )
     assert Sample.objects.get(pk=ids[0]).extra == {"k": ["é", 1]}
     assert MediaAsset.objects.get(sha256="d" * 64).peaks == [0.5, 1.0]
+
+
+@pytest.mark.parametrize("vendor", ["postgresql", "other"])
+def test_rows_given_as_values_are_stored_as_the_same_rows_given_as_dicts(
+    vendor: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Values in the order of the names given: the fields not named take their defaults,
+    JSON is given as values, as JsonText or as None; one query for the ids and one COPY."""
+    monkeypatch.setattr(connection, "vendor", vendor)
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
+    names = ("external_id", "dataset_id", "options", "extra")
+    rows = [
+        ("v0", dataset.pk, [{"label": "A", "text": "é"}], JsonText('{"k": 1}')),
+        ("v1", dataset.pk, JsonText("[]"), {"k": [2]}),
+    ]
+    with CaptureQueriesContext(connection) as captured:
+        ids = rows_insert_values(Sample, names, rows)
+    if vendor == "postgresql":
+        assert len(captured.captured_queries) <= 2
+    samples = list(Sample.objects.filter(pk__in=ids).order_by("pk"))
+    assert [(s.external_id, s.options, s.extra) for s in samples] == [
+        ("v0", [{"label": "A", "text": "é"}], {"k": 1}),
+        ("v1", [], {"k": [2]}),
+    ]
+    first = samples[0]
+    assert first.generator_models == [] and first.revision == 1 and first.status == "imported"
+    assert first.created_at is not None and first.updated_at is not None
+    assert rows_insert_values(Sample, names, []) == []

@@ -26,9 +26,11 @@ def test_rows_whose_field_is_one_of_the_values_match(
     monkeypatch.setattr(connection, "vendor", vendor)
     with CaptureQueriesContext(connection) as captured:
         names = set(
-            Dataset.objects.filter(AnyOf(F("name"), ["a", "c", "z"])).values_list("name", flat=True)
+            Dataset.objects.filter(AnyOf(F("name"), ["a", "c", "z", odd])).values_list(
+                "name", flat=True
+            )
         )
-    assert names == {"a", "c"}
+    assert names == {"a", "c", odd}
     sql = captured.captured_queries[0]["sql"]
     assert ("= ANY(" in sql) == (vendor == "postgresql")
 
@@ -38,3 +40,14 @@ def test_an_empty_list_matches_nothing_without_a_query() -> None:
     with CaptureQueriesContext(connection) as captured:
         assert list(Dataset.objects.filter(AnyOf(F("pk"), []))) == []
     assert captured.captured_queries == []
+
+
+def test_texts_and_numbers_become_one_array_literal() -> None:
+    """Texts are quoted (quotes and backslashes escaped only where a text has them),
+    integers listed; a mixed list is left to psycopg."""
+    from core.lookups import _array_literal
+
+    assert _array_literal(["ab", "c,d"]) == ("text[]", '{"ab","c,d"}')
+    assert _array_literal(['a"b', "c\\d", "e"]) == ("text[]", '{"a\\"b","c\\\\d","e"}')
+    assert _array_literal([3, 1]) == ("bigint[]", "{3,1}")
+    assert _array_literal([1, "a"]) is None and _array_literal([True]) is None

@@ -38,12 +38,28 @@ def test_healthz_answers_503_naming_the_broker_when_redis_is_down() -> None:
 def test_healthz_answers_503_naming_the_cache_when_it_fails(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The cache of another backend than Redis is asked through Django's cache API."""
     from django.core.cache import cache
+
+    from core import redis_wire
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("cache server gone")
 
+    monkeypatch.setattr(redis_wire, "cache_redis", lambda: None)
     monkeypatch.setattr(cache, "set", broken)
+    response = Client().get("/healthz/")
+    assert response.status_code == 503 and response.json()["down"] == ["cache"]
+
+
+def test_healthz_answers_503_naming_the_cache_when_its_redis_is_down(settings: Any) -> None:
+    """A Redis cache is asked with a write, a read and a delete; gone, it is named."""
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+        }
+    }
     response = Client().get("/healthz/")
     assert response.status_code == 503 and response.json()["down"] == ["cache"]
 

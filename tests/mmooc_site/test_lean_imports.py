@@ -7,6 +7,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.support.processes import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,8 @@ HEAVY = (
     "boto3",
     "botocore",
     "PIL",
+    "redis",
+    "drf_spectacular.views",
 )
 
 # What gunicorn does (import the WSGI module, which loads the URLconf), then what requests do
@@ -49,7 +53,7 @@ assert {"annotation.run_import_job", "judging.run_judge_chunk"} <= set(current_a
 REPORT = "\nimport json, sys\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))\n"
 
 
-def _loaded(code: str, tmp_path: Path) -> list[str]:
+def _loaded(code: str, tmp_path: Path, **extra: str) -> list[str]:
     """The heavy libraries that a fresh Python process running ``code`` has loaded."""
     env = {
         **os.environ,
@@ -59,6 +63,7 @@ def _loaded(code: str, tmp_path: Path) -> list[str]:
         "VAR_DIR": str(tmp_path),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "CELERY_BROKER_URL": "memory://",
+        **extra,
     }
     result = run_python(code + REPORT.format(heavy=HEAVY), env, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -68,8 +73,32 @@ def _loaded(code: str, tmp_path: Path) -> list[str]:
 def test_the_web_application_loads_no_heavy_library(tmp_path: Path) -> None:
     """Importing the WSGI application (which loads the URL configuration) and resolving and
     reversing URLs loads neither numpy, pyarrow, scipy, the openai SDK, soundfile, boto3,
-    Pillow nor the statistics libraries."""
+    Pillow, the statistics libraries, redis-py (about 20 MB: the web process speaks to Redis
+    through core.redis_wire) nor drf-spectacular's schema view."""
     assert _loaded(WEB, tmp_path) == []
+
+
+# What a web process does with Redis on ordinary requests: /healthz/ (the broker and the
+# cache answer) and the API's rate limit.
+SERVING = """
+from types import SimpleNamespace
+from django.test import Client
+from django.conf import settings
+from core.throttling import UserRateThrottle
+assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
+health = Client().get("/healthz/").json()
+assert health["checks"]["broker"] == health["checks"]["cache"] == "ok", health
+caller = SimpleNamespace(user=SimpleNamespace(is_authenticated=True, pk=-1))
+assert UserRateThrottle().allow_request(caller, None)
+"""
+
+
+@pytest.mark.redis
+def test_serving_with_redis_does_not_load_redis_py(tmp_path: Path) -> None:
+    """With the cache and the broker on Redis, /healthz/ and the API's rate limit speak to
+    Redis without loading redis-py (or kombu's Redis transport, which loads it)."""
+    url = os.environ["REDIS_URL"]
+    assert _loaded(WEB + SERVING, tmp_path, REDIS_URL=url, CELERY_BROKER_URL=url) == []
 
 
 def test_a_worker_loading_its_task_modules_loads_no_heavy_library(tmp_path: Path) -> None:
