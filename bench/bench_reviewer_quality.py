@@ -220,7 +220,7 @@ def _site(args: argparse.Namespace) -> dict[str, Any]:
     dataset_id = _build(args)
     build_seconds = time.perf_counter() - built
     ReviewerQualityComputation.objects.filter(dataset_id=dataset_id).delete()
-    quality_computations._send = lambda pk: None  # no broker: the child computes it
+    quality_computations.computation_send = lambda pk: None  # no broker: the child computes it
     client = Client()
     lead, _created = User.objects.get_or_create(username="bench-quality-lead")
     lead.groups.add(Group.objects.get_or_create(name=roles.LEAD)[0])
