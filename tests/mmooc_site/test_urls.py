@@ -26,7 +26,7 @@ def _example(route: str) -> str | None:
     if "^" in route or "(?P" in route:
         return None
     return "/" + re.sub(
-        r"<(?:(\w+):)?\w+>", lambda m: EXAMPLES.get(m.group(1) or "str", "x1"), route
+        r"<(?:(\w+):)?\w+>", lambda m: EXAMPLES.get(str(m[1] or "str"), "x1"), route
     )
 
 
