@@ -17,6 +17,7 @@ from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
+from core.api_input import validated
 from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
@@ -109,13 +110,12 @@ class ClaimApi(APIView):
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
         dataset = _reviewable_dataset(request, dataset_id)
-        payload = self.ClaimInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = validated(self.ClaimInputSerializer, request.data)
         lease = services.slot_claim(
             dataset=dataset,
             reviewer=request_user(request),
-            skipped=payload.validated_data["skipped"],
-            sample_id=payload.validated_data["sample"],
+            skipped=payload["skipped"],
+            sample_id=payload["sample"],
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -218,9 +218,7 @@ class ReviewCreateApi(APIView):
         ``values`` holds the fields the reviewer changed; a field left out (or sent as the
         sample holds it) is not an edit, so an accept without values changes only the status.
         """
-        payload = self.ReviewInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = dict(payload.validated_data)
+        data = validated(self.ReviewInputSerializer, request.data)
         sample = hot_selectors.sample_visible(user=request.user, sample_id=data.pop("sample"))
         if sample is None:
             raise NotFound()
