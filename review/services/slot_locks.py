@@ -11,6 +11,7 @@ from django.db import connection
 
 from annotation.models import Sample
 from core.lease_sql import OPEN_SINCE
+from core.rows import from_row
 from review.models import Draft, Review, ReviewerExclusion, ReviewSettings, Skip, Slot
 
 if TYPE_CHECKING:
@@ -42,10 +43,25 @@ def slots_locked_sql() -> str:
     )
 
 
+_EXTRAS = ("overlap", "replayed", "has_draft", "has_skip", "excluded", "me_excluded")
+
+
 def slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
+    """The sample's slots, locked, each with the ``_EXTRAS`` of the statement as attributes
+    (the booleans as read: SQLite answers 0 or 1)."""
     uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
     params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
-    return list(Slot.objects.raw(slots_locked_sql(), params))
+    with connection.cursor() as cursor:
+        cursor.execute(slots_locked_sql(), params)
+        rows = cursor.fetchall()
+    n = len(Slot._meta.concrete_fields)
+    slots = []
+    for row in rows:
+        slot = from_row(Slot, row[:n])
+        for name, value in zip(_EXTRAS, row[n:], strict=True):
+            setattr(slot, name, value)
+        slots.append(slot)
+    return slots
 
 
 def drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:
