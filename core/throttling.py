@@ -3,8 +3,10 @@
 DRF's ``UserRateThrottle`` keeps every request's time of the last period in the cache: a get
 and a set per request, the list unpickled, trimmed and pickled again. On the review loop that
 was the largest cost after the submission itself. With the cache on Redis, this counts the
-requests of each fixed window of the period instead (``INCR`` and ``EXPIRE`` pipelined: one
-round trip); a caller may then send up to twice the rate across a window's edge, never more.
+requests of each fixed window of the period instead: one ``INCR`` per request (the window's
+first also sets the counter's ``EXPIRE``; a counter whose process died between the two is
+never read again, its key naming a past window); a caller may then send up to twice the rate
+across a window's edge, never more.
 Without Redis (the local demo, tests without it), DRF's own throttle runs.
 """
 
@@ -55,10 +57,9 @@ class UserRateThrottle(throttling.UserRateThrottle):
         self.now = self.timer()
         window = int(self.now // self.duration)
         key = f"{prefix}:throttle:{self.key}:{window}"
-        pipe = client.pipeline(transaction=False)
-        pipe.incr(key)
-        pipe.expire(key, int(self.duration) + 1)
-        count, _expiry = pipe.execute()
+        count = client.incr(key)
+        if count == 1:  # the window's first call: the counter goes with the window
+            client.expire(key, int(self.duration) + 1)
         self.window_end = (window + 1) * self.duration
         return bool(count <= self.num_requests)
 

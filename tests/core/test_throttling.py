@@ -32,3 +32,23 @@ def test_a_caller_past_the_rate_waits_for_the_next_window(
     other = APIClient()
     other.force_authenticate(type(annotator).objects.create_user(username="other-caller"))
     assert other.get(reverse("api_me")).status_code == 200
+
+
+def test_the_windows_counter_expires_with_the_window(
+    monkeypatch: pytest.MonkeyPatch, annotator: Any
+) -> None:
+    """One counter per user and window, set to expire just after the window (so counters of
+    past windows never pile up), counting each call once."""
+    monkeypatch.setattr(UserRateThrottle, "THROTTLE_RATES", {"user": "50/minute"})
+    monkeypatch.setattr(throttling.UserRateThrottle, "timer", lambda self: 1000.0)
+    shared = throttling._redis()
+    assert shared is not None
+    redis_client, prefix = shared
+    client = APIClient()
+    client.force_authenticate(annotator)
+    for _ in range(3):
+        assert client.get(reverse("api_me")).status_code == 200
+    key = f"{prefix}:throttle:throttle_user_{annotator.pk}:16"
+    assert int(redis_client.get(key)) == 3
+    assert 0 < redis_client.ttl(key) <= 61
+    redis_client.delete(key)
