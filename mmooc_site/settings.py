@@ -279,6 +279,8 @@ REST_FRAMEWORK = {
         "core.parsers.FormParser",
         "core.parsers.MultiPartParser",
     ],
+    # DRF's negotiation, answering JSON at once to a client that states no preference.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.ContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
