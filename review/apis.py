@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.urls import reverse
@@ -149,15 +150,19 @@ class ReviewOutput(serializers.Serializer[Any]):
         return value
 
     def get_feedback(self, review: Any) -> dict[str, Any] | None:
-        shown = selectors.gold_feedback_get(submitted=review)
-        if shown is None:
-            return None
-        return {
-            "matched": shown.matched,
-            "matches": shown.matches,
-            "expected": shown.expected,
-            "explanation": shown.explanation,
-        }
+        return _feedback(review)
+
+
+def _feedback(review: Any) -> dict[str, Any] | None:
+    shown = selectors.gold_feedback_get(submitted=review)
+    if shown is None:
+        return None
+    return {
+        "matched": shown.matched,
+        "matches": shown.matches,
+        "expected": shown.expected,
+        "explanation": shown.explanation,
+    }
 
 
 def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
@@ -178,13 +183,18 @@ def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
         "seconds_spent": review.seconds_spent,
         "created_at": _iso(review.created_at),
         "settled_status": settled_status,
-        "feedback": ReviewOutput().get_feedback(review),
+        "feedback": _feedback(review),
     }
 
 
 def _iso(value: Any) -> str:
     """A datetime as DRF's DateTimeField writes it (ISO 8601, UTC as Z)."""
-    return str(serializers.DateTimeField().to_representation(value))
+    return str(_datetime_field().to_representation(value))
+
+
+@cache
+def _datetime_field() -> serializers.DateTimeField:
+    return serializers.DateTimeField()
 
 
 class ReviewFieldsInput(serializers.Serializer[Any]):

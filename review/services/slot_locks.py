@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
@@ -22,7 +23,12 @@ def slots_locked_sql() -> str:
     """Every slot of a sample, locked, with the dataset's overlap and whether the submission
     id was seen, the reviewer holds a draft of the sample, or skipped it: fixed SQL, since
     every submission runs it and the ORM's building of four subqueries cost more CPU than
-    the database's work."""
+    the database's work (built once per database vendor)."""
+    return _slots_locked_sql(connection.vendor)
+
+
+@cache
+def _slots_locked_sql(vendor: str) -> str:
     slots = Slot._meta.db_table
     columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
     lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""

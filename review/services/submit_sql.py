@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
@@ -93,14 +94,8 @@ def review_write(
         "leased_at": leased_at,
         "created_at": now,
     }
-    columns = ", ".join(f'"{name}"' for name in _REVIEW_COLUMNS)
-    holes = ", ".join("%s::jsonb" if name == "values" else "%s" for name in _REVIEW_COLUMNS)
     statement = Statement()
-    statement.add(
-        f"new_review AS (INSERT INTO {Review._meta.db_table} ({columns}) "  # noqa: S608 - model tables
-        f"VALUES ({holes}) RETURNING id)",
-        [row[name] for name in _REVIEW_COLUMNS],
-    )
+    statement.add(_insert_sql(), [row[name] for name in _REVIEW_COLUMNS])
     statement.add(
         f"filled AS (UPDATE {Slot._meta.db_table} SET done = true, reviewer_id = %s "  # noqa: S608 - model tables
         "WHERE id = %s)",
@@ -153,6 +148,17 @@ def review_write(
     return review, [Counted(*entry) for entry in json.loads(counted or "[]")]
 
 
+@cache
+def _insert_sql() -> str:
+    columns = ", ".join(f'"{name}"' for name in _REVIEW_COLUMNS)
+    holes = ", ".join("%s::jsonb" if name == "values" else "%s" for name in _REVIEW_COLUMNS)
+    return (
+        f"new_review AS (INSERT INTO {Review._meta.db_table} ({columns}) "  # noqa: S608 - model tables
+        f"VALUES ({holes}) RETURNING id)"
+    )
+
+
+@cache
 def _counted_sql() -> str:
     """The round's reviews of reviewers not excluded from the dataset's consensus, as a JSON
     array of [username, decision, values, reject_reason], oldest first."""
