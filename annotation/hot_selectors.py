@@ -11,24 +11,18 @@ once per request).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
 from annotation.models import Dataset, DatasetMembership, MediaAsset, Sample, SampleMedia
 from core.roles import is_lead, user_roles
+from core.rows import columns, db_values
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
 
     AnyUser = User | AnonymousUser
-
-
-@cache
-def _columns(model: Any, alias: str) -> tuple[list[str], str]:
-    fields = model._meta.concrete_fields
-    return [f.attname for f in fields], ", ".join(f'{alias}."{f.column}"' for f in fields)
 
 
 def _member_test(user: AnyUser, role: str | None) -> tuple[str, list[Any]] | None:
@@ -49,13 +43,13 @@ def dataset_visible(*, user: AnyUser, dataset_id: int, role: str | None = None) 
     test = _member_test(user, role)
     if test is None:
         return None
-    names, columns = _columns(Dataset, "d")
-    sql = f"SELECT {columns} FROM {Dataset._meta.db_table} d WHERE d.id = %s AND {test[0]}"  # noqa: S608 - model tables
+    names, dataset_columns = columns(Dataset, "d")
+    sql = f"SELECT {dataset_columns} FROM {Dataset._meta.db_table} d WHERE d.id = %s AND {test[0]}"  # noqa: S608 - model tables
     with connection.cursor() as cursor:
         cursor.execute(sql, [dataset_id, *test[1]])
         row = cursor.fetchone()
     return (
-        None if row is None else Dataset.from_db(connection.alias, names, _db_values(Dataset, row))
+        None if row is None else Dataset.from_db(connection.alias, names, db_values(Dataset, row))
     )
 
 
@@ -65,8 +59,8 @@ def sample_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
     test = _member_test(user, None)
     if test is None:
         return None
-    sample_names, sample_columns = _columns(Sample, "s")
-    dataset_names, dataset_columns = _columns(Dataset, "d")
+    sample_names, sample_columns = columns(Sample, "s")
+    dataset_names, dataset_columns = columns(Dataset, "d")
     sql = (
         f"SELECT {sample_columns}, {dataset_columns} FROM {Sample._meta.db_table} s "  # noqa: S608 - model tables
         f"JOIN {Dataset._meta.db_table} d ON d.id = s.dataset_id WHERE s.id = %s AND {test[0]}"
@@ -77,37 +71,10 @@ def sample_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
     if row is None:
         return None
     cut = len(sample_names)
-    sample = Sample.from_db(connection.alias, sample_names, _db_values(Sample, row[:cut]))
-    dataset = Dataset.from_db(connection.alias, dataset_names, _db_values(Dataset, row[cut:]))
+    sample = Sample.from_db(connection.alias, sample_names, db_values(Sample, row[:cut]))
+    dataset = Dataset.from_db(connection.alias, dataset_names, db_values(Dataset, row[cut:]))
     sample.dataset = dataset
     return sample
-
-
-@cache
-def _converters(model: Any, names: tuple[str, ...], vendor: str) -> list[tuple[Any, list[Any]]]:
-    """Per field: its column expression and the converters the ORM would apply to it."""
-    out = []
-    for name in names:
-        field = model._meta.get_field(name)
-        col = field.get_col(model._meta.db_table)
-        out.append(
-            (col, connection.ops.get_db_converters(col) + field.get_db_converters(connection))
-        )
-    return out
-
-
-def _db_values(model: Any, row: Sequence[Any], names: Sequence[str] | None = None) -> list[Any]:
-    """A raw row's values as the model's fields hold them (as the ORM converts them: JSON
-    decoded, SQLite's booleans and UUIDs made Python's)."""
-    names = tuple(names or (f.name for f in model._meta.concrete_fields))
-    values = []
-    for (col, converters), value in zip(
-        _converters(model, names, connection.vendor), row, strict=True
-    ):
-        for convert in converters:
-            value = convert(value, col, connection)
-        values.append(value)
-    return values
 
 
 def sample_card(*, sample_id: int, fields: Sequence[str]) -> tuple[dict[str, Any], list[Any]]:
@@ -126,7 +93,7 @@ def sample_card(*, sample_id: int, fields: Sequence[str]) -> tuple[dict[str, Any
     if not rows:
         return {}, []
     n = len(fields)
-    values = dict(zip(fields, _db_values(Sample, rows[0][:n], fields), strict=True))
+    values = dict(zip(fields, db_values(Sample, rows[0][:n], fields), strict=True))
     media = [
         {"role": row[n], "asset_id": row[n + 1], "mime_type": row[n + 2]}
         for row in rows

@@ -4,6 +4,7 @@ while it builds its views, so this module must not import ``rest_framework.views
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import cache
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from rest_framework.authtoken.models import Token
 from core.roles import ROLES, roles_remember
 
 
+@cache
 def _token_user_sql() -> str:
     """The token's age, its user and the user's roles in one PostgreSQL statement."""
     users, tokens = User._meta.db_table, Token._meta.db_table

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.urls import reverse
@@ -17,6 +18,7 @@ from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
+from core.api_input import validated
 from core.roles import ANNOTATOR, is_lead, request_user
 from review import consensus, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
@@ -109,13 +111,12 @@ class ClaimApi(APIView):
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
         dataset = _reviewable_dataset(request, dataset_id)
-        payload = self.ClaimInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
+        payload = validated(self.ClaimInputSerializer, request.data)
         lease = services.slot_claim(
             dataset=dataset,
             reviewer=request_user(request),
-            skipped=payload.validated_data["skipped"],
-            sample_id=payload.validated_data["sample"],
+            skipped=payload["skipped"],
+            sample_id=payload["sample"],
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
@@ -149,15 +150,19 @@ class ReviewOutput(serializers.Serializer[Any]):
         return value
 
     def get_feedback(self, review: Any) -> dict[str, Any] | None:
-        shown = selectors.gold_feedback_get(submitted=review)
-        if shown is None:
-            return None
-        return {
-            "matched": shown.matched,
-            "matches": shown.matches,
-            "expected": shown.expected,
-            "explanation": shown.explanation,
-        }
+        return _feedback(review)
+
+
+def _feedback(review: Any) -> dict[str, Any] | None:
+    shown = selectors.gold_feedback_get(submitted=review)
+    if shown is None:
+        return None
+    return {
+        "matched": shown.matched,
+        "matches": shown.matches,
+        "expected": shown.expected,
+        "explanation": shown.explanation,
+    }
 
 
 def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
@@ -178,13 +183,18 @@ def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
         "seconds_spent": review.seconds_spent,
         "created_at": _iso(review.created_at),
         "settled_status": settled_status,
-        "feedback": ReviewOutput().get_feedback(review),
+        "feedback": _feedback(review),
     }
 
 
 def _iso(value: Any) -> str:
     """A datetime as DRF's DateTimeField writes it (ISO 8601, UTC as Z)."""
-    return str(serializers.DateTimeField().to_representation(value))
+    return str(_datetime_field().to_representation(value))
+
+
+@cache
+def _datetime_field() -> serializers.DateTimeField:
+    return serializers.DateTimeField()
 
 
 class ReviewFieldsInput(serializers.Serializer[Any]):
@@ -218,9 +228,7 @@ class ReviewCreateApi(APIView):
         ``values`` holds the fields the reviewer changed; a field left out (or sent as the
         sample holds it) is not an edit, so an accept without values changes only the status.
         """
-        payload = self.ReviewInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = dict(payload.validated_data)
+        data = validated(self.ReviewInputSerializer, request.data)
         sample = hot_selectors.sample_visible(user=request.user, sample_id=data.pop("sample"))
         if sample is None:
             raise NotFound()

@@ -18,9 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import services as annotation_services
-from annotation.formats.records import GOLD_KEY
-from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
-from review import consensus
+from annotation.models import ChangeSource, Sample, SampleStatus
 from review.models import (
     Comment,
     Decision,
@@ -29,14 +27,14 @@ from review.models import (
     Outcome,
     RejectReason,
     Review,
-    ReviewerExclusion,
     ReviewSettings,
     Slot,
 )
 from review.selectors import AMENDABLE_STATUSES
 from review.services import gold as gold_services
+from review.services import settlement, submit_sql
 from review.services.slot_locks import drop_draft_and_skip, open_replacement, slots_locked
-from review.services.values import current_values, edits_checked, review_fields_checked
+from review.services.values import edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -200,38 +198,60 @@ def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) ->
         raise ReviewConflict(
             _("This sample needs no more reviews; your draft is kept."), code="no_slot"
         )
-    review = Review.objects.create(
-        slot=slot,
-        sample=sample,
-        round=slot.round,
-        dataset_id=sample.dataset_id,
-        reviewer=reviewer,
-        leased_at=slot.leased_at if slot.reviewer_id == reviewer.pk else None,
-        **fields,
-    )
-    Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
-    drop_draft_and_skip(first, mine, skip=True)
     # Reviews of reviewers excluded from consensus (``review.services.exclusions``) fill
     # their slot but do not count towards k; the last open slot filled by one is replaced.
     me_excluded = bool(getattr(slot, "me_excluded", False))
     done = (not me_excluded) + sum(1 for s in slots if s.done and not getattr(s, "excluded", 0))
     k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
+    settles = done >= k
+    replaces = not settles and me_excluded and all(s.done for s in slots if s.pk != slot.pk)
+    steps = not settles and not replaces and sample.status == SampleStatus.PENDING_REVIEW
+    reason = _("First review submitted.")
+    counted = None
+    if submit_sql.in_one_statement():
+        review, counted = submit_sql.review_write(
+            slot=slot,
+            sample=sample,
+            reviewer=reviewer,
+            fields=fields,
+            drop_draft=first is None or getattr(first, "has_draft", True),
+            drop_skip=first is None or getattr(first, "has_skip", True),
+            first_step_reason=reason if steps else None,
+            read_round=settles,
+        )
+        if counted is not None and not me_excluded:
+            mine_counted = (fields["decision"], fields["values"], fields["reject_reason"])
+            counted.append(submit_sql.Counted(reviewer.get_username(), *mine_counted))
+    else:
+        review = Review.objects.create(
+            slot=slot,
+            sample=sample,
+            round=slot.round,
+            dataset_id=sample.dataset_id,
+            reviewer=reviewer,
+            leased_at=slot.leased_at if slot.reviewer_id == reviewer.pk else None,
+            **fields,
+        )
+        Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
+        drop_draft_and_skip(first, mine, skip=True)
+        if steps:
+            annotation_services.sample_advance_status(
+                sample=sample,
+                from_status=SampleStatus.PENDING_REVIEW,
+                to_status=SampleStatus.IN_REVIEW,
+                by=reviewer,
+                source=ChangeSource.REVIEW,
+                reason=reason,
+            )
     settled = None
-    if done >= k:
+    if settles:
         # Open slots left (k was lowered meanwhile) go with the settlement.
         left_open = any(not s.done and s.pk != slot.pk for s in every_round)
-        settled = _settle(sample=sample, by=reviewer, review_round=current, open_slots=left_open)
-    elif me_excluded and all(s.done for s in slots if s.pk != slot.pk):
-        open_replacement(sample=sample, slots=slots)
-    elif sample.status == SampleStatus.PENDING_REVIEW:
-        annotation_services.sample_advance_status(
-            sample=sample,
-            from_status=SampleStatus.PENDING_REVIEW,
-            to_status=SampleStatus.IN_REVIEW,
-            by=reviewer,
-            source=ChangeSource.REVIEW,
-            reason=_("First review submitted."),
+        settled = settlement.settle(
+            sample=sample, by=reviewer, review_round=current, open_slots=left_open, counted=counted
         )
+    elif replaces:
+        open_replacement(sample=sample, slots=slots)
     return SubmitResult(review, created=True, settled_status=settled)
 
 
@@ -240,140 +260,7 @@ def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -
     sample with all the reviews it now needs); returns the status it reached."""
     with transaction.atomic():
         list(Slot.objects.select_for_update().filter(sample=sample))
-        return _settle(sample=sample, by=by, review_round=review_round)
-
-
-def _settle(*, sample: Sample, by: User | None, review_round: int, open_slots: bool = True) -> str:
-    """Settle the sample on its round's counted reviews (excluded reviewers' left out), read in
-    one query; ``open_slots`` False when the caller knows that no unfinished slot of the sample
-    is left to delete."""
-    excluded = ReviewerExclusion.objects.filter(dataset_id=sample.dataset_id)
-    reviews = list(
-        Review.objects.filter(sample=sample, round=review_round)
-        .exclude(reviewer__in=excluded.values("reviewer_id"))
-        .select_related("reviewer")
-        .only("decision", "values", "reject_reason", "reviewer__username")
-    )
-    names = [r.reviewer.get_username() for r in reviews]
-    kind, current = sample.dataset.kind, current_values(sample)
-    result = consensus.consensus(
-        [
-            consensus.Verdict(
-                reviewer=name,
-                decision=r.decision,
-                # Edits against the sample as it stands (reviews stored before edits were
-                # kept alone hold every field; this reads them the same way).
-                values=consensus.edits(kind, current, r.values),
-                reject_reason=r.reject_reason,
-            )
-            for r, name in zip(reviews, names, strict=True)
-        ]
-    )
-    status = result.status
-    if status == consensus.VERIFIED:
-        reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
-        changes = result.values
-        try:
-            _move(sample, SampleStatus.VERIFIED, by, reason, changes)
-        except annotation_services.SampleInvalid:
-            status = consensus.NEEDS_ADJUDICATION
-    elif status == consensus.REJECTED:
-        reason = _("Rejected by %(names)s (%(reasons)s).") % {
-            "names": ", ".join(names),
-            "reasons": ", ".join(result.reject_reasons),
-        }
-        _move(sample, SampleStatus.REJECTED, by, reason)
-    if status == consensus.NEEDS_ADJUDICATION:
-        _move(sample, SampleStatus.NEEDS_ADJUDICATION, by, _("The reviewers disagree."))
-    # One upsert (the sample's review may be settled again after a re-import reopened it).
-    Outcome.objects.bulk_create(
-        [
-            Outcome(
-                sample=sample,
-                dataset_id=sample.dataset_id,
-                status=status,
-                agreement=result.agreement and status != consensus.NEEDS_ADJUDICATION,
-                adjudicated=False,
-                adjudicated_by=None,
-                note="",
-                decided_at=timezone.now(),
-            )
-        ],
-        update_conflicts=True,
-        unique_fields=["sample"],
-        update_fields=[
-            "status",
-            "agreement",
-            "adjudicated",
-            "adjudicated_by",
-            "note",
-            "decided_at",
-        ],
-    )
-    if status != consensus.NEEDS_ADJUDICATION:
-        _write_summary(sample, names, agreement=True, adjudicated=False, note="")
-    if status == consensus.VERIFIED and sample.extra.get(GOLD_KEY) is True:
-        gold_services.gold_mark_flagged(dataset=sample.dataset, sample_ids=[sample.pk])
-    if open_slots:
-        Slot.objects.filter(sample=sample, done=False, gold=False).delete()
-    return status
-
-
-def _move(
-    sample: Sample,
-    status: str,
-    by: User | None,
-    reason: str,
-    changes: Mapping[str, Any] | None = None,
-) -> None:
-    """Settle a sample's status with its history: label changes go through the full update
-    (taxonomy check, new content hash); a bare status move is the two-statement step."""
-    if changes:
-        annotation_services.sample_update(
-            sample=sample,
-            changes=changes,
-            by=by,
-            source=ChangeSource.REVIEW,
-            status=status,
-            reason=reason,
-        )
-        return
-    moved = annotation_services.sample_advance_status(
-        sample=sample,
-        from_status=sample.status,
-        to_status=status,
-        by=by,
-        source=ChangeSource.REVIEW,
-        reason=reason,
-    )
-    if not moved:  # changed since this request loaded it: let the full update decide
-        annotation_services.sample_update(
-            sample=sample,
-            changes={},
-            by=by,
-            source=ChangeSource.REVIEW,
-            status=status,
-            reason=reason,
-        )
-
-
-def _write_summary(
-    sample: Sample, reviewers: list[str], *, agreement: bool, adjudicated: bool, note: str
-) -> None:
-    # The sample's slots (or the sample) are locked by the caller: it exists.
-    annotation_services.sample_set_note(
-        known_to_exist=True,
-        sample_ids=[sample.pk],
-        key=NoteKey.REVIEW_SUMMARY,
-        values={
-            sample.pk: {
-                "reviewers": reviewers,
-                "agreement": agreement,
-                "adjudicated": adjudicated,
-                "note": note,
-            }
-        },
-    )
+        return settlement.settle(sample=sample, by=by, review_round=review_round)
 
 
 @transaction.atomic
@@ -435,7 +322,9 @@ def sample_adjudicate(
     )
     latest = max((r for r, _name in rows), default=0)
     reviewers = [name for r, name in rows if r == latest]
-    _write_summary(sample, reviewers, agreement=outcome.agreement, adjudicated=True, note=note)
+    settlement.write_summary(
+        sample, reviewers, agreement=outcome.agreement, adjudicated=True, note=note
+    )
     Slot.objects.filter(sample=sample, done=False, gold=False).delete()
     return outcome
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
 from annotation.models import Sample
 from core.lease_sql import OPEN_SINCE
+from core.rows import from_row
 from review.models import Draft, Review, ReviewerExclusion, ReviewSettings, Skip, Slot
 
 if TYPE_CHECKING:
@@ -21,7 +23,12 @@ def slots_locked_sql() -> str:
     """Every slot of a sample, locked, with the dataset's overlap and whether the submission
     id was seen, the reviewer holds a draft of the sample, or skipped it: fixed SQL, since
     every submission runs it and the ORM's building of four subqueries cost more CPU than
-    the database's work."""
+    the database's work (built once per database vendor)."""
+    return _slots_locked_sql(connection.vendor)
+
+
+@cache
+def _slots_locked_sql(vendor: str) -> str:
     slots = Slot._meta.db_table
     columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
     lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
@@ -42,10 +49,25 @@ def slots_locked_sql() -> str:
     )
 
 
+_EXTRAS = ("overlap", "replayed", "has_draft", "has_skip", "excluded", "me_excluded")
+
+
 def slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
+    """The sample's slots, locked, each with the ``_EXTRAS`` of the statement as attributes
+    (the booleans as read: SQLite answers 0 or 1)."""
     uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
     params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
-    return list(Slot.objects.raw(slots_locked_sql(), params))
+    with connection.cursor() as cursor:
+        cursor.execute(slots_locked_sql(), params)
+        rows = cursor.fetchall()
+    n = len(Slot._meta.concrete_fields)
+    slots = []
+    for row in rows:
+        slot = from_row(Slot, row[:n])
+        for name, value in zip(_EXTRAS, row[n:], strict=True):
+            setattr(slot, name, value)
+        slots.append(slot)
+    return slots
 
 
 def drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:

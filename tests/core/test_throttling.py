@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 from rest_framework.throttling import UserRateThrottle
 
 from core import throttling
+from core.redis_wire import cache_redis
 
 pytestmark = [pytest.mark.django_db, pytest.mark.redis]
 
@@ -32,3 +33,23 @@ def test_a_caller_past_the_rate_waits_for_the_next_window(
     other = APIClient()
     other.force_authenticate(type(annotator).objects.create_user(username="other-caller"))
     assert other.get(reverse("api_me")).status_code == 200
+
+
+def test_the_windows_counter_expires_with_the_window(
+    monkeypatch: pytest.MonkeyPatch, annotator: Any
+) -> None:
+    """One counter per user and window, set to expire just after the window (so counters of
+    past windows never pile up), counting each call once."""
+    monkeypatch.setattr(UserRateThrottle, "THROTTLE_RATES", {"user": "50/minute"})
+    monkeypatch.setattr(throttling.UserRateThrottle, "timer", lambda self: 1000.0)
+    shared = cache_redis()
+    assert shared is not None
+    redis_client, prefix = shared
+    client = APIClient()
+    client.force_authenticate(annotator)
+    for _ in range(3):
+        assert client.get(reverse("api_me")).status_code == 200
+    key = f"{prefix}:throttle:throttle_user_{annotator.pk}:16"
+    count, ttl, _deleted = redis_client.execute(("GET", key), ("TTL", key), ("DEL", key))
+    assert count == b"3"
+    assert isinstance(ttl, int) and 0 < ttl <= 61

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
 from annotation.models import Sample, SampleStatus
-from review.models import Outcome
+from review.models import Outcome, Review
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
 
@@ -26,11 +26,12 @@ pytestmark = pytest.mark.django_db
 # fields and media in one read.
 CLAIM = {"postgresql": 6, "sqlite": 11}
 # The token; the sample with its dataset and the membership test; the savepoint pair; the
-# slot lock (with the overlap, replay, draft and skip tests); the review; the slot; the
-# sample's status and its history (first review) or, settling, the round's reviews read
-# once, the status and history, the outcome and the summary note.
-SUBMIT = {"postgresql": 9, "sqlite": 10}
-SETTLE = {"postgresql": 12, "sqlite": 13}
+# slot lock (with the overlap, replay, draft and skip tests); one statement writing the
+# review, its slot and the sample's first status step with its history or, settling, that
+# statement reading the round's other reviews and one more moving the status with its
+# history, the outcome and the summary note.
+SUBMIT = {"postgresql": 6, "sqlite": 10}
+SETTLE = {"postgresql": 7, "sqlite": 13}
 
 
 def _token_client(user: Any) -> APIClient:
@@ -124,3 +125,37 @@ def test_an_inactive_or_unknown_token_is_refused(annotator: Any) -> None:
     unknown = stranger.post(reverse("api_review_claim", args=[dataset.pk]), {})
     assert unknown.status_code in (401, 403)
     assert "Invalid token" in unknown.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("body", "fields"),
+    [
+        ({}, {"client_uuid", "sample", "decision"}),
+        ([], {"non_field_errors"}),
+        (
+            {"sample": "x", "decision": "perhaps", "client_uuid": "u"},
+            {"sample", "decision", "client_uuid"},
+        ),
+        ({"note": "x" * 5001, "seconds_spent": -1}, {"note", "seconds_spent"}),
+        (
+            {"clarity": "high", "image_aligned": "maybe", "values": []},
+            {"clarity", "image_aligned", "values"},
+        ),
+    ],
+)
+def test_a_bad_submission_names_every_bad_field(
+    annotator: Any, body: Any, fields: set[str]
+) -> None:
+    """The submit's light parse answers a bad body as the serializer does: 400 with a message
+    for every bad or missing field, and nothing written."""
+    dataset = review_dataset(1, members=[annotator])
+    client = _token_client(annotator)
+    sample_id, good = _loop(client, dataset.pk)
+    if isinstance(body, dict) and body and "sample" not in body:
+        body = {**good, **body}
+    answer = client.post(reverse("api_reviews"), body, format="json")
+    assert answer.status_code == 400
+    errors = answer.json()
+    assert fields <= set(errors)
+    assert all(isinstance(errors[name], list) and errors[name][0] for name in fields)
+    assert not Review.objects.filter(sample_id=sample_id).exists()

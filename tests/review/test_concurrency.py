@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db.models import Count
 
-from annotation.models import Sample, SampleStatus
+from annotation.models import NoteKey, Sample, SampleNote, SampleStatus
 from review import services
 from review.models import Review, Slot
 from tests.annotation.factories import UserFactory
@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 WORKERS = 12
 
 
-@pytest.mark.usefixtures("claim_way")
+@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     """12 reviewers claiming and submitting at once: no slot leased twice at once, no sample
     over k reviews, nobody reviewing a sample twice, and every sample ends with k reviews."""
@@ -59,6 +59,9 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     assert Slot.objects.filter(dataset=dataset, done=False).count() == 0
     statuses = set(Sample.objects.filter(dataset=dataset).values_list("status", flat=True))
     assert statuses == {SampleStatus.VERIFIED}
+    # Each settlement saw the round's every review, also one committed while it waited.
+    summaries = SampleNote.objects.filter(sample__dataset=dataset, key=NoteKey.REVIEW_SUMMARY)
+    assert sorted(len((note.value or {})["reviewers"]) for note in summaries) == [k] * n_samples
 
 
 @pytest.mark.usefixtures("claim_way")
@@ -79,6 +82,7 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_concurrent_duplicate_submissions_make_one_review() -> None:
     """The same submission sent eight times at once makes one review."""
     dataset = review_dataset(1, k=2)

@@ -103,7 +103,7 @@ def test_an_expired_lease_returns_to_the_pool() -> None:
         )
 
 
-@pytest.mark.usefixtures("claim_way")
+@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     """A reviewer whose lease expired unclaimed can still submit their review."""
     dataset = review_dataset(1, k=1)
@@ -122,7 +122,7 @@ def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     assert result.created and result.settled_status == "verified"
 
 
-@pytest.mark.usefixtures("claim_way")
+@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     """A skipped sample is not served by "next", but is by a claim of skipped samples."""
     dataset = review_dataset(1, k=2)
@@ -138,7 +138,7 @@ def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     assert not Skip.objects.filter(reviewer=reviewer).exists()
 
 
-@pytest.mark.usefixtures("claim_way")
+@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead: Any) -> None:
     """A re-import that changes a verified sample sends it back to review: the next queue sync
     gives it k slots in a new round, the same reviewers may review it again, it settles on the
@@ -177,6 +177,7 @@ def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead:
     assert services.slot_claim(dataset=dataset, reviewer=first) is None
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_a_smaller_k_settles_samples_that_now_have_their_reviews() -> None:
     """Two of three reviews are in when the lead lowers k to 2: the sample settles at once
     (its third, unclaimed slot goes), instead of waiting for a review nobody can give."""
@@ -202,6 +203,7 @@ def test_skip_needs_a_reason() -> None:
         services.slot_skip(sample=sample, reviewer=UserFactory.create(), reason="  ")
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_submitting_twice_with_one_uuid_makes_one_review() -> None:
     """A retried submission returns the first review."""
     dataset = review_dataset(1)
@@ -221,6 +223,7 @@ def test_submitting_twice_with_one_uuid_makes_one_review() -> None:
         )
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> None:
     """Two reviewers making the same correction verify the sample with it, source review."""
     dataset = review_dataset(1, k=2)
@@ -245,6 +248,7 @@ def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> No
     assert not Slot.objects.filter(sample=sample, done=False).exists()
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_disagreement_goes_to_adjudication_and_the_lead_settles_it(lead: Any) -> None:
     """Different verdicts need adjudication; the lead's values verify it, source adjudication."""
     dataset = review_dataset(1, k=2)
@@ -284,6 +288,7 @@ def test_adjudication_needs_a_note_and_valid_values(lead: Any) -> None:
     assert _fresh(sample).status == SampleStatus.PENDING_REVIEW
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_all_rejecting_rejects_the_sample() -> None:
     """A rejection agreed by every reviewer rejects the sample."""
     dataset = review_dataset(1, k=2)
@@ -334,6 +339,7 @@ def test_trimodal_review_corrects_label_and_predicate() -> None:
     assert list(Review.objects.values_list("audio_aligned", flat=True)) == [False, False]
 
 
+@pytest.mark.usefixtures("submit_way")
 def test_drafts_and_comments() -> None:
     """A draft is kept per reviewer and sample (last save wins); comments must have text."""
     dataset = review_dataset(1)

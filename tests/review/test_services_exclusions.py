@@ -17,7 +17,7 @@ from review.services import exclusions
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset, submit
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("submit_way")]
 
 
 def _samples(dataset: Dataset) -> list[Sample]:
