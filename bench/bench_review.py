@@ -12,7 +12,9 @@ in time:
    ``GET /healthz/`` (no database), which shows how many requests per second this web stack
    answers at all; then N reviewers loop the bare claim statement run inside a Django view
    plus a no-op "submit" request, the least any Django implementation of the two API calls
-   could cost (the queue is reset after);
+   could cost (the queue is reset after); then, with ``statements``, the "statements floor"
+   (``bench/statements_floor.py``): the statements and Redis round trip the real loop sends,
+   with token auth, and the least Python around them (``--statements-drop`` leaves some out);
 3. site: N reviewers (threads with a keep-alive stdlib HTTP connection and token auth) loop
    ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site;
    ``ratio_site_to_floor`` is its loops/s over the floor site's;
@@ -27,12 +29,12 @@ leases, no sample with more than k reviews, nobody reviewing a sample twice.
 The HTTP client is ``http.client`` rather than a richer library so that the load generator,
 which shares the machine's cores with gunicorn and PostgreSQL, costs as little as it can.
 
-Prints the phases' rates and p50/p95/p99 latency, the ratios, and the invariants, as one JSON
-object on the last line.
+Prints the phases' rates, p50/p95/p99 latency, ratios and invariants as JSON on the last line.
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
      [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
-     [--phases bare,floor,site,open,browser] [--open-reviewers 500 --open-gap 10 --open-seconds 60]
+     [--phases bare,floor,statements,site,open,browser] [--statements-drop throttle,card]
+     [--open-reviewers 500 --open-gap 10 --open-seconds 60]
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,14 @@ sys.path.insert(0, str(ROOT))
 
 from bench.open_loop import open_loop_phase  # noqa: E402
 from bench.review_db import invariants, load_built, reset_queue  # noqa: E402
-from bench.support import Http, make_database, percentiles, production_env  # noqa: E402
+from bench.support import (  # noqa: E402
+    Http,
+    floor_phase,
+    make_database,
+    percentiles,
+    production_env,
+    run_together,
+)
 from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
 
 # The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
@@ -69,26 +78,6 @@ UPDATE review_slot SET reviewer_id = %(me)s, leased_at = %(now)s,
 WHERE id = ({claim_candidate()})
 RETURNING id, sample_id
 """
-
-
-def _run_together(
-    run: Callable[[int], None],
-    n: int,
-    seconds: float,
-    deadline: list[float],
-    barrier: threading.Barrier,
-) -> float:
-    """Start ``n`` threads of ``run``, set the deadline ``seconds`` ahead and release them
-    at once through ``barrier``; the wall-clock seconds until the last one ends."""
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    deadline[0] = time.perf_counter() + seconds
-    start = time.perf_counter()
-    barrier.wait()
-    for thread in threads:
-        thread.join()
-    return time.perf_counter() - start
 
 
 def build(n_samples: int, n_reviewers: int, k: int, bare: int | None = None) -> dict[str, Any]:
@@ -173,30 +162,9 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
                     break
                 latencies[index].append(time.perf_counter() - t0)
 
-    elapsed = _run_together(run, len(reviewer_ids), seconds, deadline, barrier)
+    elapsed = run_together(run, len(reviewer_ids), seconds, deadline, barrier)
     flat = [x for per in latencies for x in per]
     return {"claims": len(flat), "seconds": round(elapsed, 2), "latencies": flat}
-
-
-def floor_phase(port: int, clients: int, seconds: float) -> Any:
-    """Requests per second for a view that does nothing: the web stack's own ceiling."""
-    counts = [0] * clients
-    latencies: list[list[float]] = [[] for _ in range(clients)]
-    barrier = threading.Barrier(clients + 1)
-    deadline: list[float] = [0.0]
-
-    def run(index: int) -> None:
-        http = Http(port)
-        barrier.wait()
-        while time.perf_counter() < deadline[0]:
-            t0 = time.perf_counter()
-            code, _body = http.send("GET", "/healthz/")
-            latencies[index].append(time.perf_counter() - t0)
-            counts[index] += code == 200
-
-    elapsed = _run_together(run, clients, seconds, deadline, barrier)
-    flat = [x for per in latencies for x in per]
-    return {"requests": sum(counts), "seconds": round(elapsed, 2), "latencies": flat}
 
 
 def site_phase(
@@ -253,7 +221,7 @@ def site_phase(
                 continue
             submit_lat[index].append(time.perf_counter() - t2)
 
-    elapsed = _run_together(run, len(identities), seconds, deadline, barrier)
+    elapsed = run_together(run, len(identities), seconds, deadline, barrier)
     return {
         "claims": sum(len(x) for x in claim_lat),
         "submits": sum(len(x) for x in submit_lat),
@@ -313,7 +281,7 @@ def gunicorn(
         server.wait(timeout=30)
 
 
-PHASES = ("bare", "floor", "site", "open", "browser")
+PHASES = ("bare", "floor", "statements", "site", "open", "browser")
 
 
 def _phase_invariants(
@@ -346,6 +314,21 @@ def _open(args: argparse.Namespace, env: dict[str, str], ds: int, tokens: list[s
     return opened
 
 
+def _statements(args: argparse.Namespace, env: dict[str, str], ds: int, tokens: list[str]) -> Any:
+    """The statements floor's closed loop, on the floor site (``bench/statements_floor.py``)."""
+    with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
+        run = site_phase(
+            args.port,
+            f"/floor/statements/claim/{ds}/",
+            "/floor/statements/submit/",
+            [{"Authorization": f"Token {t}", "X-Dataset": str(ds)} for t in tokens],
+            args.seconds,
+        )
+    rate = run["claims"] / run["seconds"]
+    print(f"statements floor (drop: {args.statements_drop or '-'}): {rate:.0f} loops/s")
+    return run, rate
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=41883)
@@ -359,6 +342,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset")
+    parser.add_argument("--statements-drop", default="", help="throttle,dataset,card,sample")
     parser.add_argument("--open-reviewers", type=int, default=500)
     parser.add_argument("--open-gap", type=float, default=10.0, help="mean s between loops")
     parser.add_argument("--open-seconds", type=float, default=60.0)
@@ -371,7 +355,12 @@ def main() -> None:
     db_url = f"{args.pg}/{args.db}"
     var = Path(tempfile.mkdtemp(prefix="bench-review-"))
     (var / "staticfiles").mkdir()
-    env = production_env(database_url=db_url, var_dir=var, CELERY_TASK_ALWAYS_EAGER="1")
+    env = production_env(
+        database_url=db_url,
+        var_dir=var,
+        CELERY_TASK_ALWAYS_EAGER="1",
+        BENCH_STATEMENTS_DROP=args.statements_drop,
+    )
     os.environ.update(env)
     python = sys.executable
     site_reviewers = max(args.reviewers, args.open_reviewers if "open" in phases else 0)
@@ -396,7 +385,7 @@ def main() -> None:
         "seconds_per_phase": args.seconds,
         "gunicorn": f"{args.workers} workers x {args.threads} threads (gthread)",
     }
-    bare_rate = least_rate = floor_rate = site_rate = 0.0
+    bare_rate = least_rate = floor_rate = site_rate = statements_rate = 0.0
     if "bare" in phases:
         bare = bare_phase(db_url, ds, built["bare_ids"], args.seconds)
         bare_rate = bare["claims"] / bare["seconds"]
@@ -432,6 +421,16 @@ def main() -> None:
             "claim": percentiles(least["claim_latencies"]),
             "submit": percentiles(least["submit_latencies"]),
             "errors": least["error_count"],
+        }
+    if "statements" in phases:
+        run, statements_rate = _statements(args, env, ds, built["tokens"][: args.reviewers])
+        _phase_invariants(db_url, ds, k, "statements", seen, run["client_double_leases"])
+        result["statements_floor"] = {
+            "loops_per_s": round(statements_rate, 1),
+            "dropped": args.statements_drop,
+            "claim": percentiles(run["claim_latencies"]),
+            "submit": percentiles(run["submit_latencies"]),
+            "errors": run["error_count"],
         }
     if "site" in phases:
         with gunicorn(args, env):
@@ -470,6 +469,8 @@ def main() -> None:
     result |= {
         "ratio_site_to_floor": ratio(site_rate, least_rate),
         "ratio_site_to_bare": ratio(site_rate, bare_rate),
+        "ratio_statements_floor_to_floor": ratio(statements_rate, least_rate),
+        "ratio_site_to_statements_floor": ratio(site_rate, statements_rate),
         "ratio_floor_loops_to_bare": ratio(floor_rate / 2, bare_rate),
         "ratio_floor_site_to_bare": ratio(least_rate, bare_rate),
         "invariants": seen,

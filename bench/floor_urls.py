@@ -11,6 +11,9 @@ connection and gunicorn workers) by ``bench_review.py`` only, never deployed. Tw
 A claim + submit loop against it costs the web stack's two requests plus the bare claim, and
 nothing of the product's own work, so its rate bounds from above what any Django
 implementation of the two API calls could reach on the same machine.
+
+Two more, under ``/floor/statements/``, are the "statements floor" of
+``bench/statements_floor.py``: the real loop's statements with the least Python around them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from django.urls import path
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from bench.statements_floor import statements_claim, statements_submit
 from mmooc_site.views import livez
 
 
@@ -51,4 +55,7 @@ urlpatterns = [
     path("healthz/", livez),  # liveness only: the web stack, no database
     path("floor/claim/<int:dataset_id>/", floor_claim),
     path("floor/submit/", floor_submit),
+    # The statements floor: the real loop's statements with the least Python around them.
+    path("floor/statements/claim/<int:dataset_id>/", statements_claim),
+    path("floor/statements/submit/", statements_submit),
 ]

@@ -8,10 +8,12 @@ the Python function calls (a count that does not move with the machine's load, f
 profiled run) and the CPU milliseconds of this process (from a run without the profiler;
 PostgreSQL's and Redis's own time are not in it); ``--sql`` prints the statements of one
 loop, ``--top N`` the profile's heaviest functions (CPU time), ``--floor`` runs the floor
-site's two views (``bench/floor_urls.py``) instead, for comparison.
+site's two views (``bench/floor_urls.py``) instead, for comparison, ``--statements`` the
+statements floor's (``bench/statements_floor.py``: the real loop's statements alone).
 
 Run: DATABASE_URL=postgres://…/db REDIS_URL=redis://…/1 .venv/bin/python bench/profile_review.py
-     [--loops 200] [--samples 2000] [--reviewers 4] [--sql] [--top 25] [--floor] [--dump F]
+     [--loops 200] [--samples 2000] [--reviewers 4] [--sql] [--top 25] [--floor | --statements]
+     [--dump F]
 """
 
 from __future__ import annotations
@@ -73,13 +75,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--reviewers", type=int, default=4)
     parser.add_argument("--sql", action="store_true")
+    parser.add_argument("--sql-width", type=int, default=300, help="characters per statement")
     parser.add_argument("--top", type=int, default=0)
     parser.add_argument("--dump", help="write the profile to this file (for pstats)")
     parser.add_argument(
         "--floor", action="store_true", help="the floor site's loop instead (bench/floor_urls.py)"
     )
+    parser.add_argument("--statements", action="store_true", help="the statements floor's loop")
     args = parser.parse_args()
-    if args.floor:
+    if args.floor or args.statements:
         from bench.bench_review import CLAIM_SQL
 
         os.environ["DJANGO_SETTINGS_MODULE"] = "bench.floor_site"
@@ -100,6 +104,9 @@ def main() -> None:
         reviewers = User.objects.filter(username__startswith="bench-").values_list("pk", flat=True)
         clients = [Client(HTTP_X_REVIEWER=str(pk)) for pk in reviewers]
         claim_path, submit_path = f"/floor/claim/{dataset_id}/", "/floor/submit/"
+    if args.statements:
+        claim_path = f"/floor/statements/claim/{dataset_id}/"
+        submit_path = "/floor/statements/submit/"
 
     def loop(client: Client) -> tuple[list[str], list[str]]:
         with CaptureQueriesContext(connection) as claim_q:
@@ -137,7 +144,7 @@ def main() -> None:
         for label, statements in shown:
             print(f"--- {label}: {len(statements)} statements")
             for sql in statements:
-                print("  ", sql[:300])
+                print("  ", sql[: args.sql_width])
     if args.top:
         stats.sort_stats("cumulative").print_stats(args.top)
     result: dict[str, Any] = {

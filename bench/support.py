@@ -1,5 +1,5 @@
 """What the benches share: latency percentiles, a fresh database, the production environment,
-a keep-alive JSON client."""
+a keep-alive JSON client, threads released together."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import http.client
 import json
 import os
 import statistics
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +79,44 @@ class Http:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+
+def run_together(
+    run: Callable[[int], None],
+    n: int,
+    seconds: float,
+    deadline: list[float],
+    barrier: threading.Barrier,
+) -> float:
+    """Start ``n`` threads of ``run``, set the deadline ``seconds`` ahead and release them
+    at once through ``barrier``; the wall-clock seconds until the last one ends."""
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    start = time.perf_counter()
+    barrier.wait()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
+def floor_phase(port: int, clients: int, seconds: float) -> Any:
+    """Requests per second for a view that does nothing: the web stack's own ceiling."""
+    counts = [0] * clients
+    latencies: list[list[float]] = [[] for _ in range(clients)]
+    barrier = threading.Barrier(clients + 1)
+    deadline: list[float] = [0.0]
+
+    def run(index: int) -> None:
+        http = Http(port)
+        barrier.wait()
+        while time.perf_counter() < deadline[0]:
+            t0 = time.perf_counter()
+            code, _body = http.send("GET", "/healthz/")
+            latencies[index].append(time.perf_counter() - t0)
+            counts[index] += code == 200
+
+    elapsed = run_together(run, clients, seconds, deadline, barrier)
+    flat = [x for per in latencies for x in per]
+    return {"requests": sum(counts), "seconds": round(elapsed, 2), "latencies": flat}
