@@ -16,6 +16,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
 
+from core.prepared import hot_cursor
 from core.roles import ROLES, roles_remember
 
 
@@ -53,7 +54,7 @@ class ExpiringTokenAuthentication(TokenAuthentication):
         return user, token
 
     def _one_statement(self, key: str) -> tuple[User, Any]:
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute(_token_user_sql(), [list(ROLES), key])
             row = cursor.fetchone()
         if row is None:

@@ -22,6 +22,7 @@ from django.db import IntegrityError, connection, models, transaction
 from django.db.models import Exists, OuterRef
 
 from core.lease_sql import CLAIM_ATTEMPTS, OPEN_SINCE, LeaseTable
+from core.prepared import hot_cursor
 
 M = TypeVar("M", bound=models.Model)
 T = TypeVar("T")
@@ -54,7 +55,7 @@ def claim_by_statement(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | No
 
 
 def _fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         row: tuple[Any, ...] | None = cursor.fetchone()
     return row

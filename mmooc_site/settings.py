@@ -99,6 +99,15 @@ DATABASES = {
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# The review loop's fixed statements are prepared once per connection (core.prepared): on by
+# default where connections outlive a request; off behind a pooler that drops them.
+PREPARE_HOT_STATEMENTS = env.bool(
+    "PREPARE_HOT_STATEMENTS", default=DATABASES["default"]["CONN_MAX_AGE"] != 0
+)
+# psycopg prepares nothing while this is None (Django's default); with a number, only
+# server-side binding cursors (core.prepared's) prepare: Django's own cursors never do.
+if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,

@@ -33,6 +33,13 @@ def _local_media(settings: Any, tmp_path: Path) -> None:
     }
 
 
+@pytest.fixture(autouse=True)
+def _prepared_hot_statements(settings: Any) -> None:
+    """The review loop's statements are prepared, as in production (connections persist
+    there; the suite's do not, which would leave the prepared path untested)."""
+    settings.PREPARE_HOT_STATEMENTS = True
+
+
 @pytest.fixture
 def lead(db: None) -> Any:
     return UserFactory.create(role=roles.LEAD)

@@ -23,6 +23,7 @@ from django.db import connection
 
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
 from annotation.services.status_sql import Statement, note_upsert_cte, status_step_cte
+from core.prepared import hot_cursor
 from review.models import Draft, Outcome, Review, ReviewerExclusion, Skip, Slot
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def review_write(
         statement.params.extend([sample.pk, slot.round, sample.dataset_id])
     else:
         select.append("NULL")
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(statement.sql("SELECT " + ", ".join(select)), statement.params)
         review_id, revision, counted = cursor.fetchone()
     if revision is not None:
@@ -229,7 +230,7 @@ def settle_write(*, sample: Sample, by: User | None, settlement: Settlement) -> 
             "AND NOT done AND NOT gold AND EXISTS (SELECT 1 FROM moved))",
             [sample.pk],
         )
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(statement.sql("SELECT revision FROM moved"), statement.params)
         row = cursor.fetchone()
     if row is None:
