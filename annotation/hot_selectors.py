@@ -10,6 +10,7 @@ once per request).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +28,29 @@ if TYPE_CHECKING:
 
 def _member_test(user: AnyUser, role: str | None) -> tuple[str, list[Any]] | None:
     """The SQL condition "the user may see dataset d" (None: no dataset at all)."""
+    test = member_test(user=user, role=role, user_param="%s")
+    return None if test is None else (test, [] if test == ALL else [user.pk])
+
+
+ALL = "1 = 1"
+
+
+def member_test(*, user: AnyUser, role: str | None, user_param: str) -> str | None:
+    """The SQL condition "the user may see dataset ``d``" (in ``role``, when given), for
+    another statement to include: :data:`ALL` for a lead, a membership test whose user is the
+    placeholder ``user_param`` (the caller passes the user's id), or None when the user may
+    see no dataset (in that role) at all."""
     if not user.is_authenticated:
         return None
     if is_lead(user):
-        return "1 = 1", []
+        return ALL
     if role is not None and role not in user_roles(user):
         return None
     members = DatasetMembership._meta.db_table
-    test = f"EXISTS (SELECT 1 FROM {members} m WHERE m.dataset_id = d.id AND m.user_id = %s)"  # noqa: S608 - model tables
-    return test, [user.pk]
+    return (
+        f"EXISTS (SELECT 1 FROM {members} m "  # noqa: S608 - model tables
+        f"WHERE m.dataset_id = d.id AND m.user_id = {user_param})"
+    )
 
 
 def dataset_visible(*, user: AnyUser, dataset_id: int, role: str | None = None) -> Dataset | None:
@@ -59,22 +74,69 @@ def sample_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
     test = _member_test(user, None)
     if test is None:
         return None
-    sample_names, sample_columns = columns(Sample, "s")
-    dataset_names, dataset_columns = columns(Dataset, "d")
     sql = (
-        f"SELECT {sample_columns}, {dataset_columns} FROM {Sample._meta.db_table} s "  # noqa: S608 - model tables
-        f"JOIN {Dataset._meta.db_table} d ON d.id = s.dataset_id WHERE s.id = %s AND {test[0]}"
+        f"SELECT {sample_with_dataset_select()} FROM {Sample._meta.db_table} smp "  # noqa: S608 - model tables
+        f"{sample_with_dataset_join(on=None, member=test[0])} WHERE smp.id = %s"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [sample_id, *test[1]])
+        cursor.execute(sql, [*test[1], sample_id])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else sample_from_row(row)
+
+
+def sample_with_dataset_select() -> str:
+    """The columns of a sample ``smp`` and its dataset ``d`` (:func:`sample_with_dataset_join`),
+    for another statement to read; :func:`sample_from_row` makes them a sample."""
+    return f"{columns(Sample, 'smp')[1]}, {columns(Dataset, 'd')[1]}"
+
+
+def sample_with_dataset_join(*, on: str | None, member: str) -> str:
+    """JOINs of the sample ``smp`` whose id is ``on`` (None: ``smp`` is the statement's own
+    table) and of its dataset ``d``, when ``member`` (:func:`member_test`) holds."""
+    sample = "" if on is None else f"JOIN {Sample._meta.db_table} smp ON smp.id = {on} "
+    return f"{sample}JOIN {Dataset._meta.db_table} d ON d.id = smp.dataset_id AND {member}"
+
+
+def sample_from_row(row: Sequence[Any]) -> Sample:
+    """The sample, its dataset attached, from the columns of :func:`sample_with_dataset_select`."""
+    sample_names, _sql = columns(Sample, "smp")
+    dataset_names, _sql = columns(Dataset, "d")
     cut = len(sample_names)
     sample = Sample.from_db(connection.alias, sample_names, db_values(Sample, row[:cut]))
     dataset = Dataset.from_db(connection.alias, dataset_names, db_values(Dataset, row[cut:]))
     sample.dataset = dataset
     return sample
+
+
+def visible_dataset_from(*, dataset_param: str, member: str) -> str:
+    """A FROM clause (with its WHERE) of the dataset ``d`` with the id ``dataset_param``,
+    when ``member`` (:func:`member_test`) holds: for a statement reading values of it."""
+    return f"FROM {Dataset._meta.db_table} d WHERE d.id = {dataset_param} AND {member}"
+
+
+def card_select(*, fields: Sequence[str], sample: str) -> str:
+    """The columns of a sample card, for another statement over the sample alias ``sample``:
+    the fields, then the media links (role, asset id, MIME type, in order) as one JSON array;
+    :func:`card_values` reads them back."""
+    columns = ", ".join(f'{sample}."{Sample._meta.get_field(name).column}"' for name in fields)  # type: ignore[union-attr]
+    return (
+        f"{columns}, (SELECT json_agg(json_build_array(m.role, m.asset_id, a.mime_type) "  # noqa: S608 - model tables
+        f"ORDER BY m.role, m.position) FROM {SampleMedia._meta.db_table} m "
+        f"JOIN {MediaAsset._meta.db_table} a ON a.id = m.asset_id "
+        f"WHERE m.sample_id = {sample}.id)"
+    )
+
+
+def card_values(
+    *, fields: Sequence[str], row: Sequence[Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The fields and media of a card read with :func:`card_select` (``row``: its columns)."""
+    values = dict(zip(fields, db_values(Sample, row[: len(fields)], fields), strict=True))
+    links = row[len(fields)] or []
+    if isinstance(links, str):  # json is decoded by psycopg; a text loader leaves it as is
+        links = json.loads(links)
+    media = [{"role": role, "asset_id": asset, "mime_type": mime} for role, asset, mime in links]
+    return values, media
 
 
 def sample_card(*, sample_id: int, fields: Sequence[str]) -> tuple[dict[str, Any], list[Any]]:

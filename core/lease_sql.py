@@ -100,6 +100,8 @@ def claim_sql(
     where: Sequence[str] = (),
     returning: Sequence[str] = (),
     conf: Mapping[str, str] | None = None,
+    conf_from: str = "",
+    then: str = "",
 ) -> str:
     """Renew ``%(me)s``'s open lease in ``%(scope)s``, or lease the next claimable slot.
 
@@ -107,6 +109,11 @@ def claim_sql(
     holder has no lease and nothing is claimable. ``lease_seconds`` is an SQL expression (a
     parameter, or a read of the queue's settings); ``conf`` names more values computed once
     beside it and answered after the slot's columns; ``where`` narrows the candidates.
+
+    ``conf_from``: a FROM clause (with its WHERE) of the one row those values are read from;
+    when it yields no row (the holder may not work in the scope), nothing is renewed or
+    leased and the statement answers no row. ``then``: a SELECT over the answer row, named
+    ``leased``, to answer instead (what the caller reads along with the lease).
 
     Two concurrent claims by one holder both find no open lease; the second to write trips the
     one-open-lease unique index and raises IntegrityError, and its retry renews the first's.
@@ -116,12 +123,20 @@ def claim_sql(
     conf_sql = ",\n    ".join(f"{value} AS {name}" for name, value in settings.items())
     answers = ", ".join(["id", "lease_expires_at", "resumed", *returning])
     extra = "".join(f", conf.{name}" for name in conf or {})
-    candidate = candidate_sql(leases, where=where, gate="NOT EXISTS (SELECT 1 FROM held)")
+    gate = "NOT EXISTS (SELECT 1 FROM held)"
+    if conf_from:
+        gate += " AND EXISTS (SELECT 1 FROM conf)"
+    candidate = candidate_sql(leases, where=where, gate=gate)
     held_columns = "".join(f", h.{column}" for column in returning)
     fresh_columns = "".join(f", s.{column}" for column in returning)
+    answer = (
+        f"SELECT {answers}{extra} FROM held, conf\n"  # noqa: S608 - the modules' constants
+        f"UNION ALL\nSELECT {answers}{extra} FROM fresh, conf"
+    )
+    last = f",\nleased AS (\n{answer}\n)\n{then}" if then else f"\n{answer}"
     return f"""
 WITH conf AS (
-    SELECT {conf_sql}
+    SELECT {conf_sql} {conf_from}
 ),
 held AS (
     UPDATE {t} h SET lease_expires_at = %(now)s + conf.lease
@@ -136,8 +151,5 @@ fresh AS (
     WHERE s.id = ({candidate}
     )
     RETURNING s.id, s.lease_expires_at, false AS resumed{fresh_columns}
-)
-SELECT {answers}{extra} FROM held, conf
-UNION ALL
-SELECT {answers}{extra} FROM fresh, conf
+){last}
 """  # noqa: S608 - names and conditions are the calling modules' constants

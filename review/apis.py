@@ -8,7 +8,7 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -59,24 +59,19 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
     url = serializers.CharField()
 
 
-def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
-    """The claim's answer, built from one read of the sample and its media."""
-    fields = consensus.reviewable_fields(dataset.kind)
-    sample, media = hot_selectors.sample_card(
-        sample_id=lease.sample_id, fields=("external_id", "status", "question", *fields)
-    )
-    if not sample:  # pragma: no cover - a leased sample's slots go with it
-        raise NotFound()
+def _leased_output(leased: services.LeasedCard) -> dict[str, Any]:
+    """The claim's answer: the lease and what the reviewer sees of its sample."""
+    lease, card = leased.lease, leased.card
     return {
         "lease": {"slot": lease.slot_id, "expires_at": lease.expires_at, "resumed": lease.resumed},
         "sample": {
             "id": lease.sample_id,
-            "dataset": dataset.pk,
-            "external_id": sample["external_id"],
+            "dataset": lease.dataset_id,
+            "external_id": card["external_id"],
             # A gold item is shown as any sample in review: reviewers cannot tell it apart.
-            "status": SampleStatus.IN_REVIEW if lease.gold else sample["status"],
-            "question": sample["question"],
-            "values": {name: sample[name] for name in fields},
+            "status": SampleStatus.IN_REVIEW if lease.gold else card["status"],
+            "question": card["question"],
+            "values": {name: card[name] for name in consensus.reviewable_fields(leased.kind)},
             "media": [
                 {
                     "role": link["role"],
@@ -84,7 +79,7 @@ def _leased_output(lease: services.Lease, dataset: Dataset) -> dict[str, Any]:
                     "mime_type": link["mime_type"],
                     "url": reverse("annotation:media_file", args=[link["asset_id"]]),
                 }
-                for link in media
+                for link in leased.media
             ],
         },
         "url": reverse("review:workbench", args=[lease.sample_id]),
@@ -110,17 +105,39 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
+        try:
+            payload = validated(self.ClaimInputSerializer, request.data)
+        except (ValidationError, ParseError):
+            _reviewable_dataset(request, dataset_id)  # a dataset out of reach answers first
+            raise
+        reviewer = request_user(request)
+        member = hot_selectors.member_test(user=reviewer, role=ANNOTATOR, user_param="%(me)s")
+        if member is not None and services.claim_statement_applies(sample_id=payload["sample"]):
+            # The claim, the dataset's visibility and the sample's card in one statement.
+            leased = services.slot_claim_card(
+                dataset_id=dataset_id,
+                reviewer=reviewer,
+                member=member,
+                skipped=payload["skipped"],
+            )
+            if leased is None:
+                _reviewable_dataset(request, dataset_id)  # 404 or 403 when that was why
+                return Response(status=status.HTTP_204_NO_CONTENT)
+            return Response(_leased_output(leased))
         dataset = _reviewable_dataset(request, dataset_id)
-        payload = validated(self.ClaimInputSerializer, request.data)
         lease = services.slot_claim(
             dataset=dataset,
-            reviewer=request_user(request),
+            reviewer=reviewer,
             skipped=payload["skipped"],
             sample_id=payload["sample"],
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_leased_output(lease, dataset))
+        fields = ("external_id", "status", "question", *consensus.reviewable_fields(dataset.kind))
+        card, media = hot_selectors.sample_card(sample_id=lease.sample_id, fields=fields)
+        if not card:  # pragma: no cover - a leased sample's slots go with it
+            raise NotFound()
+        return Response(_leased_output(services.LeasedCard(lease, dataset.kind, card, media)))
 
 
 class ReviewOutput(serializers.Serializer[Any]):
@@ -229,13 +246,15 @@ class ReviewCreateApi(APIView):
         sample holds it) is not an edit, so an accept without values changes only the status.
         """
         data = validated(self.ReviewInputSerializer, request.data)
-        sample = hot_selectors.sample_visible(user=request.user, sample_id=data.pop("sample"))
-        if sample is None:
-            raise NotFound()
+        sample_id = data.pop("sample")
         try:
-            result = services.review_submit(reviewer=request_user(request), sample=sample, **data)
+            result = services.review_submit_visible(
+                reviewer=request_user(request), sample_id=sample_id, **data
+            )
         except services.ReviewConflict as exc:
             return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
+        if result is None:
+            raise NotFound()
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         return Response(review_output(result.review, result.settled_status), status=code)
 

@@ -3,9 +3,12 @@
 from core.lease_sql import OPEN_SINCE
 from review.services.queue import (
     Lease,
+    LeasedCard,
+    claim_statement_applies,
     queue_sync,
     review_settings_update,
     slot_claim,
+    slot_claim_card,
     slot_release,
     slot_skip,
 )
@@ -16,6 +19,7 @@ from review.services.reviews import (
     draft_save,
     review_amend,
     review_submit,
+    review_submit_visible,
     sample_adjudicate,
     sample_settle_round,
 )
@@ -23,17 +27,21 @@ from review.services.reviews import (
 __all__ = [
     "OPEN_SINCE",
     "Lease",
+    "LeasedCard",
     "ReviewConflict",
     "SubmitResult",
+    "claim_statement_applies",
     "comment_create",
     "draft_save",
     "queue_sync",
     "review_amend",
     "review_settings_update",
     "review_submit",
+    "review_submit_visible",
     "sample_adjudicate",
     "sample_settle_round",
     "slot_claim",
+    "slot_claim_card",
     "slot_release",
     "slot_skip",
 ]

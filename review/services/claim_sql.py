@@ -19,11 +19,18 @@ How it keeps the queue's rules:
 from __future__ import annotations
 
 import datetime as dt
+from functools import cache
 from typing import Any, NamedTuple
 
+from annotation import hot_selectors
+from annotation import selectors as annotation_selectors
 from core.lease_sql import claim_sql
 from core.leases import claim_by_statement
+from review.consensus import IMAGE_QUESTION_FIELDS, TRIMODAL_FIELDS
 from review.queue_sql import SLOTS, claimable_where
+
+# What a claim answers of its sample, for every kind of dataset (the caller keeps its kind's).
+CARD_FIELDS = ("external_id", "status", "question", *IMAGE_QUESTION_FIELDS, *TRIMODAL_FIELDS)
 
 
 class ClaimRow(NamedTuple):
@@ -61,6 +68,64 @@ def _claim(*, skipped: bool) -> str:
 
 CLAIM_NEXT = _claim(skipped=False)
 CLAIM_SKIPPED = _claim(skipped=True)
+
+
+@cache
+def claim_card_sql(*, skipped: bool, member: str) -> str:
+    """The claim with its dataset's visibility test and its sample's card in one statement:
+    nothing is leased in a dataset the reviewer may not work in (``member``, the test of
+    ``annotation.hot_selectors.member_test`` over ``d`` with ``%(me)s``), and the row answers
+    the dataset's kind and the leased sample's ``CARD_FIELDS`` and media after the lease."""
+    return claim_sql(
+        SLOTS,
+        lease_seconds=_LEASE_SECONDS,
+        where=claimable_where(skipped=skipped),
+        returning=("sample_id", "gold"),
+        conf={"gold_rate": _GOLD_RATE, "kind": "d.kind"},
+        conf_from=hot_selectors.visible_dataset_from(dataset_param="%(scope)s", member=member),
+        then=(
+            f"SELECT leased.*, {hot_selectors.card_select(fields=CARD_FIELDS, sample='s')} "  # noqa: S608 - model tables
+            f"FROM leased JOIN {annotation_selectors.sample_table()} s ON s.id = leased.sample_id"
+        ),
+    )
+
+
+class CardClaim(NamedTuple):
+    claim: ClaimRow
+    kind: str
+    card: dict[str, Any]
+    media: list[dict[str, Any]]
+
+
+def claim_card_statement(
+    *,
+    dataset_id: int,
+    reviewer_id: int,
+    member: str,
+    skipped: bool,
+    now: dt.datetime,
+    default_lease_seconds: int,
+    default_gold_rate: float,
+) -> CardClaim | None:
+    """Run :func:`claim_card_sql`: the lease with the dataset's kind and the sample's card, or
+    None when nothing was leased (nothing left, or a dataset the reviewer may not work in).
+    Raises IntegrityError as :func:`claim_statement` does."""
+    params: dict[str, Any] = {
+        "scope": dataset_id,
+        "me": reviewer_id,
+        "now": now,
+        "default_lease": default_lease_seconds,
+        "default_gold_rate": default_gold_rate,
+    }
+    row = claim_by_statement(claim_card_sql(skipped=skipped, member=member), params)
+    if row is None:
+        return None
+    slot_id, expires_at, resumed, sample_id, gold, gold_rate, kind = row[:7]
+    card, media = hot_selectors.card_values(fields=CARD_FIELDS, row=row[7:])
+    claim = ClaimRow(
+        int(slot_id), int(sample_id), expires_at, bool(resumed), bool(gold), float(gold_rate)
+    )
+    return CardClaim(claim, str(kind), card, media)
 
 
 def claim_statement(

@@ -19,6 +19,7 @@ from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import hot_selectors
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
 from core.lease_sql import DEFAULT_LEASE_SECONDS, OPEN_SINCE, lease_expiry, lease_seconds_valid
@@ -27,7 +28,7 @@ from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
 from review.queue_sql import SLOTS
 from review.selectors import review_settings_get
 from review.services import gold as gold_services
-from review.services.claim_sql import claim_statement
+from review.services.claim_sql import CARD_FIELDS, claim_card_statement, claim_statement
 from review.services.reviews import sample_settle_round
 
 if TYPE_CHECKING:
@@ -257,6 +258,60 @@ def slot_claim(
     if (rng or gold_services.default_rng()).random() >= gold_rate:
         return lease
     return _claim_gold(lease=lease, reviewer=reviewer, now=at, rng=rng) or lease
+
+
+@dataclass(frozen=True)
+class LeasedCard:
+    """A lease with what the claim's answer shows of its sample: the dataset's kind, the
+    sample's ``claim_sql.CARD_FIELDS`` and its media links (role, asset id, MIME type)."""
+
+    lease: Lease
+    kind: str
+    card: dict[str, Any]
+    media: list[dict[str, Any]]
+
+
+def slot_claim_card(
+    *,
+    dataset_id: int,
+    reviewer: User,
+    member: str,
+    skipped: bool = False,
+    rng: random.Random | None = None,
+) -> LeasedCard | None:
+    """``slot_claim``'s plain or skipped claim with the dataset's visibility and the sample's
+    card in the same statement (PostgreSQL only: see ``claim_statement_applies``). None when
+    nothing was leased: nothing is left, or ``member`` (the test of
+    ``annotation.hot_selectors.member_test`` with ``%(me)s``) refuses the dataset; the caller
+    tells the two apart. A gold item drawn instead is read in one more statement."""
+    at = timezone.now()
+    claimed = claim_retrying(
+        lambda: claim_card_statement(
+            dataset_id=dataset_id,
+            reviewer_id=reviewer.pk,
+            member=member,
+            skipped=skipped,
+            now=at,
+            default_lease_seconds=DEFAULT_LEASE_SECONDS,
+            default_gold_rate=_DEFAULT_GOLD_RATE,
+        )
+    )
+    if claimed is None:
+        return None
+    row = claimed.claim
+    lease = Lease(
+        row.slot_id, row.sample_id, dataset_id, row.expires_at, resumed=row.resumed, gold=row.gold
+    )
+    found = LeasedCard(lease, claimed.kind, claimed.card, claimed.media)
+    if row.resumed or skipped or row.gold_rate <= 0:
+        return found
+    if (rng or gold_services.default_rng()).random() >= row.gold_rate:
+        return found
+    gold = _claim_gold(lease=lease, reviewer=reviewer, now=at, rng=rng)
+    if gold is None:
+        return found
+    card, media = hot_selectors.sample_card(sample_id=gold.sample_id, fields=CARD_FIELDS)
+    return LeasedCard(gold, claimed.kind, card, media)
 
 
 def _claim_gold(

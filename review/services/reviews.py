@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import hot_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
 from review.models import (
@@ -33,7 +34,12 @@ from review.models import (
 from review.selectors import AMENDABLE_STATUSES
 from review.services import gold as gold_services
 from review.services import settlement, submit_sql
-from review.services.slot_locks import drop_draft_and_skip, open_replacement, slots_locked
+from review.services.slot_locks import (
+    drop_draft_and_skip,
+    open_replacement,
+    slots_locked,
+    slots_locked_with_sample,
+)
 from review.services.values import edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
@@ -113,6 +119,37 @@ def review_submit(
         )
 
 
+def review_submit_visible(
+    *,
+    reviewer: User,
+    sample_id: int,
+    client_uuid: uuid.UUID,
+    decision: str,
+    **verdict: Unpack[Verdict],
+) -> SubmitResult | None:
+    """:func:`review_submit` on a sample given by its id, read with its dataset in the slot
+    lock's statement, so the visibility check costs no statement of its own; None when the
+    reviewer may not see the sample."""
+    member = hot_selectors.member_test(user=reviewer, role=None, user_param="%s")
+    if member is None:
+        return None
+    with transaction.atomic():
+        sample, every_round = slots_locked_with_sample(
+            sample_id=sample_id, reviewer=reviewer, member=member, client_uuid=client_uuid
+        )
+        if sample is None:  # not to be seen, or no slot at all
+            sample = hot_selectors.sample_visible(user=reviewer, sample_id=sample_id)
+            if sample is None:
+                return None
+        fields = _verdict_fields(sample, decision, verdict)
+        return _submit_locked(
+            reviewer=reviewer,
+            sample=sample,
+            fields={"client_uuid": client_uuid, **fields},
+            every_round=every_round,
+        )
+
+
 @transaction.atomic
 def review_amend(
     *,
@@ -156,14 +193,24 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
     return earlier
 
 
-def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
+def _submit_locked(
+    *,
+    reviewer: User,
+    sample: Sample,
+    fields: dict[str, Any],
+    every_round: list[Slot] | None = None,
+) -> SubmitResult:
     """The submission in a fixed number of statements: one locks the sample's slots and reads
     with them the overlap, whether this submission id was seen and whether the reviewer holds
-    a draft or a skip of the sample (so that nothing is deleted that is not there)."""
+    a draft or a skip of the sample (so that nothing is deleted that is not there);
+    ``every_round``: those slots, when the caller locked them already."""
     mine = {"sample": sample, "reviewer": reviewer}
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    every_round = slots_locked(sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"])
+    if every_round is None:
+        every_round = slots_locked(
+            sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"]
+        )
     first = every_round[0] if every_round else None
     gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
     if gold is not None:

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
+from annotation import hot_selectors
 from annotation.models import Sample
 from core.lease_sql import OPEN_SINCE
+from core.prepared import hot_cursor
 from core.rows import from_row
 from review.models import Draft, Review, ReviewerExclusion, ReviewSettings, Skip, Slot
 
@@ -28,10 +30,14 @@ def slots_locked_sql() -> str:
 
 
 @cache
-def _slots_locked_sql(vendor: str) -> str:
+def _slots_locked_sql(vendor: str, member: str | None = None) -> str:
     slots = Slot._meta.db_table
     columns = ", ".join(f's."{f.column}"' for f in Slot._meta.concrete_fields)
     lock = " FOR UPDATE OF s" if connection.features.has_select_for_update_of else ""
+    sample, join = "", ""
+    if member is not None:
+        sample = f", {hot_selectors.sample_with_dataset_select()}"
+        join = f" {hot_selectors.sample_with_dataset_join(on='s.sample_id', member=member)}"
     return (
         f"SELECT {columns}, "  # noqa: S608 - model tables
         f"(SELECT overlap FROM {ReviewSettings._meta.db_table} c "
@@ -44,8 +50,8 @@ def _slots_locked_sql(vendor: str) -> str:
         f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
         "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = s.reviewer_id) AS excluded, "
         f"EXISTS (SELECT 1 FROM {ReviewerExclusion._meta.db_table} x "
-        "WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %s) AS me_excluded "
-        f"FROM {slots} s WHERE s.sample_id = %s ORDER BY s.id{lock}"
+        f"WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %s) AS me_excluded{sample} "
+        f"FROM {slots} s{join} WHERE s.sample_id = %s ORDER BY s.id{lock}"
     )
 
 
@@ -55,19 +61,42 @@ _EXTRAS = ("overlap", "replayed", "has_draft", "has_skip", "excluded", "me_exclu
 def slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> list[Slot]:
     """The sample's slots, locked, each with the ``_EXTRAS`` of the statement as attributes
     (the booleans as read: SQLite answers 0 or 1)."""
-    uuid_value = Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
-    params = [uuid_value, reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
-    with connection.cursor() as cursor:
+    params = [_uuid(client_uuid), reviewer.pk, reviewer.pk, reviewer.pk, sample.pk]
+    with hot_cursor() as cursor:
         cursor.execute(slots_locked_sql(), params)
         rows = cursor.fetchall()
+    return [_slot(row) for row in rows]
+
+
+def slots_locked_with_sample(
+    *, sample_id: int, reviewer: User, member: str, client_uuid: uuid.UUID
+) -> tuple[Sample | None, list[Slot]]:
+    """As :func:`slots_locked` for a sample given by its id, read in the same statement with
+    its dataset when ``member`` (``annotation.hot_selectors.member_test`` with ``%s``, the
+    reviewer) lets the reviewer see it; (None, []) when it does not, or the sample has no slot
+    (the caller tells the two apart)."""
+    params = [_uuid(client_uuid), reviewer.pk, reviewer.pk, reviewer.pk]
+    if member != hot_selectors.ALL:
+        params.append(reviewer.pk)
+    with hot_cursor() as cursor:
+        cursor.execute(_slots_locked_sql(connection.vendor, member), [*params, sample_id])
+        rows = cursor.fetchall()
+    if not rows:
+        return None, []
+    cut = len(Slot._meta.concrete_fields) + len(_EXTRAS)
+    return hot_selectors.sample_from_row(rows[0][cut:]), [_slot(row[:cut]) for row in rows]
+
+
+def _uuid(client_uuid: uuid.UUID) -> Any:
+    return Review._meta.get_field("client_uuid").get_db_prep_value(client_uuid, connection)
+
+
+def _slot(row: Sequence[Any]) -> Slot:
     n = len(Slot._meta.concrete_fields)
-    slots = []
-    for row in rows:
-        slot = from_row(Slot, row[:n])
-        for name, value in zip(_EXTRAS, row[n:], strict=True):
-            setattr(slot, name, value)
-        slots.append(slot)
-    return slots
+    slot = from_row(Slot, row[:n])
+    for name, value in zip(_EXTRAS, row[n:], strict=True):
+        setattr(slot, name, value)
+    return slot
 
 
 def drop_draft_and_skip(locked: Slot | None, mine: dict[str, Any], *, skip: bool) -> None:

@@ -20,10 +20,11 @@ from tests.review.factories import review_dataset
 
 pytestmark = pytest.mark.django_db
 
-# token-free test auth: the dataset (with the lead test inside it); the claim, on PostgreSQL
-# one statement, elsewhere the settings, held lease, candidate and update; the sample's fields
-# and its media; plus the savepoint pair the test transaction adds around the claim
-CLAIM_QUERIES = {"postgresql": 6, "sqlite": 10}
+# token-free test auth: the user's roles; on PostgreSQL one statement claiming with the
+# dataset's visibility test and reading the sample's fields and media, inside the savepoint
+# pair the test transaction adds; elsewhere the dataset (with the lead test inside it), the
+# settings, held lease, candidate and update, and the sample's fields and media
+CLAIM_QUERIES = {"postgresql": 4, "sqlite": 10}
 
 
 def _claim(client: Any, dataset_id: int, **body: Any) -> Any:

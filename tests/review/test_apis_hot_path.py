@@ -21,17 +21,17 @@ from tests.review.factories import review_dataset
 
 pytestmark = pytest.mark.django_db
 
-# PostgreSQL: the token with its user and roles; the dataset with the membership test; the
-# one-statement claim inside the savepoint pair the test transaction adds; the sample's
-# fields and media in one read.
-CLAIM = {"postgresql": 6, "sqlite": 11}
-# The token; the sample with its dataset and the membership test; the savepoint pair; the
-# slot lock (with the overlap, replay, draft and skip tests); one statement writing the
-# review, its slot and the sample's first status step with its history or, settling, that
+# PostgreSQL: the token with its user and roles; inside the savepoint pair the test
+# transaction adds, the one-statement claim that also tests the dataset's membership and reads
+# the sample's fields and media.
+CLAIM = {"postgresql": 4, "sqlite": 11}
+# The token; the savepoint pair; the slot lock (with the overlap, replay, draft and skip
+# tests) reading the sample with its dataset and the membership test; one statement writing
+# the review, its slot and the sample's first status step with its history or, settling, that
 # statement reading the round's other reviews and one more moving the status with its
 # history, the outcome and the summary note.
-SUBMIT = {"postgresql": 6, "sqlite": 10}
-SETTLE = {"postgresql": 7, "sqlite": 13}
+SUBMIT = {"postgresql": 5, "sqlite": 9}
+SETTLE = {"postgresql": 6, "sqlite": 12}
 
 
 def _token_client(user: Any) -> APIClient:
