@@ -7,8 +7,9 @@ order and transactions, built by the product's own SQL builders where it has the
 least Python around them: no DRF, no serializers, no ORM, no model instances, a fixed answer.
 
 - ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles
-  (``core.authentication``); the throttle's ``INCR`` + ``EXPIRE`` in one round trip
-  (``core.throttling`` through ``core.redis_wire``); the dataset's visibility
+  (``core.authentication``); the throttle (``core.throttling.allow_call``: a block's
+  ``INCRBY`` + ``EXPIRE`` in one round trip through ``core.redis_wire`` when this process's
+  reserved calls are spent, none otherwise); the dataset's visibility
   (``annotation.hot_selectors.dataset_visible``); the claim (``review.services.claim_sql``);
   the sample card (``hot_selectors.sample_card``);
 - ``POST /floor/statements/submit/``: the token and the throttle again; the sample's
@@ -54,6 +55,7 @@ from core.lease_sql import DEFAULT_LEASE_SECONDS
 from core.redis_wire import cache_redis
 from core.roles import ROLES
 from core.rows import columns
+from core.throttling import UserRateThrottle, allow_call
 from review.consensus import IMAGE_QUESTION_FIELDS
 from review.models import ReviewSettings, Slot
 from review.services.claim_sql import CLAIM_NEXT
@@ -62,9 +64,15 @@ from review.services.submit_sql import Settlement, _counted_sql, _insert_sql, se
 
 DROP = frozenset(filter(None, os.environ.get("BENCH_STATEMENTS_DROP", "").split(",")))
 ROLE_NAMES = list(ROLES)
-WINDOW = 60  # the throttle's period (API_THROTTLE_USER is per minute)
 CARD_FIELDS = ("external_id", "status", "question", *IMAGE_QUESTION_FIELDS)
 NO_CONTENT = 204
+
+
+@cache
+def _rate() -> tuple[int, int]:
+    """The site's per-user rate (API_THROTTLE_USER): calls and period in seconds."""
+    throttle = UserRateThrottle()
+    return throttle.num_requests, int(throttle.duration)
 
 
 @cache
@@ -90,8 +98,8 @@ def _sql() -> dict[str, str]:
 
 
 def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
-    """The token statement and the throttle's round trip; the user's id and username (None:
-    no such token)."""
+    """The token statement and the site's throttle, with its round trips (its answer unused:
+    the floor never answers 429); the user's id and username (None: no such token)."""
     key = request.headers.get("Authorization", "")[6:]
     cursor.execute(_token_user_sql(), [ROLE_NAMES, key])
     row = cursor.fetchone()
@@ -102,8 +110,9 @@ def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
         shared = cache_redis()
         if shared is not None:
             client, prefix = shared
-            name = f"{prefix}:throttle:throttle_user_{user_id}:{int(time.time() // WINDOW)}"
-            client.execute(("INCR", name), ("EXPIRE", name, WINDOW + 1))
+            limit, duration = _rate()
+            counter = f"{prefix}:throttle:throttle_user_{user_id}"
+            allow_call(client, counter, limit=limit, duration=duration, now=time.time())
     return user_id, row[6]
 
 
