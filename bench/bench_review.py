@@ -13,8 +13,9 @@ in time:
    answers at all; then N reviewers loop the bare claim statement run inside a Django view
    plus a no-op "submit" request, the least any Django implementation of the two API calls
    could cost (the queue is reset after); then, with ``statements``, the "statements floor"
-   (``bench/statements_floor.py``): the statements and Redis round trip the real loop sends,
-   with token auth, and the least Python around them (``--statements-drop`` leaves some out);
+   (``bench/statements_floor.py``): the statements and Redis round trips the real loop sends,
+   with token auth, and the least Python around them (``--statements-drop throttle``: not
+   the throttle);
 3. site: N reviewers (threads with a keep-alive stdlib HTTP connection and token auth) loop
    ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site;
    ``ratio_site_to_floor`` is its loops/s over the floor site's;
@@ -33,7 +34,7 @@ Prints the phases' rates, p50/p95/p99 latency, ratios and invariants as JSON on 
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
      [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
-     [--phases bare,floor,statements,site,open,browser] [--statements-drop throttle,card]
+     [--phases bare,floor,statements,site,open,browser] [--statements-drop throttle]
      [--open-reviewers 500 --open-gap 10 --open-seconds 60]
 """
 
@@ -342,7 +343,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--reuse", action="store_true")
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset")
-    parser.add_argument("--statements-drop", default="", help="throttle,dataset,card,sample")
+    parser.add_argument("--statements-drop", default="", help="throttle (leave it out)")
     parser.add_argument("--open-reviewers", type=int, default=500)
     parser.add_argument("--open-gap", type=float, default=10.0, help="mean s between loops")
     parser.add_argument("--open-seconds", type=float, default=60.0)

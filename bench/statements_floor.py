@@ -3,26 +3,24 @@
 Two views, served by the floor site (``bench/floor_urls.py``) for ``bench_review.py``'s
 ``statements`` phase only, never deployed. They send the very statements the real claim and
 submit send today on PostgreSQL (``bench/profile_review.py --sql`` lists those), in the same
-order and transactions, built by the product's own SQL builders where it has them, with the
-least Python around them: no DRF, no serializers, no ORM, no model instances, a fixed answer.
+order and transactions, built by the product's own SQL builders and sent through the same
+prepared-statement cursor (``core.prepared``), with the least Python around them: no DRF, no
+serializers, no ORM, no model instances, a fixed answer.
 
 - ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles
   (``core.authentication``); the throttle (``core.throttling.allow_call``: a block's
   ``INCRBY`` + ``EXPIRE`` in one round trip through ``core.redis_wire`` when this process's
-  reserved calls are spent, none otherwise); the dataset's visibility
-  (``annotation.hot_selectors.dataset_visible``); the claim (``review.services.claim_sql``);
-  the sample card (``hot_selectors.sample_card``);
-- ``POST /floor/statements/submit/``: the token and the throttle again; the sample's
-  visibility (``hot_selectors.sample_visible``); then in one transaction the slot lock
+  reserved calls are spent, none otherwise); the claim with the dataset's visibility test and
+  the sample's card (``review.services.claim_sql.claim_card_sql``);
+- ``POST /floor/statements/submit/``: the token and the throttle again; then in one
+  transaction the slot lock reading the sample and its dataset with the visibility test
   (``review.services.slot_locks``), the review write with a first review's status step or,
   when the review settles the sample, the round's counted reviews
   (``review.services.submit_sql.review_write``), and the settlement (``settle_write``).
 
 The reviewer is the token's user and the sample the one the client sends, so the queue's
 rules hold as on the site (the lock serialises a sample's submissions; only the reviewer's
-own leased slot is filled). ``BENCH_STATEMENTS_DROP`` (comma-separated: ``throttle``,
-``dataset``, ``card``, ``sample``) leaves out those round trips, to see what fewer
-statements would give.
+own leased slot is filled). ``BENCH_STATEMENTS_DROP=throttle`` leaves out the throttle.
 """
 
 from __future__ import annotations
@@ -36,35 +34,27 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
-from django.db import connection, transaction
+from django.contrib.auth.models import User
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from annotation.models import (
-    ChangeSource,
-    Dataset,
-    DatasetMembership,
-    MediaAsset,
-    Sample,
-    SampleMedia,
-    SampleStatus,
-)
+from annotation.hot_selectors import member_test
+from annotation.models import ChangeSource, SampleStatus
 from annotation.services.status_sql import Statement, status_step_cte
 from core.authentication import _token_user_sql
 from core.lease_sql import DEFAULT_LEASE_SECONDS
+from core.prepared import hot_cursor
 from core.redis_wire import cache_redis
-from core.roles import ROLES
-from core.rows import columns
+from core.roles import ANNOTATOR, ROLES, roles_remember
 from core.throttling import UserRateThrottle, allow_call
-from review.consensus import IMAGE_QUESTION_FIELDS
 from review.models import ReviewSettings, Slot
-from review.services.claim_sql import CLAIM_NEXT
-from review.services.slot_locks import slots_locked_sql
+from review.services.claim_sql import claim_card_sql
+from review.services.slot_locks import slots_locked_with_sample_sql
 from review.services.submit_sql import Settlement, _counted_sql, _insert_sql, settle_write
 
 DROP = frozenset(filter(None, os.environ.get("BENCH_STATEMENTS_DROP", "").split(",")))
 ROLE_NAMES = list(ROLES)
-CARD_FIELDS = ("external_id", "status", "question", *IMAGE_QUESTION_FIELDS)
 NO_CONTENT = 204
 
 
@@ -75,26 +65,17 @@ def _rate() -> tuple[int, int]:
     return throttle.num_requests, int(throttle.duration)
 
 
+FILLED = f"filled AS (UPDATE {Slot._meta.db_table} SET done = true, reviewer_id = %s WHERE id = %s)"
+
+
 @cache
-def _sql() -> dict[str, str]:
-    """The statements of hot_selectors, as its functions build them on every call."""
-    members = DatasetMembership._meta.db_table
-    member = f"EXISTS (SELECT 1 FROM {members} m WHERE m.dataset_id = d.id AND m.user_id = %s)"
-    _names, dataset_columns = columns(Dataset, "d")
-    _names, sample_columns = columns(Sample, "s")
-    card = ", ".join(f's."{Sample._meta.get_field(n).column}"' for n in CARD_FIELDS)  # type: ignore[union-attr]
-    return {
-        "dataset": f"SELECT {dataset_columns} FROM {Dataset._meta.db_table} d "
-        f"WHERE d.id = %s AND {member}",
-        "sample": f"SELECT {sample_columns}, {dataset_columns} FROM {Sample._meta.db_table} s "
-        f"JOIN {Dataset._meta.db_table} d ON d.id = s.dataset_id WHERE s.id = %s AND {member}",
-        "card": f"SELECT {card}, m.role, m.asset_id, a.mime_type FROM {Sample._meta.db_table} s "
-        f"LEFT JOIN {SampleMedia._meta.db_table} m ON m.sample_id = s.id "
-        f"LEFT JOIN {MediaAsset._meta.db_table} a ON a.id = m.asset_id "
-        "WHERE s.id = %s ORDER BY m.role, m.position",
-        "filled": f"filled AS (UPDATE {Slot._meta.db_table} SET done = true, reviewer_id = %s "
-        "WHERE id = %s)",
-    }
+def _member() -> str:
+    """The visibility test of an annotator who is no lead, as the site builds it."""
+    annotator = User(pk=0)
+    roles_remember(annotator, [ANNOTATOR])
+    member = member_test(user=annotator, role=ANNOTATOR, user_param="%s")
+    assert member is not None
+    return member
 
 
 def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
@@ -118,32 +99,23 @@ def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
 
 @csrf_exempt
 def statements_claim(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    sql = _sql()
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         user = _authenticate(cursor, request)
         if user is None:
             return HttpResponse(status=401)
-        me = user[0]
-        if "dataset" not in DROP:
-            cursor.execute(sql["dataset"], [dataset_id, me])
-            if cursor.fetchone() is None:
-                return HttpResponse(status=403)
         cursor.execute(
-            CLAIM_NEXT,
+            claim_card_sql(skipped=False, member=_member().replace("%s", "%(me)s")),
             {
                 "scope": dataset_id,
-                "me": me,
+                "me": user[0],
                 "now": dt.datetime.now(tz=dt.UTC),
                 "default_lease": DEFAULT_LEASE_SECONDS,
                 "default_gold_rate": ReviewSettings.DEFAULT_GOLD_RATE,
             },
         )
         row = cursor.fetchone()
-        if row is None:
-            return HttpResponse(status=NO_CONTENT)
-        if "card" not in DROP:
-            cursor.execute(sql["card"], [row[3]])
-            cursor.fetchall()
+    if row is None:
+        return HttpResponse(status=NO_CONTENT)
     return JsonResponse({"lease": {"slot": row[0]}, "sample": {"id": row[3]}})
 
 
@@ -157,7 +129,7 @@ def _write(
     statement = Statement()
     row = [sample_id, dataset_id, me, client_uuid, "accept", "", "{}", None, None, None, None]
     statement.add(_insert_sql(), [*row, "", 3.0, slot[0], slot[3], leased_at, now])
-    statement.add(_sql()["filled"], [me, slot[0]])
+    statement.add(FILLED, [me, slot[0]])
     select = ["(SELECT id FROM new_review)"]
     if settles:
         select += ["NULL", _counted_sql()]
@@ -175,7 +147,7 @@ def _write(
             now=now,
         )
         select += ["(SELECT revision FROM stepped)", "NULL"]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(statement.sql("SELECT " + ", ".join(select)), statement.params)
         return cursor.fetchone()
 
@@ -184,21 +156,19 @@ def _write(
 def statements_submit(request: HttpRequest) -> HttpResponse:
     body = json.loads(request.body)
     sample_id, client_uuid = int(body["sample"]), uuid.UUID(body["client_uuid"])
-    dataset_id = int(request.headers.get("X-Dataset", 0))  # without the sample read
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         user = _authenticate(cursor, request)
-        if user is None:
-            return HttpResponse(status=401)
-        me = user[0]
-        if "sample" not in DROP:
-            cursor.execute(_sql()["sample"], [sample_id, me])
-            row = cursor.fetchone()
-            if row is None:
-                return HttpResponse(status=404)
-            dataset_id = row[1]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(slots_locked_sql(), [client_uuid, me, me, me, sample_id])
+    if user is None:
+        return HttpResponse(status=401)
+    me = user[0]
+    with transaction.atomic(), hot_cursor() as cursor:
+        cursor.execute(
+            slots_locked_with_sample_sql(_member()), [client_uuid, me, me, me, me, sample_id]
+        )
         slots = cursor.fetchall()
+        if not slots:
+            return HttpResponse(status=404)
+        dataset_id = slots[0][1]
         mine = [s for s in slots if s[7] == me and not s[10]]
         if not mine:
             return HttpResponse(status=409)

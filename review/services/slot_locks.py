@@ -68,6 +68,13 @@ def slots_locked(*, sample: Sample, reviewer: User, client_uuid: uuid.UUID) -> l
     return [_slot(row) for row in rows]
 
 
+def slots_locked_with_sample_sql(member: str) -> str:
+    """:func:`slots_locked_sql` reading the sample and its dataset too, when ``member``
+    holds; its parameters: the submission id, the reviewer three times, the reviewer again
+    unless ``member`` is ``hot_selectors.ALL``, the sample."""
+    return _slots_locked_sql(connection.vendor, member)
+
+
 def slots_locked_with_sample(
     *, sample_id: int, reviewer: User, member: str, client_uuid: uuid.UUID
 ) -> tuple[Sample | None, list[Slot]]:
@@ -79,7 +86,7 @@ def slots_locked_with_sample(
     if member != hot_selectors.ALL:
         params.append(reviewer.pk)
     with hot_cursor() as cursor:
-        cursor.execute(_slots_locked_sql(connection.vendor, member), [*params, sample_id])
+        cursor.execute(slots_locked_with_sample_sql(member), [*params, sample_id])
         rows = cursor.fetchall()
     if not rows:
         return None, []

@@ -82,7 +82,7 @@ def test_the_statements_floor_sends_the_real_loops_statements(settings: Any) -> 
     )
     # Claim, first review, claim, settling review (the submit's transaction is a savepoint
     # pair inside the test's, left out like the claim's).
-    assert [len(statements) for statements in site_calls] == [4, 4, 4, 5]
+    assert [len(statements) for statements in site_calls] == [2, 3, 2, 4]
     assert floor_calls == site_calls
     for dataset in (real, floor):
         sample = Sample.objects.get(dataset=dataset)
