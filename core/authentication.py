@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework import exceptions
@@ -31,6 +31,11 @@ def _token_user_sql() -> str:
         f"ON g.id = ug.group_id WHERE ug.user_id = u.id AND g.name = ANY(%s)), {columns} "
         f"FROM {tokens} t JOIN {users} u ON u.id = t.user_id WHERE t.key = %s"
     )
+
+
+@cache
+def _user_names() -> list[str]:
+    return [f.attname for f in User._meta.concrete_fields]
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):
@@ -60,8 +65,7 @@ class ExpiringTokenAuthentication(TokenAuthentication):
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         created, role_names, *values = row
-        names = [f.attname for f in User._meta.concrete_fields]
-        user = User.from_db(connection.alias, names, values)
+        user = User.from_db(DEFAULT_DB_ALIAS, _user_names(), values)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         roles_remember(user, role_names)

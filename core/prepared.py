@@ -23,40 +23,46 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 
 def prepares() -> bool:
     """Whether the hot path's statements are prepared on this connection."""
-    return connection.vendor == "postgresql" and bool(settings.PREPARE_HOT_STATEMENTS)
+    return connections[DEFAULT_DB_ALIAS].vendor == "postgresql" and _enabled()
 
 
 def hot_cursor() -> Any:
     """A cursor whose statements PostgreSQL binds and prepares (the connection's own cursor
     where it does not), to use as ``with hot_cursor() as cursor:``."""
-    if not prepares():
-        return connection.cursor()
+    db = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks the wrapper up
+    if db.vendor != "postgresql" or not _enabled():
+        return db.cursor()
     # As Django's ``connection.cursor()``, with another cursor class.
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        cursor = _cursor_class()(connection.connection)
-        _same_timezone(cursor)
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+    with db.wrap_database_errors:
+        cursor = _cursor_class()(db.connection)
+        timestamptz, text, register_tzloader = _timezone_parts()
+        if db.timezone != db.connection.adapters.get_loader(timestamptz, text).timezone:
+            register_tzloader(db.timezone, cursor)  # as Django's ``create_cursor`` does
         # Django's own wrapping (logging, execute wrappers, error translation) of its cursors.
-        return connection._prepare_cursor(cursor)  # type: ignore[attr-defined]
+        return db._prepare_cursor(cursor)  # type: ignore[attr-defined]
 
 
-def _same_timezone(cursor: Any) -> None:
-    """The connection's time zone on the cursor, as Django's ``create_cursor`` sets it."""
+def _enabled() -> bool:
+    return bool(settings.PREPARE_HOT_STATEMENTS)
+
+
+@cache
+def _timezone_parts() -> tuple[int, Any, Any]:
+    """What comparing and setting a cursor's time zone takes (psycopg only on PostgreSQL)."""
     from django.db.backends.postgresql.base import TIMESTAMPTZ_OID  # type: ignore[attr-defined]
     from django.db.backends.postgresql.psycopg_any import (  # type: ignore[import-untyped]
         register_tzloader,
     )
     from psycopg.pq import Format
 
-    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-    if connection.timezone != loader.timezone:
-        register_tzloader(connection.timezone, cursor)
+    return TIMESTAMPTZ_OID, Format.TEXT, register_tzloader
 
 
 @cache

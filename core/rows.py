@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 M = TypeVar("M", bound=models.Model)
 
@@ -40,12 +40,11 @@ def db_values(model: Any, row: Sequence[Any], names: Sequence[str] | None = None
     """A raw row's values as the model's fields hold them (as the ORM converts them: JSON
     decoded, SQLite's booleans and UUIDs made Python's)."""
     names = tuple(names or (f.name for f in model._meta.concrete_fields))
+    db = connections[DEFAULT_DB_ALIAS]  # once: each ``connection.x`` looks the wrapper up
     values = []
-    for (col, converters), value in zip(
-        _converters(model, names, connection.vendor), row, strict=True
-    ):
+    for (col, converters), value in zip(_converters(model, names, db.vendor), row, strict=True):
         for convert in converters:
-            value = convert(value, col, connection)
+            value = convert(value, col, db)
         values.append(value)
     return values
 
