@@ -40,7 +40,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from annotation.hot_selectors import member_test
-from annotation.models import ChangeSource, SampleStatus
+from annotation.models import ChangeSource, Sample, SampleStatus
 from annotation.services.status_sql import Statement, status_step_cte
 from core.authentication import _token_user_sql
 from core.lease_sql import DEFAULT_LEASE_SECONDS
@@ -65,6 +65,7 @@ def _rate() -> tuple[int, int]:
     return throttle.num_requests, int(throttle.duration)
 
 
+SAMPLES = Sample._meta.db_table
 FILLED = f"filled AS (UPDATE {Slot._meta.db_table} SET done = true, reviewer_id = %s WHERE id = %s)"
 
 
@@ -132,8 +133,8 @@ def _write(
     statement.add(FILLED, [me, slot[0]])
     select = ["(SELECT id FROM new_review)"]
     if settles:
-        select += ["NULL", _counted_sql()]
-        statement.params.extend([sample_id, slot[3], dataset_id])
+        select += ["NULL", _counted_sql(), f"(SELECT status FROM {SAMPLES} WHERE id = %s)"]
+        statement.params.extend([sample_id, slot[3], dataset_id, sample_id])
     else:
         status_step_cte(
             statement,
@@ -146,7 +147,7 @@ def _write(
             reason="First review submitted.",
             now=now,
         )
-        select += ["(SELECT revision FROM stepped)", "NULL"]
+        select += ["(SELECT revision FROM stepped)", "NULL, NULL"]
     with hot_cursor() as cursor:
         cursor.execute(statement.sql("SELECT " + ", ".join(select)), statement.params)
         return cursor.fetchone()
@@ -174,7 +175,7 @@ def statements_submit(request: HttpRequest) -> HttpResponse:
             return HttpResponse(status=409)
         done = sum(1 for s in slots if s[10] and s[3] == mine[0][3])
         settles = done + 1 >= (slots[0][12] or 2)
-        review_id, _revision, counted = _write(
+        review_id, _revision, counted, _status = _write(
             me, sample_id, dataset_id, client_uuid, mine[0], settles
         )
         if settles:

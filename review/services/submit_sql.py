@@ -81,7 +81,10 @@ def review_write(
 ) -> tuple[Review, list[Counted] | None]:
     """Insert the review into ``slot`` and mark the slot done (with the draft and skip deletes
     asked for); ``first_step_reason``: also move the sample from pending review to in review;
-    ``read_round``: also read the round's other counted reviews, oldest first."""
+    ``read_round``: also read the round's other counted reviews, oldest first, and the
+    sample's status as it stands after the lock (the sample was read in the lock's statement,
+    whose snapshot predates a concurrent first review that the lock waited for: settling from
+    that stale status would miss the one-statement settlement)."""
     now = dt.datetime.now(tz=dt.UTC)
     leased_at = slot.leased_at if slot.reviewer_id == reviewer.pk else None
     row = {
@@ -125,12 +128,15 @@ def review_write(
     select.append("(SELECT revision FROM stepped)" if first_step_reason is not None else "NULL")
     if read_round:
         select.append(_counted_sql())
-        statement.params.extend([sample.pk, slot.round, sample.dataset_id])
+        select.append(f"(SELECT status FROM {Sample._meta.db_table} WHERE id = %s)")  # noqa: S608 - model tables
+        statement.params.extend([sample.pk, slot.round, sample.dataset_id, sample.pk])
     else:
-        select.append("NULL")
+        select.append("NULL, NULL")
     with hot_cursor() as cursor:
         cursor.execute(statement.sql("SELECT " + ", ".join(select)), statement.params)
-        review_id, revision, counted = cursor.fetchone()
+        review_id, revision, counted, status_now = cursor.fetchone()
+    if status_now is not None:
+        sample.status = status_now
     if revision is not None:
         sample.status, sample.revision, sample.updated_at = SampleStatus.IN_REVIEW, revision, now
     review = Review(

@@ -3,13 +3,19 @@ connections hammer claim and submit, and the invariants are checked in the datab
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from typing import Any
 
 import pytest
+from django.db import connection, transaction
 from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
 
+from annotation import services as annotation_services
 from annotation.models import NoteKey, Sample, SampleNote, SampleStatus
+from core.roles import user_roles
 from review import services
 from review.models import Review, Slot
 from tests.annotation.factories import UserFactory
@@ -103,3 +109,58 @@ def test_concurrent_duplicate_submissions_make_one_review() -> None:
     assert run_threads(8, send) == []
     assert Review.objects.count() == 1
     assert sum(1 for r in results if r.created) == 1
+
+
+def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() -> None:
+    """The second review of a sample, sent while the first one's transaction still holds the
+    sample's slots, waits for it, then settles the sample with the one-statement settlement:
+    the sample it read with the lock (before the first review moved it to "in review") is
+    brought up to date after the wait, so the settlement is not refused as "moved meanwhile"
+    and left to the step-by-step ORM path."""
+    dataset = review_dataset(1, k=2)
+    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
+    for reviewer in (first, second):
+        annotation_services.dataset_add_member(dataset=dataset, user=reviewer)
+        assert services.slot_claim(dataset=dataset, reviewer=reviewer) is not None
+    sample_id = Sample.objects.get(dataset=dataset).pk
+    user_roles(second)  # known, as token authentication knows them
+    locked, waiting, results = threading.Event(), threading.Event(), {}
+
+    def submit(reviewer: Any) -> Any:
+        return services.review_submit_visible(
+            reviewer=reviewer, sample_id=sample_id, client_uuid=uuid.uuid4(), decision="accept"
+        )
+
+    def work(index: int) -> None:
+        if index == 0:
+            with transaction.atomic():  # holds the slot locks until the second one waits
+                results["first"] = submit(first)
+                locked.set()
+                assert waiting.wait(timeout=30)
+        else:
+            assert locked.wait(timeout=30)
+            with CaptureQueriesContext(connection) as queries:
+                results["second"] = submit(second)
+            results["statements"] = [q["sql"] for q in queries.captured_queries]
+
+    def watch(_index: int) -> None:
+        assert locked.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                )
+                if cursor.fetchone()[0]:
+                    waiting.set()
+                    return
+            time.sleep(0.01)  # polling PostgreSQL's view of the wait: no event to wait on
+
+    assert run_threads(3, lambda i: work(i) if i < 2 else watch(i)) == []
+    assert waiting.is_set()
+    assert results["first"].settled_status is None
+    assert results["second"].settled_status == SampleStatus.VERIFIED
+    assert Sample.objects.get(pk=sample_id).status == SampleStatus.VERIFIED
+    # BEGIN, the lock with the sample, the review write, the settlement, COMMIT.
+    assert len(results["statements"]) == 5, results["statements"]
