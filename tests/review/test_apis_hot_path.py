@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.urls import reverse
+from django.urls import reverse, set_script_prefix
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -159,3 +159,23 @@ def test_a_bad_submission_names_every_bad_field(
     assert fields <= set(errors)
     assert all(isinstance(errors[name], list) and errors[name][0] for name in fields)
     assert not Review.objects.filter(sample_id=sample_id).exists()
+
+
+def test_the_claims_urls_are_the_reversed_ones_under_any_script_prefix(annotator: Any) -> None:
+    """The claim's workbench and media URLs (built from text worked out once) are what
+    ``reverse`` gives, also when the site is served under a path prefix."""
+    dataset = review_dataset(2, k=1, members=[annotator])
+    client = _token_client(annotator)
+    claim = reverse("api_review_claim", args=[dataset.pk])
+    for prefix in ("/", "/studio/"):
+        set_script_prefix(prefix)  # as the WSGI handler sets it from SCRIPT_NAME
+        try:
+            claimed = client.post(claim, {}, format="json").json()
+            sample = claimed["sample"]
+            assert claimed["url"] == reverse("review:workbench", args=[sample["id"]])
+            assert [m["url"] for m in sample["media"]] == [
+                reverse("annotation:media_file", args=[m["asset_id"]]) for m in sample["media"]
+            ]
+            assert sample["media"] and claimed["url"].startswith(prefix)
+        finally:
+            set_script_prefix("/")
