@@ -18,7 +18,11 @@ in time:
    the throttle);
 3. site: N reviewers (threads with a keep-alive stdlib HTTP connection and token auth) loop
    ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` against the real site;
-   ``ratio_site_to_floor`` is its loops/s over the floor site's;
+   ``ratio_site_to_floor`` is its loops/s over the floor site's. The floor site, statements
+   floor and site phases run in ``--rounds`` interleaved rounds (3 by default), since the
+   machine's speed drifts between minutes: each round's ratios are of phases run side by side,
+   the reported ratios are the rounds' medians (``closed_loop_rounds`` lists every round),
+   the rates the medians of the rounds' rates;
 4. open loop (``bench/open_loop.py``): 500 reviewers, each with its own token, start a
    claim + submit loop on their own Poisson clocks (mean 10 s apart: 50 loops/s offered) for
    60 s after a 10 s warm-up, against the README's production shape (gunicorn --preload,
@@ -34,6 +38,7 @@ Prints the phases' rates, p50/p95/p99 latency, ratios and invariants as JSON on 
 
 Run: .venv/bin/python bench/bench_review.py [--samples 41883] [--reviewers 50] [--seconds 30]
      [--workers 3 --threads 8] [--reuse: keep an earlier run's database, reset its queue]
+     [--rounds 3]
      [--phases bare,floor,statements,site,open,browser] [--statements-drop throttle]
      [--open-reviewers 500 --open-gap 10 --open-seconds 60]
 """
@@ -45,6 +50,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -285,12 +291,23 @@ def gunicorn(
 PHASES = ("bare", "floor", "statements", "site", "open", "browser")
 
 
+def _pooled(runs: list[Any]) -> dict[str, Any]:
+    """Claim and submit latencies and errors over a closed-loop phase's rounds."""
+    return {
+        "claim": percentiles([x for run in runs for x in run["claim_latencies"]]),
+        "submit": percentiles([x for run in runs for x in run["submit_latencies"]]),
+        "errors": sum(run["error_count"] for run in runs),
+    }
+
+
 def _phase_invariants(
     db_url: str, ds: int, k: int, name: str, seen: dict[str, dict[str, int]], client: int = 0
 ) -> None:
     """Check the queue after a phase (then reset it for the next one)."""
     checks = invariants(db_url, ds, k)
     checks["reviewers_with_two_open_leases"] += client
+    for key, count in seen.get(name, {}).items():  # a phase run in several rounds: the sum
+        checks[key] += count
     seen[name] = checks
     print(f"invariants after {name}: {checks}")
     reset_queue(db_url, ds, k)
@@ -342,6 +359,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--reuse", action="store_true")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds of the closed-loop phases"
+    )
     parser.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset")
     parser.add_argument("--statements-drop", default="", help="throttle (leave it out)")
     parser.add_argument("--open-reviewers", type=int, default=500)
@@ -397,21 +417,65 @@ def main() -> None:
             "claims_per_s": round(bare_rate, 1),
             **percentiles(bare["latencies"]),
         }
-    if "floor" in phases:
-        with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
-            floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
-            floor_rate = floor["requests"] / floor["seconds"]
-            print(f"framework floor: {floor['requests']} no-op requests = {floor_rate:.0f}/s")
-            least = site_phase(
-                args.port,
-                f"/floor/claim/{ds}/",
-                "/floor/submit/",
-                [{"X-Reviewer": str(pk)} for pk in built["bare_ids"]],
-                args.seconds,
+    # The closed-loop phases run in interleaved rounds (floor site, statements floor, site;
+    # again): the machine's speed drifts by 15 % and more between minutes, and a ratio of
+    # phases run side by side, taken as the median of the rounds', is steadier than one pair.
+    closed = [name for name in ("floor", "statements", "site") if name in phases]
+    rounds: list[dict[str, Any]] = []
+    runs: dict[str, list[Any]] = {name: [] for name in closed}
+    for number in range(args.rounds if closed else 0):
+        rates: dict[str, Any] = {"round": number + 1}
+        if "floor" in phases:
+            with gunicorn(args, {**env, "DJANGO_SETTINGS_MODULE": "bench.floor_site"}):
+                if number == 0:
+                    floor = floor_phase(args.port, args.reviewers, min(args.seconds, 10.0))
+                    floor_rate = floor["requests"] / floor["seconds"]
+                    print(f"framework floor: {floor['requests']} no-ops = {floor_rate:.0f}/s")
+                least = site_phase(
+                    args.port,
+                    f"/floor/claim/{ds}/",
+                    "/floor/submit/",
+                    [{"X-Reviewer": str(pk)} for pk in built["bare_ids"]],
+                    args.seconds,
+                )
+            runs["floor"].append(least)
+            rates["floor_site"] = round(least["claims"] / least["seconds"], 1)
+            print(f"round {number + 1}: floor site {rates['floor_site']:.0f} loops/s")
+            _phase_invariants(db_url, ds, k, "floor", seen, least["client_double_leases"])
+        if "statements" in phases:
+            run, rate = _statements(args, env, ds, built["tokens"][: args.reviewers])
+            runs["statements"].append(run)
+            rates["statements_floor"] = round(rate, 1)
+            _phase_invariants(db_url, ds, k, "statements", seen, run["client_double_leases"])
+        if "site" in phases:
+            with gunicorn(args, env):
+                site = site_phase(
+                    args.port,
+                    f"/api/datasets/{ds}/claim/",
+                    "/api/reviews/",
+                    [{"Authorization": f"Token {t}"} for t in built["tokens"][: args.reviewers]],
+                    args.seconds,
+                )
+            runs["site"].append(site)
+            rates["site"] = round(site["claims"] / site["seconds"], 1)
+            print(
+                f"round {number + 1}: site {site['claims']} claims + {site['submits']} submits "
+                f"in {site['seconds']} s = {rates['site']:.0f} loops/s, "
+                f"errors {site['error_count']} {site['errors']}"
             )
-        least_rate = least["claims"] / least["seconds"]
-        print(f"floor site (bare claim + no-op submit through Django): {least_rate:.0f} loops/s")
-        _phase_invariants(db_url, ds, k, "floor", seen, least["client_double_leases"])
+            _phase_invariants(db_url, ds, k, "site", seen, site["client_double_leases"])
+        for name, over in (
+            ("ratio_site_to_floor", ("site", "floor_site")),
+            ("ratio_statements_floor_to_floor", ("statements_floor", "floor_site")),
+            ("ratio_site_to_statements_floor", ("site", "statements_floor")),
+        ):
+            if over[0] in rates and over[1] in rates:
+                rates[name] = round(rates[over[0]] / rates[over[1]], 3)
+        rounds.append(rates)
+    if rounds:
+        result["closed_loop_rounds"] = rounds
+    if "floor" in phases:
+        least_rate = statistics.median(r["floor_site"] for r in rounds)
         result["framework_floor"] = {
             "requests_per_s": round(floor_rate, 1),
             "loops_per_s_at_most": round(floor_rate / 2, 1),
@@ -419,42 +483,22 @@ def main() -> None:
         }
         result["floor_site"] = {
             "loops_per_s": round(least_rate, 1),
-            "claim": percentiles(least["claim_latencies"]),
-            "submit": percentiles(least["submit_latencies"]),
-            "errors": least["error_count"],
+            **_pooled(runs["floor"]),
         }
     if "statements" in phases:
-        run, statements_rate = _statements(args, env, ds, built["tokens"][: args.reviewers])
-        _phase_invariants(db_url, ds, k, "statements", seen, run["client_double_leases"])
+        statements_rate = statistics.median(r["statements_floor"] for r in rounds)
         result["statements_floor"] = {
             "loops_per_s": round(statements_rate, 1),
             "dropped": args.statements_drop,
-            "claim": percentiles(run["claim_latencies"]),
-            "submit": percentiles(run["submit_latencies"]),
-            "errors": run["error_count"],
+            **_pooled(runs["statements"]),
         }
     if "site" in phases:
-        with gunicorn(args, env):
-            site = site_phase(
-                args.port,
-                f"/api/datasets/{ds}/claim/",
-                "/api/reviews/",
-                [{"Authorization": f"Token {t}"} for t in built["tokens"][: args.reviewers]],
-                args.seconds,
-            )
-        site_rate = site["claims"] / site["seconds"]
-        print(
-            f"site: {site['claims']} claims + {site['submits']} submits in {site['seconds']} s "
-            f"= {site_rate:.0f} loops/s, errors {site['error_count']} {site['errors']}"
-        )
-        _phase_invariants(db_url, ds, k, "site", seen, site["client_double_leases"])
+        site_rate = statistics.median(r["site"] for r in rounds)
         result["site"] = {
-            "claims": site["claims"],
-            "submits": site["submits"],
+            "claims": sum(r["claims"] for r in runs["site"]),
+            "submits": sum(r["submits"] for r in runs["site"]),
             "claims_per_s": round(site_rate, 1),
-            "claim": percentiles(site["claim_latencies"]),
-            "submit": percentiles(site["submit_latencies"]),
-            "errors": site["error_count"],
+            **_pooled(runs["site"]),
         }
     if "open" in phases:
         result["open_loop"] = _open(args, env, ds, built["tokens"])
@@ -467,11 +511,20 @@ def main() -> None:
     def ratio(a: float, b: float) -> float | None:
         return round(a / b, 3) if a and b else None
 
+    def median_ratio(name: str, a: float, b: float) -> float | None:
+        """The median of the rounds' ratios (each of phases run side by side)."""
+        values = [r[name] for r in rounds if name in r]
+        return round(statistics.median(values), 3) if values else ratio(a, b)
+
     result |= {
-        "ratio_site_to_floor": ratio(site_rate, least_rate),
+        "ratio_site_to_floor": median_ratio("ratio_site_to_floor", site_rate, least_rate),
         "ratio_site_to_bare": ratio(site_rate, bare_rate),
-        "ratio_statements_floor_to_floor": ratio(statements_rate, least_rate),
-        "ratio_site_to_statements_floor": ratio(site_rate, statements_rate),
+        "ratio_statements_floor_to_floor": median_ratio(
+            "ratio_statements_floor_to_floor", statements_rate, least_rate
+        ),
+        "ratio_site_to_statements_floor": median_ratio(
+            "ratio_site_to_statements_floor", site_rate, statements_rate
+        ),
         "ratio_floor_loops_to_bare": ratio(floor_rate / 2, bare_rate),
         "ratio_floor_site_to_bare": ratio(least_rate, bare_rate),
         "invariants": seen,
