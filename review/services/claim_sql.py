@@ -56,13 +56,28 @@ _GOLD_RATE = """CASE WHEN EXISTS (SELECT 1 FROM review_golditem g WHERE g.datase
     END"""
 
 
-def _claim(*, skipped: bool) -> str:
+def _claim(*, skipped: bool, member: str | None = None) -> str:
+    """The claim statement; with ``member``, as :func:`claim_card_sql` describes it."""
+    conf, card = {"gold_rate": _GOLD_RATE}, {}
+    if member is not None:
+        conf["kind"] = "d.kind"
+        card = {
+            "conf_from": hot_selectors.visible_dataset_from(
+                dataset_param="%(scope)s", member=member
+            ),
+            "then": (
+                f"SELECT leased.*, {hot_selectors.card_select(fields=CARD_FIELDS, sample='s')} "  # noqa: S608 - model tables
+                f"FROM leased JOIN {annotation_selectors.sample_table()} s "
+                "ON s.id = leased.sample_id"
+            ),
+        }
     return claim_sql(
         SLOTS,
         lease_seconds=_LEASE_SECONDS,
         where=claimable_where(skipped=skipped),
         returning=("sample_id", "gold"),
-        conf={"gold_rate": _GOLD_RATE},
+        conf=conf,
+        **card,
     )
 
 
@@ -76,17 +91,29 @@ def claim_card_sql(*, skipped: bool, member: str) -> str:
     nothing is leased in a dataset the reviewer may not work in (``member``, the test of
     ``annotation.hot_selectors.member_test`` over ``d`` with ``%(me)s``), and the row answers
     the dataset's kind and the leased sample's ``CARD_FIELDS`` and media after the lease."""
-    return claim_sql(
-        SLOTS,
-        lease_seconds=_LEASE_SECONDS,
-        where=claimable_where(skipped=skipped),
-        returning=("sample_id", "gold"),
-        conf={"gold_rate": _GOLD_RATE, "kind": "d.kind"},
-        conf_from=hot_selectors.visible_dataset_from(dataset_param="%(scope)s", member=member),
-        then=(
-            f"SELECT leased.*, {hot_selectors.card_select(fields=CARD_FIELDS, sample='s')} "  # noqa: S608 - model tables
-            f"FROM leased JOIN {annotation_selectors.sample_table()} s ON s.id = leased.sample_id"
-        ),
+    return _claim(skipped=skipped, member=member)
+
+
+def _params(
+    dataset_id: int,
+    reviewer_id: int,
+    now: dt.datetime,
+    default_lease_seconds: int,
+    default_gold_rate: float,
+) -> dict[str, Any]:
+    return {
+        "scope": dataset_id,
+        "me": reviewer_id,
+        "now": now,
+        "default_lease": default_lease_seconds,
+        "default_gold_rate": default_gold_rate,
+    }
+
+
+def _claim_row(row: Any) -> ClaimRow:
+    slot_id, expires_at, resumed, sample_id, gold, gold_rate = row
+    return ClaimRow(
+        int(slot_id), int(sample_id), expires_at, bool(resumed), bool(gold), float(gold_rate)
     )
 
 
@@ -110,22 +137,12 @@ def claim_card_statement(
     """Run :func:`claim_card_sql`: the lease with the dataset's kind and the sample's card, or
     None when nothing was leased (nothing left, or a dataset the reviewer may not work in).
     Raises IntegrityError as :func:`claim_statement` does."""
-    params: dict[str, Any] = {
-        "scope": dataset_id,
-        "me": reviewer_id,
-        "now": now,
-        "default_lease": default_lease_seconds,
-        "default_gold_rate": default_gold_rate,
-    }
+    params = _params(dataset_id, reviewer_id, now, default_lease_seconds, default_gold_rate)
     row = claim_by_statement(claim_card_sql(skipped=skipped, member=member), params)
     if row is None:
         return None
-    slot_id, expires_at, resumed, sample_id, gold, gold_rate, kind = row[:7]
     card, media = hot_selectors.card_values(fields=CARD_FIELDS, row=row[7:])
-    claim = ClaimRow(
-        int(slot_id), int(sample_id), expires_at, bool(resumed), bool(gold), float(gold_rate)
-    )
-    return CardClaim(claim, str(kind), card, media)
+    return CardClaim(_claim_row(row[:6]), str(row[6]), card, media)
 
 
 def claim_statement(
@@ -143,17 +160,6 @@ def claim_statement(
     Raises IntegrityError when a concurrent claim by the same reviewer won the one-open-lease
     constraint (inside a savepoint when the caller is in a transaction, so it can retry).
     """
-    params: dict[str, Any] = {
-        "scope": dataset_id,
-        "me": reviewer_id,
-        "now": now,
-        "default_lease": default_lease_seconds,
-        "default_gold_rate": default_gold_rate,
-    }
+    params = _params(dataset_id, reviewer_id, now, default_lease_seconds, default_gold_rate)
     row = claim_by_statement(CLAIM_SKIPPED if skipped else CLAIM_NEXT, params)
-    if row is None:
-        return None
-    slot_id, expires_at, resumed, sample_id, gold, gold_rate = row
-    return ClaimRow(
-        int(slot_id), int(sample_id), expires_at, bool(resumed), bool(gold), float(gold_rate)
-    )
+    return None if row is None else _claim_row(row)

@@ -133,3 +133,31 @@ def test_the_queue_narrows_candidates_and_reads_values_beside_the_lease() -> Non
     row = _claim(7, NOW, sql, minutes=2)
     assert row[0] != high
     assert row[1:] == (NOW + dt.timedelta(minutes=2), False, 0, "probe")
+
+
+@pytest.mark.postgres
+@pytest.mark.usefixtures("probe")
+def test_a_claim_gated_by_its_conf_row_leases_nothing_without_it_and_answers_its_select() -> None:
+    """With ``conf_from``, a holder whose conf row is missing (no right to the queue) neither
+    takes a slot nor renews one held; ``then`` answers a select over the leased row."""
+    held, free = _slots((1, 5), (2, 0))
+    assert _claim(7, NOW)[0] == held
+    sql = lease_sql.claim_sql(
+        PROBE,
+        returning=("unit",),
+        conf={"allowed": "a.ok"},
+        conf_from="FROM (SELECT %(me)s <> 9 AS ok) a WHERE a.ok",
+        then="SELECT leased.id, leased.unit * 10, leased.resumed FROM leased",
+    )
+    assert _claim(9, NOW, sql) is None  # refused: nothing taken
+    assert _claim(8, NOW, sql) == (free, 20, False)
+    later = NOW + dt.timedelta(seconds=30)
+    assert _claim(7, later, sql) == (held, 10, True)
+    refusing_7 = sql.replace("%(me)s <> 9", "%(me)s <> 7")
+    assert _claim(7, later + dt.timedelta(seconds=30), refusing_7) is None  # not renewed
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT holder_id, lease_expires_at FROM lease_probe ORDER BY id")
+        assert cursor.fetchall() == [
+            (7, later + dt.timedelta(seconds=60)),
+            (8, NOW + dt.timedelta(seconds=60)),
+        ]
