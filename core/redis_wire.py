@@ -1,8 +1,9 @@
 """A few Redis commands over a plain socket, for the web process's hot paths.
 
 redis-py 8 loads its asyncio client, cluster support and every command's wrapper with the
-package: about 20 MB in each web process, although ordinary requests send Redis only two
-commands (the API's rate limit: INCR and EXPIRE) and /healthz/ a ping. This client speaks the
+package: about 20 MB in each web process, although ordinary requests send Redis at most two
+commands (the API's rate limit reserving a block of calls: INCRBY and EXPIRE) and /healthz/ a
+ping. This client speaks the
 protocol (RESP2) for those: one connection per thread, the commands of a call sent together
 (a pipeline, one round trip), a broken connection opened again once. Everything else (the
 cache's other uses, Celery, the judges' rate limiter) keeps redis-py, which then loads where
