@@ -152,11 +152,10 @@ class ClaimApi(APIView):
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        fields = ("external_id", "status", "question", *consensus.reviewable_fields(dataset.kind))
-        card, media = hot_selectors.sample_card(sample_id=lease.sample_id, fields=fields)
-        if not card:  # pragma: no cover - a leased sample's slots go with it
+        leased = services.leased_card(lease=lease, kind=dataset.kind)
+        if not leased.card:  # pragma: no cover - a leased sample's slots go with it
             raise NotFound()
-        return Response(_leased_output(services.LeasedCard(lease, dataset.kind, card, media)))
+        return Response(_leased_output(leased))
 
 
 class ReviewOutput(serializers.Serializer[Any]):

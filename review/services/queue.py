@@ -253,11 +253,9 @@ def slot_claim(
                 dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=at
             )
         )
-    if lease is None or lease.resumed or skipped or sample_id is not None or gold_rate <= 0:
+    if lease is None or skipped or sample_id is not None:
         return lease
-    if (rng or gold_services.default_rng()).random() >= gold_rate:
-        return lease
-    return _claim_gold(lease=lease, reviewer=reviewer, now=at, rng=rng) or lease
+    return _gold_instead(lease=lease, gold_rate=gold_rate, reviewer=reviewer, now=at, rng=rng)
 
 
 @dataclass(frozen=True)
@@ -302,16 +300,32 @@ def slot_claim_card(
     lease = Lease(
         row.slot_id, row.sample_id, dataset_id, row.expires_at, resumed=row.resumed, gold=row.gold
     )
-    found = LeasedCard(lease, claimed.kind, claimed.card, claimed.media)
-    if row.resumed or skipped or row.gold_rate <= 0:
-        return found
-    if (rng or gold_services.default_rng()).random() >= row.gold_rate:
-        return found
-    gold = _claim_gold(lease=lease, reviewer=reviewer, now=at, rng=rng)
-    if gold is None:
-        return found
-    card, media = hot_selectors.sample_card(sample_id=gold.sample_id, fields=CARD_FIELDS)
-    return LeasedCard(gold, claimed.kind, card, media)
+    if not skipped:
+        served = _gold_instead(
+            lease=lease, gold_rate=row.gold_rate, reviewer=reviewer, now=at, rng=rng
+        )
+        if served is not lease:
+            return leased_card(lease=served, kind=claimed.kind)
+    return LeasedCard(lease, claimed.kind, claimed.card, claimed.media)
+
+
+def leased_card(*, lease: Lease, kind: str) -> LeasedCard:
+    """The lease with its sample's card read in one statement (a claim that did not read it
+    along: the ORM claim, or a gold item served instead of the slot the claim took)."""
+    card, media = hot_selectors.sample_card(sample_id=lease.sample_id, fields=CARD_FIELDS)
+    return LeasedCard(lease, kind, card, media)
+
+
+def _gold_instead(
+    *, lease: Lease, gold_rate: float, reviewer: User, now: dt.datetime, rng: random.Random | None
+) -> Lease:
+    """A fresh lease, or a gold item's served instead with the probability of the dataset's
+    gold rate when one is left for this reviewer (the fresh slot then goes back)."""
+    if lease.resumed or gold_rate <= 0:
+        return lease
+    if (rng or gold_services.default_rng()).random() >= gold_rate:
+        return lease
+    return _claim_gold(lease=lease, reviewer=reviewer, now=now, rng=rng) or lease
 
 
 def _claim_gold(
