@@ -76,7 +76,7 @@ from bench.support import (  # noqa: E402
     production_env,
     run_together,
 )
-from review.queue_sql import claim_candidate  # noqa: E402 - after the repository joins the path
+from review.queue.statements import claim_candidate  # noqa: E402 - after the repository joins the path
 
 # The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
 CLAIM_SQL = f"""
@@ -99,7 +99,7 @@ def build(n_samples: int, n_reviewers: int, k: int, bare: int | None = None) -> 
     from annotation import services
     from annotation.models import Sample, SampleMedia, SampleStatus
     from core import roles
-    from review import services as review_services
+    from review.queue import services as review_services
     from tests.annotation.factories import png_bytes
 
     dataset = services.dataset_create(name="bench MMOOC", kind="image_question", preset="mmooc")

@@ -83,6 +83,7 @@ from annotation import services
 from annotation.models import SampleStatus
 from core import roles
 from review import services as review_services
+from review.queue import services as queue_services
 
 items = json.loads(Path({str(LOGICVISTA / "dataset.json")!r}).read_text())
 dataset = services.dataset_create(name={DATASET!r}, kind="image_question")
@@ -99,10 +100,10 @@ for key, item in usable[:{LIMIT}]:
         status=SampleStatus.PENDING_REVIEW,
         media=[("image", services.media_asset_store(data=image, kind="image"))],
     )
-review_services.review_settings_update(
+queue_services.review_settings_update(
     dataset=dataset, overlap=1, blind=True, show_judge_hints=False, lease_seconds=900
 )
-review_services.queue_sync(dataset=dataset)
+queue_services.queue_sync(dataset=dataset)
 user = User.objects.create_user(username={USERNAME!r}, password={PASSWORD!r})
 user.groups.add(Group.objects.get(name=roles.ANNOTATOR))
 services.dataset_add_member(dataset=dataset, user=user)

@@ -185,7 +185,7 @@ def _compute_child(args: argparse.Namespace) -> dict[str, Any]:
     """Run in a child process: the worker's computation alone, and its peak memory."""
     _django(args.db)
     from annotation.models import Dataset
-    from review.quality_computations import reviewer_quality_compute
+    from review.quality.computations import reviewer_quality_compute
 
     dataset = Dataset.objects.get(pk=args.dataset_id)
     started = time.perf_counter()
@@ -212,8 +212,8 @@ def _site(args: argparse.Namespace) -> dict[str, Any]:
     from django.urls import reverse
 
     from core import roles
-    from review import quality_computations
     from review.models import ReviewerQualityComputation
+    from review.quality import computations as quality_computations
 
     call_command("migrate", verbosity=0)
     built = time.perf_counter()

@@ -11,7 +11,7 @@ serializers, no ORM, no model instances, a fixed answer.
   (``core.authentication``); the throttle (``core.throttling.allow_call``: a block's
   ``INCRBY`` + ``EXPIRE`` in one round trip through ``core.redis_wire`` when this process's
   reserved calls are spent, none otherwise); the claim with the dataset's visibility test and
-  the sample's card (``review.services.claim_sql.claim_card_sql``);
+  the sample's card (``review.queue.claim_sql.claim_card_sql``);
 - ``POST /floor/statements/submit/``: the token and the throttle again; then in one
   transaction the slot lock reading the sample and its dataset with the visibility test
   (``review.services.slot_locks``), the review write with a first review's status step or,
@@ -49,7 +49,7 @@ from core.redis_wire import cache_redis
 from core.roles import ANNOTATOR, ROLES, roles_remember
 from core.throttling import UserRateThrottle, allow_call
 from review.models import ReviewSettings, Slot
-from review.services.claim_sql import claim_card_sql
+from review.queue.claim_sql import claim_card_sql
 from review.services.slot_locks import slots_locked_with_sample_sql
 from review.services.submit_sql import Settlement, _counted_sql, _insert_sql, settle_write
 

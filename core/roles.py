@@ -108,3 +108,9 @@ def require_lead(request: HttpRequest, message: str | Promise | None = None) -> 
     """Refuse (403, with the reason) a request that is not a project lead's."""
     if not is_lead(request.user):
         raise PermissionDenied(message or _("Only project leads may do this."))
+
+
+def require_reviewer(request: HttpRequest) -> None:
+    """Refuse (403, with the reason) a request of someone who may not do review work."""
+    if not is_reviewer(request.user):
+        raise PermissionDenied(_("Only annotators may claim or submit review work."))

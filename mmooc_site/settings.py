@@ -384,7 +384,7 @@ LOGGING = {
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
 
-# Judges (judging.egress): a judge's key is read only from a variable whose name starts with
+# Judges (judging.calls.egress): a judge's key is read only from a variable whose name starts with
 # this prefix, so no other secret of the workers can be sent to a judge; judges are called only
 # on public addresses unless their host:port is listed (a local vLLM or Ollama, say).
 JUDGE_KEY_ENV_PREFIX = env.str("JUDGE_KEY_ENV_PREFIX", default="JUDGE_KEY_")

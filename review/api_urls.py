@@ -2,7 +2,10 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import apis, consensus_apis, gold_apis, quality_apis
+from review import apis
+from review.exclusions import apis as consensus_apis
+from review.gold import apis as gold_apis
+from review.quality import apis as quality_apis
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/claim/", apis.ClaimApi.as_view(), name="api_review_claim"),

@@ -21,8 +21,9 @@ from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
 from core.api_input import validated
 from core.roles import ANNOTATOR, is_lead, request_user
-from review import consensus, selectors, services
+from review import editing, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
+from review.queue import services as queue_services
 
 
 def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
@@ -60,7 +61,7 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
     url = serializers.CharField()
 
 
-def _leased_output(leased: services.LeasedCard) -> dict[str, Any]:
+def _leased_output(leased: queue_services.LeasedCard) -> dict[str, Any]:
     """The claim's answer: the lease and what the reviewer sees of its sample."""
     lease, card = leased.lease, leased.card
     return {
@@ -72,7 +73,7 @@ def _leased_output(leased: services.LeasedCard) -> dict[str, Any]:
             # A gold item is shown as any sample in review: reviewers cannot tell it apart.
             "status": SampleStatus.IN_REVIEW if lease.gold else card["status"],
             "question": card["question"],
-            "values": {name: card[name] for name in consensus.reviewable_fields(leased.kind)},
+            "values": {name: card[name] for name in editing.reviewable_fields(leased.kind)},
             "media": [
                 {
                     "role": link["role"],
@@ -131,9 +132,11 @@ class ClaimApi(APIView):
             raise
         reviewer = request_user(request)
         member = hot_selectors.member_test(user=reviewer, role=ANNOTATOR, user_param="%(me)s")
-        if member is not None and services.claim_statement_applies(sample_id=payload["sample"]):
+        if member is not None and queue_services.claim_statement_applies(
+            sample_id=payload["sample"]
+        ):
             # The claim, the dataset's visibility and the sample's card in one statement.
-            leased = services.slot_claim_card(
+            leased = queue_services.slot_claim_card(
                 dataset_id=dataset_id,
                 reviewer=reviewer,
                 member=member,
@@ -144,7 +147,7 @@ class ClaimApi(APIView):
                 return Response(status=status.HTTP_204_NO_CONTENT)
             return Response(_leased_output(leased))
         dataset = _reviewable_dataset(request, dataset_id)
-        lease = services.slot_claim(
+        lease = queue_services.slot_claim(
             dataset=dataset,
             reviewer=reviewer,
             skipped=payload["skipped"],
@@ -152,7 +155,7 @@ class ClaimApi(APIView):
         )
         if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        leased = services.leased_card(lease=lease, kind=dataset.kind)
+        leased = queue_services.leased_card(lease=lease, kind=dataset.kind)
         if not leased.card:  # pragma: no cover - a leased sample's slots go with it
             raise NotFound()
         return Response(_leased_output(leased))
@@ -335,7 +338,7 @@ class SkipApi(APIView):
         sample = _sample(request, sample_id)
         payload = self.SkipInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        services.slot_skip(
+        queue_services.slot_skip(
             sample=sample, reviewer=request_user(request), reason=payload.validated_data["reason"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -412,7 +415,7 @@ class ReviewSettingsApi(APIView):
         dataset = dataset_or_404(request, dataset_id)
         payload = ReviewSettingsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        saved = services.review_settings_update(dataset=dataset, **payload.validated_data)
+        saved = queue_services.review_settings_update(dataset=dataset, **payload.validated_data)
         return Response(ReviewSettingsSerializer(saved).data)
 
 
@@ -426,7 +429,7 @@ class QueueSyncApi(APIView):
     def post(self, request: Request, dataset_id: int) -> Response:
         """Open (or refresh) the dataset's queue: k slots for every sample awaiting review."""
         dataset = dataset_or_404(request, dataset_id)
-        return Response({"created": services.queue_sync(dataset=dataset)})
+        return Response({"created": queue_services.queue_sync(dataset=dataset)})
 
 
 class AdjudicationApi(APIView):

@@ -8,9 +8,11 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from review import consensus_selectors, gold_views, work
+        from review import work
+        from review.exclusions import selectors as consensus_selectors
+        from review.gold import services as gold_services
+        from review.gold import views as gold_views
         from review.hooks import ReviewQueueForAnnotation
-        from review.services import gold as gold_services
 
         extensions.dataset_list_column_register(
             extensions.DatasetListColumn(

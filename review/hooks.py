@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 
 from annotation.models import Dataset
 from review.models import Outcome, Review
-from review.services.queue import queue_sync
+from review.queue.services import queue_sync
 
 
 class ReviewQueueForAnnotation:

@@ -16,7 +16,7 @@ from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, NoteKey, Sample, SampleStatus, TaxonomyTerm, TermKind
 from core import charts
 from core.roles import is_lead
-from review import consensus
+from review import editing
 from review.models import (
     Comment,
     Decision,
@@ -241,7 +241,7 @@ def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
         others, my_review = [], None
         submitted = getattr(gold, "gold_answer", None)
     hints = lead or (settings.show_judge_hints and not settings.blind)
-    fields = consensus.reviewable_fields(sample.dataset.kind)
+    fields = editing.reviewable_fields(sample.dataset.kind)
     form_values = {name: getattr(sample, name) for name in fields}
     if my_review is not None and my_review.decision == Decision.ACCEPT:
         form_values |= {k: v for k, v in my_review.values.items() if k in form_values}

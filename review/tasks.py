@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from core.tasks import RETRY_ON_DATABASE_ERROR
-from review import quality_computations
+from review.quality import computations as quality_computations
 
 
 @shared_task(

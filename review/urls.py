@@ -2,7 +2,12 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from review import ahead_views, consensus_views, gold_views, quality_views, views
+from review import views
+from review.exclusions import views as consensus_views
+from review.gold import views as gold_views
+from review.quality import views as quality_views
+from review.workbench import ahead_views
+from review.workbench import views as workbench_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("review/datasets/<int:dataset_id>/", views.dataset_queue, name="queue"),
@@ -16,8 +21,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("review/datasets/<int:dataset_id>/progress/", views.progress, name="progress"),
     path("review/datasets/<int:dataset_id>/reviewers/", quality_views.reviewers, name="reviewers"),
-    path("review/samples/<int:sample_id>/", views.workbench, name="workbench"),
-    path("review/samples/<int:sample_id>/review/", views.review_post, name="submit"),
+    path("review/samples/<int:sample_id>/", workbench_views.workbench, name="workbench"),
+    path("review/samples/<int:sample_id>/review/", workbench_views.review_post, name="submit"),
     path("review/mine/", views.my_reviews, name="mine"),
     path("review/datasets/<int:dataset_id>/ahead/", ahead_views.ahead_reserve, name="ahead"),
     path("review/ahead/take/", ahead_views.ahead_take, name="ahead_take"),

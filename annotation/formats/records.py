@@ -102,17 +102,6 @@ class ParsedSample:
 
 
 @dataclass
-class ParsedResponse:
-    """One evaluated model's response to one sample."""
-
-    row: int
-    external_id: str
-    model: str
-    response: str
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class RowError:
     """A row that could not be read; the reader carries on with the next one."""
 

@@ -23,8 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.formats.records import FormatError, ParsedResponse, RowError
-from annotation.formats.responses import model_from_filename
+from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import iter_json_objects, read_json_document
 from annotation.imports.jobs import (
     import_job_conclude,
@@ -38,6 +37,7 @@ from annotation.imports.uploads import open_upload_files
 from annotation.models import Dataset, ImportJob, ImportKind, ImportRowError
 from core.jobs import Claim, Heartbeat, JobStatus, JobStopped, job_claim, job_heartbeat
 from judging.audit import computations
+from judging.formats.responses import ParsedResponse, model_from_filename
 from judging.models import Judge
 from judging.services.responses import (
     RESPONSE_FORMATS,

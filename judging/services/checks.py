@@ -19,10 +19,10 @@ from django.utils.translation import gettext as _
 
 from core.jobs import JobStatus, SweepResult, job_claim, job_enqueue, job_finish, job_sweep
 from core.tasks import enqueue
-from judging import egress
+from judging.calls import egress
+from judging.calls.probe import ProbeError, ProbeResult, ProbeTarget
+from judging.calls.probe import probe as probe  # re-exported: tests replace it here
 from judging.models import Judge, JudgeCheck, JudgeKind
-from judging.probe import ProbeError, ProbeResult, ProbeTarget
-from judging.probe import probe as probe  # re-exported: tests replace it here
 from judging.services.judges import judge_allowed_hosts, judge_key_prefix
 
 if TYPE_CHECKING:

@@ -22,10 +22,10 @@ from django.db.models import Prefetch
 from annotation.models import Sample as SampleRow
 from annotation.models import SampleMedia, TaxonomyTerm, TermKind
 from judging import rule_judge
+from judging.calls.client import JudgeOutcome, RetryPolicy
+from judging.calls.execution import Call, EndpointSpec, JudgeRunner
+from judging.calls.output import AnswerabilityOutput, SafetyOutput, ScoringOutput
 from judging.consensus import ABSTAIN
-from judging.execution import Call, EndpointSpec, JudgeRunner
-from judging.llm_client import JudgeOutcome, RetryPolicy
-from judging.llm_output import AnswerabilityOutput, SafetyOutput, ScoringOutput
 from judging.models import (
     SCORING_TASKS,
     Judge,

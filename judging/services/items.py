@@ -9,8 +9,8 @@ from django.core.files.storage import default_storage
 
 from annotation.models import MediaKind, Sample, SampleMedia
 from judging import rule_judge
+from judging.calls.client import AudioInput, ImageInput, build_messages
 from judging.extraction import is_refusal_reference
-from judging.llm_client import AudioInput, ImageInput, build_messages
 from judging.models import Judge, JudgeTask, ModelResponse
 from judging.prompts import get_prompt
 

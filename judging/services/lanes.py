@@ -1,6 +1,6 @@
 """A lane of a judge job: its items judged by every endpoint judge of the job at once.
 
-Each judge gets a sliding window of calls (``judging.execution.Window``): as soon as one call
+Each judge gets a sliding window of calls (``judging.calls.execution.Window``): as soon as one call
 ends, the next (item, judge) pair starts, so a slow or hung call holds only its own slot until
 its timeout. Outcomes are saved in small batches as they end (each batch beats the lane's
 heartbeat, which also notices a cancel), so a lane whose worker dies is taken over by the sweep
@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 
 from core.jobs import Heartbeat
-from judging.execution import JudgeRunner, Window
+from judging.calls.execution import JudgeRunner, Window
 from judging.models import JudgeJob, JudgeJobChunk, JudgeJobJudge, JudgeKind, JudgeTask
 from judging.services.chunks import (
     SharedStoreUnavailable,

@@ -13,11 +13,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation import selectors as annotation_selectors
-from annotation.formats.records import FormatError, ParsedResponse, RowError
-from annotation.formats.responses import iter_logicvista_answers, iter_responses_jsonl
+from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source
 from annotation.models import Dataset
 from judging.audit import computations
+from judging.formats.responses import ParsedResponse, iter_logicvista_answers, iter_responses_jsonl
 from judging.models import ModelResponse, Verdict
 
 RESPONSE_FORMATS = ("jsonl", "logicvista")

@@ -14,7 +14,7 @@ from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source, iter_json_objects
 from annotation.models import Dataset
 from judging.audit import computations
-from judging.llm_output import (
+from judging.calls.output import (
     AnswerabilityOutput,
     MalformedOutput,
     SafetyOutput,

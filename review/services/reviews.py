@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from annotation import hot_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
+from review.gold import services as gold_services
 from review.models import (
     Comment,
     Decision,
@@ -32,7 +33,6 @@ from review.models import (
     Slot,
 )
 from review.selectors import AMENDABLE_STATUSES
-from review.services import gold as gold_services
 from review.services import settlement, submit_sql
 from review.services.slot_locks import (
     drop_draft_and_skip,
@@ -40,7 +40,7 @@ from review.services.slot_locks import (
     slots_locked,
     slots_locked_with_sample,
 )
-from review.services.values import edits_checked, review_fields_checked
+from review.values import edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -245,7 +245,7 @@ def _submit_locked(
         raise ReviewConflict(
             _("This sample needs no more reviews; your draft is kept."), code="no_slot"
         )
-    # Reviews of reviewers excluded from consensus (``review.services.exclusions``) fill
+    # Reviews of reviewers excluded from consensus (``review.exclusions.services``) fill
     # their slot but do not count towards k; the last open slot filled by one is replaced.
     me_excluded = bool(getattr(slot, "me_excluded", False))
     done = (not me_excluded) + sum(1 for s in slots if s.done and not getattr(s, "excluded", 0))

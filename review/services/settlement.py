@@ -17,11 +17,11 @@ from django.utils.translation import gettext as _
 from annotation import services as annotation_services
 from annotation.formats.records import GOLD_KEY
 from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
-from review import consensus
+from review import editing, settling
+from review.gold import services as gold_services
 from review.models import Outcome, Review, ReviewerExclusion, Slot
-from review.services import gold as gold_services
 from review.services import submit_sql
-from review.services.values import current_values
+from review.values import current_values
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -57,33 +57,33 @@ def settle(
         counted = _counted_reviews(sample, review_round)
     names = [r.reviewer for r in counted]
     kind, current = sample.dataset.kind, current_values(sample)
-    result = consensus.consensus(
+    result = settling.consensus(
         [
-            consensus.Verdict(
+            settling.Verdict(
                 reviewer=r.reviewer,
                 decision=r.decision,
                 # Edits against the sample as it stands (reviews stored before edits were
                 # kept alone hold every field; this reads them the same way).
-                values=consensus.edits(kind, current, r.values),
+                values=editing.edits(kind, current, r.values),
                 reject_reason=r.reject_reason,
             )
             for r in counted
         ]
     )
     status = result.status
-    if status == consensus.VERIFIED:
+    if status == settling.VERIFIED:
         reason = _("Verified: %(names)s agreed.") % {"names": ", ".join(names)}
-    elif status == consensus.REJECTED:
+    elif status == settling.REJECTED:
         reason = _("Rejected by %(names)s (%(reasons)s).") % {
             "names": ", ".join(names),
             "reasons": ", ".join(result.reject_reasons),
         }
     else:
         reason = _("The reviewers disagree.")
-    agreed = status != consensus.NEEDS_ADJUDICATION
+    agreed = status != settling.NEEDS_ADJUDICATION
     if (
         submit_sql.in_one_statement()
-        and not (status == consensus.VERIFIED and result.values)
+        and not (status == settling.VERIFIED and result.values)
         and submit_sql.settle_write(
             sample=sample,
             by=by,
@@ -100,14 +100,14 @@ def settle(
     ):
         _after(sample, status)
         return status
-    if status == consensus.VERIFIED:
+    if status == settling.VERIFIED:
         try:
             _move(sample, SampleStatus.VERIFIED, by, reason, result.values)
         except annotation_services.SampleInvalid:
-            status = consensus.NEEDS_ADJUDICATION
-    elif status == consensus.REJECTED:
+            status = settling.NEEDS_ADJUDICATION
+    elif status == settling.REJECTED:
         _move(sample, SampleStatus.REJECTED, by, reason)
-    if status == consensus.NEEDS_ADJUDICATION:
+    if status == settling.NEEDS_ADJUDICATION:
         _move(sample, SampleStatus.NEEDS_ADJUDICATION, by, _("The reviewers disagree."))
     # One upsert (the sample's review may be settled again after a re-import reopened it).
     Outcome.objects.bulk_create(
@@ -116,7 +116,7 @@ def settle(
                 sample=sample,
                 dataset_id=sample.dataset_id,
                 status=status,
-                agreement=result.agreement and status != consensus.NEEDS_ADJUDICATION,
+                agreement=result.agreement and status != settling.NEEDS_ADJUDICATION,
                 adjudicated=False,
                 adjudicated_by=None,
                 note="",
@@ -134,7 +134,7 @@ def settle(
             "decided_at",
         ],
     )
-    if status != consensus.NEEDS_ADJUDICATION:
+    if status != settling.NEEDS_ADJUDICATION:
         write_summary(sample, names, agreement=True, adjudicated=False, note="")
     _after(sample, status)
     if open_slots:
@@ -144,7 +144,7 @@ def settle(
 
 def _after(sample: Sample, status: str) -> None:
     """A verified sample that an import flagged gold becomes a gold item."""
-    if status == consensus.VERIFIED and sample.extra.get(GOLD_KEY) is True:
+    if status == settling.VERIFIED and sample.extra.get(GOLD_KEY) is True:
         gold_services.gold_mark_flagged(dataset=sample.dataset, sample_ids=[sample.pk])
 
 

@@ -18,7 +18,7 @@ from annotation.imports import services as import_services
 from annotation.models import ChangeSource, ImportSourceKind, Sample, SampleRevision, SampleStatus
 from review.hooks import ReviewQueueForAnnotation
 from review.models import Slot
-from review.services import queue_sync, slot_claim
+from review.queue.services import queue_sync, slot_claim
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.annotation.imports_support import build_mmooc, dataset_for
 from tests.review.factories import open_queue, submit

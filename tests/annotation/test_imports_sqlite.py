@@ -26,7 +26,7 @@ def test_imports_with_gold_flags_pass_on_sqlite(tmp_path: Path) -> None:
             "-p",
             "no:cacheprovider",
             "-x",
-            "tests/review/test_gold_import.py",
+            "tests/review/gold/test_import.py",
         ],
         cwd=ROOT,
         env=env,

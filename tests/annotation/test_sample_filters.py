@@ -101,7 +101,7 @@ def test_reviewer_filter_asks_the_review_queue() -> None:
     dataset = open_queue(mmooc_dataset(), k=2)
     first, _second = mmooc_sample(dataset), mmooc_sample(dataset)
     services.dataset_add_member(dataset=dataset, user=reviewer)
-    from review.services import queue_sync
+    from review.queue.services import queue_sync
 
     queue_sync(dataset=dataset)
     submit(reviewer, first)

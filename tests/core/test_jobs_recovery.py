@@ -52,9 +52,9 @@ from judging.models import (
     ModelResponse,
     Verdict,
 )
-from review import quality_computations
 from review.models import ReviewerQualityComputation
-from review.quality_computations import reviewer_quality_request
+from review.quality import computations as quality_computations
+from review.quality.computations import reviewer_quality_request
 from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.annotation.imports_support import (
     b64,

@@ -1,4 +1,4 @@
-"""Tests for judging.services.checks and judging.probe: a judge's test call against the fake
+"""Tests for judging.services.checks and judging.calls.probe: a judge's test call against the fake
 OpenAI server, each kind of failure named exactly, and a job that does not start when one of
 its judges cannot answer."""
 
@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 
 from annotation.models import JobStatus
 from judging import services
+from judging.calls.probe import ProbeError
 from judging.models import JudgeCheck, Verdict
-from judging.probe import ProbeError
 from judging.services import checks
 from tests.annotation.factories import mmooc_dataset
 from tests.judging.factories import bulk_responses, bulk_samples, fake_judge, rule_judge

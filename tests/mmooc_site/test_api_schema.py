@@ -22,7 +22,7 @@ from annotation.models import ImportSourceKind, Sample, SampleBulkJob, SampleSta
 from annotation.snapshots import services as snapshot_services
 from judging import services as judging_services
 from judging.models import JudgeCheck
-from review import services as review_services
+from review.queue import services as queue_services
 from tests.judging import audit_factories as af
 from tests.judging.factories import rule_judge
 from tests.review.factories import submit
@@ -42,7 +42,7 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
     assert sample is not None
     audit_set = af.draw(dataset, size=8)
     Sample.objects.filter(pk=sample.pk).update(status=SampleStatus.PENDING_REVIEW)
-    review_services.queue_sync(dataset=dataset)
+    queue_services.queue_sync(dataset=dataset)
     review = submit(annotator, sample).review
     judge_job = judging_services.judge_job_start(
         dataset=dataset, task="scoring", judges=[rule_judge()]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from review.services import queue, submit_sql
+from review.queue import services as queue
+from review.services import submit_sql
 
 
 @pytest.fixture(params=["statement", "orm"])

@@ -8,18 +8,19 @@ from typing import Any
 from annotation import services as annotation_services
 from annotation.models import Dataset, DatasetKind, Sample, SampleStatus
 from review import services
+from review.queue import services as queue_services
 from tests.annotation.factories import image_asset, mmooc_dataset, mmooc_sample, wav_bytes
 
 
 def open_queue(
     dataset: Dataset, *, k: int = 2, blind: bool = True, hints: bool = False, members: Any = ()
 ) -> Dataset:
-    services.review_settings_update(
+    queue_services.review_settings_update(
         dataset=dataset, overlap=k, blind=blind, show_judge_hints=hints, lease_seconds=900
     )
     for user in members:
         annotation_services.dataset_add_member(dataset=dataset, user=user)
-    services.queue_sync(dataset=dataset)
+    queue_services.queue_sync(dataset=dataset)
     return dataset
 
 
@@ -33,7 +34,7 @@ def review_dataset(n: int = 3, *, k: int = 2, members: Any = (), **kwargs: Any) 
 
 def blind_settings(dataset: Dataset, *, k: int = 2, **extra: Any) -> None:
     """Blind review, k reviews per sample, no judge hints, a 15-minute lease, plus `extra`."""
-    services.review_settings_update(
+    queue_services.review_settings_update(
         dataset=dataset,
         overlap=k,
         blind=True,
@@ -89,7 +90,7 @@ def trimodal_pair(dataset: Dataset | None = None) -> tuple[Sample, Sample]:
 
 def submit(reviewer: Any, sample: Sample, decision: str = "accept", **kwargs: Any) -> Any:
     """Claim the sample for the reviewer (if needed) and submit a review of it."""
-    services.slot_claim(dataset=sample.dataset, reviewer=reviewer, sample_id=sample.pk)
+    queue_services.slot_claim(dataset=sample.dataset, reviewer=reviewer, sample_id=sample.pk)
     if decision == "reject":
         kwargs.setdefault("reject_reason", "invalid")
     return services.review_submit(

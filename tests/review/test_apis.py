@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
 from annotation.models import Sample
-from review import services
 from review.models import Review, ReviewSettings
+from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.conftest import client_for
 from tests.review.factories import review_dataset
@@ -65,7 +65,7 @@ def test_claim_runs_a_fixed_number_of_queries(django_assert_num_queries: Any) ->
     for size in (2, 40):
         dataset = review_dataset(size)
         for _ in range(size):  # half the slots already taken by others
-            services.slot_claim(dataset=dataset, reviewer=UserFactory.create())
+            queue_services.slot_claim(dataset=dataset, reviewer=UserFactory.create())
         client = client_for(UserFactory.create(role="lead"))
         with django_assert_num_queries(CLAIM_QUERIES[connection.vendor]):
             assert _claim(client, dataset.pk).status_code == 200

@@ -18,6 +18,7 @@ from annotation.models import NoteKey, Sample, SampleNote, SampleStatus
 from core.roles import user_roles
 from review import services
 from review.models import Review, Slot
+from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
 from tests.support.threads import LeaseLedger, run_threads
@@ -38,7 +39,7 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
 
     def work(index: int) -> None:
         reviewer = reviewers[index]
-        while (lease := services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
+        while (lease := queue_services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
             leases.take(lease.slot_id, reviewer.pk)
             sample = Sample.objects.select_related("dataset").get(pk=lease.sample_id)
             leases.release(lease.slot_id)
@@ -79,7 +80,7 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     slots: list[int] = []
 
     def claim(_index: int) -> None:
-        lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+        lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
         assert lease is not None
         slots.append(lease.slot_id)
 
@@ -93,7 +94,7 @@ def test_concurrent_duplicate_submissions_make_one_review() -> None:
     """The same submission sent eight times at once makes one review."""
     dataset = review_dataset(1, k=2)
     reviewer = UserFactory.create()
-    services.slot_claim(dataset=dataset, reviewer=reviewer)
+    queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     key = uuid.uuid4()
     sample_id = Sample.objects.get(dataset=dataset).pk
     results: list[Any] = []
@@ -121,7 +122,7 @@ def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() 
     first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
     for reviewer in (first, second):
         annotation_services.dataset_add_member(dataset=dataset, user=reviewer)
-        assert services.slot_claim(dataset=dataset, reviewer=reviewer) is not None
+        assert queue_services.slot_claim(dataset=dataset, reviewer=reviewer) is not None
     sample_id = Sample.objects.get(dataset=dataset).pk
     user_roles(second)  # known, as token authentication knows them
     locked, waiting, results = threading.Event(), threading.Event(), {}

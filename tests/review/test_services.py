@@ -15,6 +15,7 @@ from annotation import services as annotation_services
 from annotation.models import ChangeSource, NoteKey, Sample, SampleRevision, SampleStatus
 from review import selectors, services
 from review.models import Draft, Outcome, Review, Skip, Slot
+from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
 
@@ -33,8 +34,8 @@ def test_queue_sync_gives_each_pending_sample_k_slots_once(annotator: Any) -> No
     mmooc_sample(dataset, status=SampleStatus.IMPORTED)
     open_queue(dataset, k=3)
     assert Slot.objects.filter(dataset=dataset).count() == 6
-    assert services.queue_sync(dataset=dataset) == 0
-    services.review_settings_update(
+    assert queue_services.queue_sync(dataset=dataset) == 0
+    queue_services.review_settings_update(
         dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=60
     )
     assert Slot.objects.filter(dataset=dataset).count() == 4
@@ -52,7 +53,7 @@ def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
     order = []
     for _ in range(3):
         reviewer = UserFactory.create()
-        lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+        lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
         assert lease is not None
         order.append(lease.sample_id)
     assert order == [disputed.pk, urgent.pk, plain.pk]
@@ -63,8 +64,8 @@ def test_claim_again_returns_the_same_lease_renewed() -> None:
     """A reviewer holding a lease gets it back instead of a second sample."""
     dataset = review_dataset(2)
     reviewer = UserFactory.create()
-    first = services.slot_claim(dataset=dataset, reviewer=reviewer)
-    again = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    first = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
+    again = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert first is not None and again is not None
     assert (again.slot_id, again.resumed) == (first.slot_id, True)
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
@@ -77,7 +78,7 @@ def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> Non
     reviewers = [UserFactory.create() for _ in range(3)]
     served: dict[int, list[int]] = {}
     for reviewer in reviewers:
-        while (lease := services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
+        while (lease := queue_services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
             served.setdefault(lease.sample_id, []).append(reviewer.pk)
             submit(reviewer, _fresh(Sample.objects.get(pk=lease.sample_id)))
     assert sorted(len(set(who)) for who in served.values()) == [2, 2]
@@ -90,11 +91,11 @@ def test_an_expired_lease_returns_to_the_pool() -> None:
     """After its lease expires, a slot goes to another reviewer; its first holder is refused."""
     dataset = review_dataset(1, k=1)
     first, second = UserFactory.create(), UserFactory.create()
-    lease = services.slot_claim(dataset=dataset, reviewer=first)
+    lease = queue_services.slot_claim(dataset=dataset, reviewer=first)
     assert lease is not None
-    assert services.slot_claim(dataset=dataset, reviewer=second) is None
+    assert queue_services.slot_claim(dataset=dataset, reviewer=second) is None
     later = timezone.now() + dt.timedelta(seconds=901)
-    taken = services.slot_claim(dataset=dataset, reviewer=second, now=later)
+    taken = queue_services.slot_claim(dataset=dataset, reviewer=second, now=later)
     assert taken is not None and taken.slot_id == lease.slot_id
     sample = _fresh(Sample.objects.get(pk=lease.sample_id))
     with pytest.raises(services.ReviewConflict):
@@ -108,7 +109,7 @@ def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     """A reviewer whose lease expired unclaimed can still submit their review."""
     dataset = review_dataset(1, k=1)
     reviewer = UserFactory.create()
-    lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert lease is not None
     Slot.objects.filter(pk=lease.slot_id).update(
         lease_expires_at=timezone.now() - dt.timedelta(minutes=5)
@@ -127,12 +128,12 @@ def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     """A skipped sample is not served by "next", but is by a claim of skipped samples."""
     dataset = review_dataset(1, k=2)
     reviewer = UserFactory.create()
-    lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+    lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert lease is not None
     sample = _fresh(Sample.objects.get(pk=lease.sample_id))
-    services.slot_skip(sample=sample, reviewer=reviewer, reason="image does not load")
-    assert services.slot_claim(dataset=dataset, reviewer=reviewer) is None
-    back = services.slot_claim(dataset=dataset, reviewer=reviewer, skipped=True)
+    queue_services.slot_skip(sample=sample, reviewer=reviewer, reason="image does not load")
+    assert queue_services.slot_claim(dataset=dataset, reviewer=reviewer) is None
+    back = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, skipped=True)
     assert back is not None and back.sample_id == sample.pk
     submit(reviewer, sample)
     assert not Skip.objects.filter(reviewer=reviewer).exists()
@@ -156,11 +157,11 @@ def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead:
         status=SampleStatus.PENDING_REVIEW,
         reason="re-import",
     )
-    assert services.queue_sync(dataset=dataset) == 2
-    assert services.queue_sync(dataset=dataset) == 0
+    assert queue_services.queue_sync(dataset=dataset) == 2
+    assert queue_services.queue_sync(dataset=dataset) == 0
     assert set(Slot.objects.filter(done=False).values_list("round", flat=True)) == {1}
     for reviewer, decision in ((first, "accept"), (second, "reject")):
-        lease = services.slot_claim(dataset=dataset, reviewer=reviewer)
+        lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
         assert lease is not None and lease.sample_id == sample.pk
         result = submit(reviewer, sample, decision)
     assert result.settled_status == "needs_adjudication"
@@ -174,7 +175,7 @@ def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead:
     latest = selectors.reviews_by_sample(sample_ids=[sample.pk])[sample.pk]
     assert sorted(r.decision for r in latest) == ["accept", "reject"]
     assert {r.round for r in latest} == {1}
-    assert services.slot_claim(dataset=dataset, reviewer=first) is None
+    assert queue_services.slot_claim(dataset=dataset, reviewer=first) is None
 
 
 @pytest.mark.usefixtures("submit_way")
@@ -186,13 +187,13 @@ def test_a_smaller_k_settles_samples_that_now_have_their_reviews() -> None:
     for reviewer in (UserFactory.create(), UserFactory.create()):
         assert submit(reviewer, sample).settled_status is None
     assert _fresh(sample).status == SampleStatus.IN_REVIEW
-    services.review_settings_update(
+    queue_services.review_settings_update(
         dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=900
     )
     assert _fresh(sample).status == SampleStatus.VERIFIED
     assert Outcome.objects.get(sample=sample).agreement
     assert not Slot.objects.filter(sample=sample, done=False).exists()
-    assert services.slot_claim(dataset=dataset, reviewer=UserFactory.create()) is None
+    assert queue_services.slot_claim(dataset=dataset, reviewer=UserFactory.create()) is None
 
 
 def test_skip_needs_a_reason() -> None:
@@ -200,7 +201,7 @@ def test_skip_needs_a_reason() -> None:
     dataset = review_dataset(1)
     sample = _fresh(Sample.objects.filter(dataset=dataset).get())
     with pytest.raises(ValidationError, match="why"):
-        services.slot_skip(sample=sample, reviewer=UserFactory.create(), reason="  ")
+        queue_services.slot_skip(sample=sample, reviewer=UserFactory.create(), reason="  ")
 
 
 @pytest.mark.usefixtures("submit_way")
@@ -304,7 +305,7 @@ def test_bad_review_input_is_refused_readably() -> None:
     dataset = review_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
     reviewer = UserFactory.create()
-    services.slot_claim(dataset=dataset, reviewer=reviewer)
+    queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     bad: list[dict[str, Any]] = [
         {"decision": "accept", "values": {"question": "changed"}},
         {"decision": "accept", "values": {"category_code": "MP"}},  # MP is shifted_ic
@@ -360,7 +361,7 @@ def test_settings_are_bounded() -> None:
     dataset = mmooc_dataset()
     for overlap, lease in ((0, 60), (11, 60), (2, 5)):
         with pytest.raises(ValidationError):
-            services.review_settings_update(
+            queue_services.review_settings_update(
                 dataset=dataset,
                 overlap=overlap,
                 blind=True,

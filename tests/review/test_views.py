@@ -12,6 +12,7 @@ from annotation import services as annotation_services
 from annotation.models import NoteKey, Sample, SampleStatus
 from review import services
 from review.models import Review, ReviewSettings, Slot
+from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
 from tests.support.http import redirect_url
@@ -102,12 +103,12 @@ def test_trimodal_workbench_shows_pair_audio_and_no_inline_media(lead: Any) -> N
     assert safe.external_id in page and "differ minimally" in page
     assert 'id="waveform"' in page and "base64" not in page
     assert "gpt-4o" not in page
-    services.review_settings_update(
+    queue_services.review_settings_update(
         dataset=unsafe.dataset, overlap=2, blind=True, show_judge_hints=True, lease_seconds=900
     )
     page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()
     assert "gpt-4o" not in page  # blind review hides the votes even with hints on
-    services.review_settings_update(
+    queue_services.review_settings_update(
         dataset=unsafe.dataset, overlap=2, blind=False, show_judge_hints=True, lease_seconds=900
     )
     page = _client(annotator).get(reverse("review:workbench", args=[unsafe.pk])).content.decode()

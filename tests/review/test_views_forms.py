@@ -13,8 +13,8 @@ from django.urls import reverse
 
 from annotation import services as annotation_services
 from annotation.models import DatasetKind, Sample, SampleRevision, SampleStatus
-from review import services
 from review.forms import AdjudicationForm, field_labels
+from review.queue import services as queue_services
 from review.selectors import workbench_get
 from tests.annotation.factories import UserFactory, image_asset, mmooc_dataset, mmooc_sample
 from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
@@ -287,6 +287,6 @@ def test_the_workbench_shows_n_of_n(annotator: Any) -> None:
     dataset = logicvista_dataset(3, members=[annotator])
     first, second, _third = Sample.objects.filter(dataset=dataset).order_by("id")
     submit(annotator, _fresh(first))
-    services.slot_claim(dataset=dataset, reviewer=annotator, sample_id=second.pk)
+    queue_services.slot_claim(dataset=dataset, reviewer=annotator, sample_id=second.pk)
     page = _page(annotator, "review:workbench", second.pk)
     assert "2 of 3" in text(element(page, "span", data_testid="position"))

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 
 from annotation.demo import demo_load
 from annotation.models import Dataset
-from review import services as review_services
+from review.queue import services as queue_services
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         logins = demo_load()
         for dataset in Dataset.objects.filter(name__startswith="Demo "):
-            review_services.queue_sync(dataset=dataset)
+            queue_services.queue_sync(dataset=dataset)
         self.stdout.write("Demo logins (username / password / role):")
         for login in logins:
             self.stdout.write(f"  {login.username:<12} {login.password:<18} {login.role}")

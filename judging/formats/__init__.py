@@ -1,0 +1,1 @@
+"""Readers of evaluated models' outputs (pure: no Django)."""

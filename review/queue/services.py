@@ -1,0 +1,465 @@
+"""The review queue: per-dataset settings, the k slots of each sample, claims, skips, releases.
+
+Claiming locks one claimable slot with ``SELECT … FOR UPDATE SKIP LOCKED`` in the order of the
+partial index ``slot_claim_order_idx`` and leases it, so concurrent reviewers never wait on each
+other nor take the same slot. On SQLite (local demo mode) the row lock is a no-op and the
+database's single writer (transactions begin IMMEDIATE) serialises claims instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation import hot_selectors
+from annotation import selectors as annotation_selectors
+from annotation.models import Dataset, Sample, SampleStatus
+from core.lease_sql import DEFAULT_LEASE_SECONDS, OPEN_SINCE, lease_expiry, lease_seconds_valid
+from core.leases import LeaseQueue, claim_retrying, statement_claims
+from review.gold import services as gold_services
+from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
+from review.queue.claim_sql import CARD_FIELDS, claim_card_statement, claim_statement
+from review.queue.statements import SLOTS
+from review.selectors import review_settings_get
+from review.services.reviews import sample_settle_round
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
+SLOT_QUEUE = LeaseQueue(Slot, SLOTS)
+_DEFAULT_GOLD_RATE: float = ReviewSettings.DEFAULT_GOLD_RATE
+
+
+@dataclass(frozen=True)
+class Lease:
+    slot_id: int
+    sample_id: int
+    dataset_id: int
+    expires_at: dt.datetime
+    resumed: bool
+    # A gold item's slot: the claim output and the workbench show it as any sample in review.
+    gold: bool = False
+
+
+def review_settings_update(
+    *,
+    dataset: Dataset,
+    overlap: int,
+    blind: bool,
+    show_judge_hints: bool,
+    lease_seconds: int,
+    gold_rate: float | None = None,
+    gold_feedback: bool | None = None,
+    min_gold_accuracy: float | None = None,
+    min_gold_items: int | None = None,
+) -> ReviewSettings:
+    """Save a dataset's review settings; a changed overlap resizes an open queue. The gold
+    rate and feedback, and the thresholds that flag a reviewer, are kept when not given."""
+    if not 1 <= overlap <= 10:
+        raise ValidationError(
+            {"overlap": _("Between 1 and 10 reviews per sample.")}, code="bad_overlap"
+        )
+    if not lease_seconds_valid(lease_seconds):
+        raise ValidationError(
+            {"lease_seconds": _("A lease lasts between 30 seconds and a week.")},
+            code="bad_lease",
+        )
+    if gold_rate is not None and not 0 <= gold_rate <= 0.5:
+        raise ValidationError(
+            {"gold_rate": _("The gold rate is between 0 and 0.5 (0 turns gold items off).")},
+            code="bad_gold_rate",
+        )
+    if min_gold_accuracy is not None and not 0 <= min_gold_accuracy <= 1:
+        raise ValidationError(
+            {"min_gold_accuracy": _("The minimum gold accuracy is between 0 and 1.")},
+            code="bad_min_gold_accuracy",
+        )
+    if min_gold_items is not None and not 1 <= min_gold_items <= 100_000:
+        raise ValidationError(
+            {"min_gold_items": _("Flag reviewers after between 1 and 100,000 gold items.")},
+            code="bad_min_gold_items",
+        )
+    with transaction.atomic():
+        current = review_settings_get(dataset=dataset)
+        resized = current.pk is not None and current.overlap != overlap
+        current.overlap = overlap
+        current.blind = blind
+        current.show_judge_hints = show_judge_hints
+        current.lease_seconds = lease_seconds
+        if gold_rate is not None:
+            current.gold_rate = gold_rate
+        if gold_feedback is not None:
+            current.gold_feedback = gold_feedback
+        if min_gold_accuracy is not None:
+            current.min_gold_accuracy = min_gold_accuracy
+        if min_gold_items is not None:
+            current.min_gold_items = min_gold_items
+        current.save()
+        if resized and Slot.objects.filter(dataset=dataset).exists():
+            queue_sync(dataset=dataset)
+    return current
+
+
+@transaction.atomic
+def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
+    """Give every sample awaiting review its k slots and refresh the queue order.
+
+    Creates missing slots, removes open slots beyond k (never a leased or filled one) and the
+    unfinished slots of samples no longer awaiting review (taken down), and copies each
+    sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample back in review
+    after it was settled (a re-import changed it) gets k slots in a new round. Safe to run any
+    number of times. Returns the number of slots created.
+    """
+    review_settings = review_settings_get(dataset=dataset)
+    if review_settings.pk is None:
+        review_settings.save()  # an open queue keeps the settings it was opened with
+    k = review_settings.overlap
+    queued = list(
+        annotation_selectors.sample_list(dataset=dataset)
+        .filter(status__in=QUEUED_STATUSES)
+        .values_list("id", "judges_disagree", "priority", "status")
+    )
+    order = {sample_id: (disagree, priority) for sample_id, disagree, priority, _s in queued}
+    in_review = {sid for sid, *_rest, status in queued if status == SampleStatus.IN_REVIEW}
+    settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
+    excluded = ReviewerExclusion.objects.filter(
+        dataset=dataset, reviewer_id=OuterRef("reviewer_id")
+    )
+    rounds: dict[int, int] = {}  # sample -> its latest round
+    latest: dict[int, list[Any]] = {}  # sample -> the slots of its latest round
+    stale: list[Slot] = []
+    for slot in (
+        Slot.objects.filter(dataset=dataset, gold=False)
+        .only(
+            "id",
+            "sample_id",
+            "round",
+            "position",
+            "judges_disagree",
+            "priority",
+            "done",
+            "reviewer_id",
+        )
+        .annotate(excluded=Exists(excluded))
+        .order_by("sample_id", "round")
+    ):
+        if slot.round != rounds.get(slot.sample_id):
+            rounds[slot.sample_id], latest[slot.sample_id] = slot.round, []
+        latest[slot.sample_id].append(slot)
+        wanted = order.get(slot.sample_id)
+        if wanted and not slot.done and (slot.judges_disagree, slot.priority) != wanted:
+            slot.judges_disagree, slot.priority = wanted
+            stale.append(slot)
+    Slot.objects.bulk_update(stale, ["judges_disagree", "priority"], batch_size=batch_size)
+    # A round needs k counted reviews: one more slot for each review of an excluded reviewer.
+    needed = {sid: k + sum(s.done and s.excluded for s in slots) for sid, slots in latest.items()}
+    existing = {sid: {s.position for s in slots} for sid, slots in latest.items()}
+    surplus = [
+        s.pk
+        for sid, slots in latest.items()
+        for s in slots
+        if not s.done and s.reviewer_id is None and s.position >= needed[sid]
+    ]
+    for start in range(0, len(surplus), batch_size):
+        Slot.objects.filter(pk__in=surplus[start : start + batch_size]).delete()
+    dropped = set(surplus)
+    open_slots = {
+        sid: sum(not s.done and s.pk not in dropped for s in slots) for sid, slots in latest.items()
+    }
+    counted = {sid: sum(s.done and not s.excluded for s in slots) for sid, slots in latest.items()}
+    _drop_slots_of_samples_out_of_review(dataset)
+    # A smaller k (or a reviewer counted again) can leave a sample in review with its k
+    # counted reviews and no open slot: settle it.
+    finished = [sid for sid in in_review if open_slots.get(sid) == 0 and counted.get(sid, 0) >= k]
+    for sample in annotation_selectors.samples_by_id(dataset=dataset, sample_ids=finished):
+        sample_settle_round(sample=sample, review_round=rounds[sample.pk], by=None)
+        order.pop(sample.pk)
+    for sample_id in order.keys() & settled:
+        if sample_id in rounds and not open_slots[sample_id]:
+            rounds[sample_id] += 1  # reopened after settling: a new round of k reviews
+            existing[sample_id], needed[sample_id] = set(), k
+    new = [
+        Slot(
+            dataset=dataset,
+            sample_id=sample_id,
+            round=rounds.get(sample_id, 0),
+            position=position,
+            judges_disagree=disagree,
+            priority=priority,
+            lease_expires_at=OPEN_SINCE,
+        )
+        for sample_id, (disagree, priority) in order.items()
+        for position in range(needed.get(sample_id, k))
+        if position not in existing.get(sample_id, ())
+    ]
+    Slot.objects.bulk_create(new, batch_size=batch_size)
+    return len(new)
+
+
+def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
+    """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
+    Gold slots are not the queue's: a gold item's sample is out of review by design.
+
+    One statement however many slots go: an unfinished slot holds no review, so Django's
+    delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
+    should one ever hold a review, the foreign key refuses the delete.
+    """
+    slots, samples = Slot._meta.db_table, annotation_selectors.sample_table()
+    placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND NOT gold AND sample_id IN "  # noqa: S608 - table names are the models'
+            f"(SELECT id FROM {samples} WHERE dataset_id = %s AND status NOT IN ({placeholders}))",
+            [dataset.pk, dataset.pk, *QUEUED_STATUSES],
+        )
+
+
+def slot_claim(
+    *,
+    dataset: Dataset,
+    reviewer: User,
+    skipped: bool = False,
+    sample_id: int | None = None,
+    now: dt.datetime | None = None,
+    rng: random.Random | None = None,
+) -> Lease | None:
+    """Lease the next sample this reviewer has not reviewed and that still needs reviews.
+
+    A reviewer holding an unfinished lease in the dataset gets it back (renewed), so a reload
+    or a double click never takes a second sample. ``skipped`` serves the samples they skipped
+    instead of the fresh ones; ``sample_id`` asks for one sample. None when nothing is left.
+
+    A fresh "next" claim serves a gold item instead, with the probability of the dataset's
+    gold rate drawn from ``rng`` (a test passes a seeded one), when one is left for this
+    reviewer; the slot just taken goes back to the queue.
+    """
+    at = now or timezone.now()
+    if claim_statement_applies(sample_id=sample_id):
+        lease, gold_rate = claim_retrying(
+            lambda: _claim_by_statement(dataset=dataset, reviewer=reviewer, skipped=skipped, now=at)
+        )
+    else:
+        lease, gold_rate = claim_retrying(
+            lambda: _claim_once(
+                dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=at
+            )
+        )
+    if lease is None or skipped or sample_id is not None:
+        return lease
+    return _gold_instead(lease=lease, gold_rate=gold_rate, reviewer=reviewer, now=at, rng=rng)
+
+
+@dataclass(frozen=True)
+class LeasedCard:
+    """A lease with what the claim's answer shows of its sample: the dataset's kind, the
+    sample's ``claim_sql.CARD_FIELDS`` and its media links (role, asset id, MIME type)."""
+
+    lease: Lease
+    kind: str
+    card: dict[str, Any]
+    media: list[dict[str, Any]]
+
+
+def slot_claim_card(
+    *,
+    dataset_id: int,
+    reviewer: User,
+    member: str,
+    skipped: bool = False,
+    rng: random.Random | None = None,
+) -> LeasedCard | None:
+    """``slot_claim``'s plain or skipped claim with the dataset's visibility and the sample's
+    card in the same statement (PostgreSQL only: see ``claim_statement_applies``). None when
+    nothing was leased: nothing is left, or ``member`` (the test of
+    ``annotation.hot_selectors.member_test`` with ``%(me)s``) refuses the dataset; the caller
+    tells the two apart. A gold item drawn instead is read in one more statement."""
+    at = timezone.now()
+    claimed = claim_retrying(
+        lambda: claim_card_statement(
+            dataset_id=dataset_id,
+            reviewer_id=reviewer.pk,
+            member=member,
+            skipped=skipped,
+            now=at,
+            default_lease_seconds=DEFAULT_LEASE_SECONDS,
+            default_gold_rate=_DEFAULT_GOLD_RATE,
+        )
+    )
+    if claimed is None:
+        return None
+    row = claimed.claim
+    lease = Lease(
+        row.slot_id, row.sample_id, dataset_id, row.expires_at, resumed=row.resumed, gold=row.gold
+    )
+    if not skipped:
+        served = _gold_instead(
+            lease=lease, gold_rate=row.gold_rate, reviewer=reviewer, now=at, rng=rng
+        )
+        if served is not lease:
+            return leased_card(lease=served, kind=claimed.kind)
+    return LeasedCard(lease, claimed.kind, claimed.card, claimed.media)
+
+
+def leased_card(*, lease: Lease, kind: str) -> LeasedCard:
+    """The lease with its sample's card read in one statement (a claim that did not read it
+    along: the ORM claim, or a gold item served instead of the slot the claim took)."""
+    card, media = hot_selectors.sample_card(sample_id=lease.sample_id, fields=CARD_FIELDS)
+    return LeasedCard(lease, kind, card, media)
+
+
+def _gold_instead(
+    *, lease: Lease, gold_rate: float, reviewer: User, now: dt.datetime, rng: random.Random | None
+) -> Lease:
+    """A fresh lease, or a gold item's served instead with the probability of the dataset's
+    gold rate when one is left for this reviewer (the fresh slot then goes back)."""
+    if lease.resumed or gold_rate <= 0:
+        return lease
+    if (rng or gold_services.default_rng()).random() >= gold_rate:
+        return lease
+    return _claim_gold(lease=lease, reviewer=reviewer, now=now, rng=rng) or lease
+
+
+def _claim_gold(
+    *, lease: Lease, reviewer: User, now: dt.datetime, rng: random.Random | None
+) -> Lease | None:
+    """Swap the fresh lease for a gold slot of a gold item this reviewer was never served;
+    None (keeping the lease) when none is left for them."""
+    candidates = gold_services.gold_candidates(
+        dataset_id=lease.dataset_id, reviewer=reviewer, besides=lease.sample_id
+    )
+    if not candidates:
+        return None
+    sample_id = (rng or gold_services.default_rng()).choice(candidates)
+    try:
+        with transaction.atomic():
+            _free(lease.slot_id)
+            slot = Slot.objects.create(
+                dataset_id=lease.dataset_id,
+                sample_id=sample_id,
+                round=0,
+                position=0,
+                reviewer=reviewer,
+                leased_at=now,
+                lease_expires_at=lease.expires_at,
+                gold=True,
+            )
+    except IntegrityError:  # a concurrent claim of the same reviewer: keep the normal lease
+        return None
+    return Lease(slot.pk, sample_id, lease.dataset_id, lease.expires_at, resumed=False, gold=True)
+
+
+def claim_statement_applies(*, sample_id: int | None) -> bool:
+    """PostgreSQL runs the plain and skipped claims as one statement (``claim_sql``); asking
+    for one sample, and SQLite (the local demo mode), take the ORM way below."""
+    return sample_id is None and statement_claims()
+
+
+def _claim_by_statement(
+    *, dataset: Dataset, reviewer: User, skipped: bool, now: dt.datetime
+) -> tuple[Lease | None, float]:
+    row = claim_statement(
+        dataset_id=dataset.pk,
+        reviewer_id=reviewer.pk,
+        skipped=skipped,
+        now=now,
+        default_lease_seconds=DEFAULT_LEASE_SECONDS,
+        default_gold_rate=_DEFAULT_GOLD_RATE,
+    )
+    if row is None:
+        return None, 0.0
+    lease = Lease(
+        row.slot_id, row.sample_id, dataset.pk, row.expires_at, resumed=row.resumed, gold=row.gold
+    )
+    return lease, row.gold_rate
+
+
+@transaction.atomic
+def _claim_once(
+    *,
+    dataset: Dataset,
+    reviewer: User,
+    skipped: bool,
+    sample_id: int | None,
+    now: dt.datetime,
+) -> tuple[Lease | None, float]:
+    review_settings = review_settings_get(dataset=dataset)
+    # As in the PostgreSQL statement: no gold item, no draw (and no query for candidates).
+    rate = review_settings.gold_rate if gold_services.dataset_has_gold(dataset=dataset) else 0.0
+    expires = lease_expiry(now, review_settings.lease_seconds)
+    skip = Skip.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
+
+    def narrow(candidates: QuerySet[Slot]) -> QuerySet[Slot]:
+        candidates = candidates.filter(gold=False)
+        if sample_id is not None:
+            return candidates.filter(sample_id=sample_id)
+        return candidates.filter(Exists(skip)) if skipped else candidates.exclude(Exists(skip))
+
+    claimed = SLOT_QUEUE.claim(
+        scope_id=dataset.pk,
+        holder_id=reviewer.pk,
+        now=now,
+        expires=expires,
+        columns=("id", "sample_id"),
+        narrow=narrow,
+        # Asked for one sample, a reviewer holding another gives it back first.
+        keep=lambda held: sample_id is None or held.sample_id == sample_id,
+        free=lambda held: _free(held.pk),
+    )
+    if claimed is None:
+        return None, rate
+    slot, resumed = claimed
+    # A fresh slot is never gold (and its gold field is not loaded).
+    gold = resumed and slot.gold
+    lease = Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=resumed, gold=gold)
+    return lease, rate
+
+
+def _free(slot_id: int) -> None:
+    """Give an unfinished slot back to the queue; a gold slot is done instead (its reviewer
+    saw the gold item, so it is never served to them again, nor to anyone else)."""
+    Slot.objects.filter(pk=slot_id, done=False).update(
+        reviewer=Case(When(gold=True, then=F("reviewer")), default=None),
+        leased_at=Case(When(gold=True, then=F("leased_at")), default=None),
+        lease_expires_at=Case(When(gold=True, then=F("lease_expires_at")), default=OPEN_SINCE),
+        done=F("gold"),
+    )
+
+
+@transaction.atomic
+def slot_release(*, sample: Sample, reviewer: User) -> bool:
+    """Give back a reviewer's unfinished lease on a sample; True when there was one."""
+    held = Slot.objects.filter(sample=sample, reviewer=reviewer, done=False).first()
+    if held is None:
+        return False
+    _free(held.pk)
+    return True
+
+
+@transaction.atomic
+def slot_skip(*, sample: Sample, reviewer: User, reason: str) -> Skip:
+    """Set a sample aside with a reason: its lease goes back to the pool and the reviewer's
+    "next" no longer serves it, until they ask for their skipped samples."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationError({"reason": _("Say why you skip this sample.")}, code="no_reason")
+    if len(reason) > 500:
+        raise ValidationError({"reason": _("Keep the reason under 500 characters.")})
+    # A gold item set aside is done with: never served again nor listed among the reviewer's
+    # skips, its skip is kept for their skip rate only.
+    gold = Slot.objects.filter(sample=sample, reviewer=reviewer, gold=True, done=False).exists()
+    skip, _created = Skip.objects.update_or_create(
+        sample=sample,
+        reviewer=reviewer,
+        defaults={"reason": reason, "dataset_id": sample.dataset_id, "gold": gold},
+    )
+    slot_release(sample=sample, reviewer=reviewer)
+    return skip

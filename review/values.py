@@ -1,0 +1,105 @@
+"""Checks of what a reviewer or a lead submits: the edits they made, against the taxonomy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Sample
+from review import editing
+from review.models import Decision, RejectReason
+
+
+def _problem_messages(problems: list[editing.Problem]) -> dict[str, list[str]]:
+    wording = {
+        "unknown_field": _("“%(value)s” is not a field a reviewer may change."),
+        "unknown_group": _("Unknown answerability group “%(value)s”."),
+        "unknown_category": _("Unknown category “%(value)s”."),
+        "category_not_in_group": _(
+            "Category “%(value)s” does not belong to the chosen answerability group."
+        ),
+        "unknown_scenario": _("Unknown scenario “%(value)s”."),
+        "unknown_safety_label": _("The label must be safe or unsafe, not “%(value)s”."),
+        "unknown_safety_category": _("Unknown safety category “%(value)s”."),
+        "unknown_safety_subcategory": _(
+            "Subcategory “%(value)s” does not belong to the chosen safety category."
+        ),
+        "empty_predicate": _("An unsafe scenario needs at least one predicate condition."),
+    }
+    messages: dict[str, list[str]] = {}
+    for problem in problems:
+        text = wording[problem.code] % {"value": problem.value}
+        messages.setdefault(problem.field, []).append(text)
+    return messages
+
+
+def current_values(sample: Sample) -> dict[str, Any]:
+    return {name: getattr(sample, name) for name in editing.reviewable_fields(sample.dataset.kind)}
+
+
+def _taxonomy(sample: Sample) -> editing.Taxonomy:
+    view = annotation_selectors.taxonomy_view(sample.dataset)
+    return editing.Taxonomy(
+        groups=view.groups,
+        categories=view.categories,
+        scenarios=view.scenarios,
+        safety_categories=view.safety_categories,
+    )
+
+
+def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields the reviewer actually changed, checked against the taxonomy.
+
+    A field not sent, or sent back as the sample holds it, is not an edit and is never
+    written; a value outside the taxonomy that nobody touched is kept as it is.
+    """
+    kind = sample.dataset.kind
+    unknown = sorted(set(values) - set(editing.reviewable_fields(kind)))
+    if unknown:
+        raise ValidationError(
+            _problem_messages([editing.Problem(f, "unknown_field", f) for f in unknown])
+        )
+    current = current_values(sample)
+    changes = editing.edits(kind, current, values)
+    if not changes:
+        return {}
+    problems = editing.check_values(kind, changes, current=current, taxonomy=_taxonomy(sample))
+    if problems:
+        raise ValidationError(_problem_messages(problems), code="bad_values")
+    return changes
+
+
+def _rating(name: str, value: int | None) -> int | None:
+    if value is not None and not 1 <= value <= 5:
+        raise ValidationError({name: _("Rate from 1 to 5.")}, code="bad_rating")
+    return value
+
+
+def review_fields_checked(
+    *,
+    sample: Sample,
+    decision: str,
+    values: Mapping[str, Any] | None,
+    reject_reason: str,
+    clarity: int | None,
+    naturalness: int | None,
+) -> dict[str, Any]:
+    """A review's decision, edits and reason, checked: what submission and amendment store."""
+    if decision not in Decision.values:
+        raise ValidationError({"decision": _("Accept or reject.")}, code="bad_decision")
+    if decision == Decision.REJECT:
+        if reject_reason not in RejectReason.values or not reject_reason:
+            raise ValidationError(
+                {"reject_reason": _("A rejection needs a reason.")}, code="no_reason"
+            )
+        clean: dict[str, Any] = {}
+    else:
+        reject_reason = ""
+        clean = edits_checked(sample, values or {})
+    _rating("clarity", clarity)
+    _rating("naturalness", naturalness)
+    return {"decision": decision, "reject_reason": reject_reason, "values": clean}
