@@ -1,31 +1,41 @@
-"""UserPreference's move from mmooc_site to accounts keeps every row (PostgreSQL: the migrations
-run inside the test's transaction and roll back with it)."""
+"""accounts' first migration makes the preferences' table, or takes over with its rows the
+table of a site whose preferences lived in the former mmooc_site app."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
+from django.apps import apps
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+from accounts.models import UserPreference
+from tests.annotation.factories import UserFactory
 
-BEFORE = [("mmooc_site", "0001_initial")]
-AFTER = [("accounts", "0001_initial")]
+pytestmark = pytest.mark.django_db
+
+initial = importlib.import_module("accounts.migrations.0001_initial")
 
 
-def test_a_preference_saved_before_the_move_is_there_after_it() -> None:
+def test_the_table_of_the_former_site_app_is_taken_over_with_its_rows() -> None:
     """A language chosen while the model lived in mmooc_site is read back from accounts."""
-    executor = MigrationExecutor(connection)
-    executor.migrate([*BEFORE, ("accounts", None)])
-    old_apps = executor.loader.project_state(BEFORE).apps
-    user = old_apps.get_model("auth", "User").objects.create(username="moved")
-    old_apps.get_model("mmooc_site", "UserPreference").objects.create(user=user, language="zh-hans")
-
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-    from accounts.models import UserPreference
-
+    user = UserFactory.create()
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE accounts_userpreference RENAME TO mmooc_site_userpreference")
+        cursor.execute(
+            "INSERT INTO mmooc_site_userpreference (language, user_id) VALUES ('zh-hans', %s)",
+            [user.pk],
+        )
+    with connection.schema_editor() as editor:
+        initial.create_or_take_over(apps, editor)
     assert UserPreference.objects.get(user_id=user.pk).language == "zh-hans"
     assert "mmooc_site_userpreference" not in connection.introspection.table_names()
+
+
+def test_a_table_already_there_is_left_alone() -> None:
+    """Run again (a migrated site), the migration changes nothing."""
+    user = UserFactory.create()
+    UserPreference.objects.create(user=user, language="en")
+    with connection.schema_editor() as editor:
+        initial.create_or_take_over(apps, editor)
+    assert UserPreference.objects.get(user_id=user.pk).language == "en"

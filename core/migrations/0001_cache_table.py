@@ -17,6 +17,6 @@ def make_cache_table(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -
 
 
 class Migration(migrations.Migration):
-    dependencies = [("mmooc_site", "0002_userpreference_to_accounts")]
+    dependencies: list[tuple[str, str]] = []
 
     operations = [migrations.RunPython(make_cache_table, migrations.RunPython.noop)]
