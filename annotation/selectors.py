@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import Group
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db import connection
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    F,
+    Func,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 
 from annotation.extensions import samples_reviewed_by
 from annotation.formats.records import GOLD_KEY
@@ -30,7 +44,7 @@ from annotation.models import (
     TermKind,
 )
 from annotation.sample_filters import BulkAction, SampleFilter
-from core.roles import ROLES, is_lead, lead_link, role_link, roles_known, user_roles
+from core.roles import ROLES, is_lead, user_roles
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -38,25 +52,28 @@ if TYPE_CHECKING:
     AnyUser = User | AnonymousUser
 
 
+def dataset_visible(user: AnyUser, dataset_field: str = "pk") -> Func:
+    """The condition "the user may see the dataset ``dataset_field``", for a queryset's
+    filter: annotation's SQL function ``annotation_dataset_visible`` (migration 0014), which
+    the review loop's own statements call too, so the rule is written once. A lead sees every
+    dataset; anybody else the datasets they are a member of."""
+    return Func(
+        F(dataset_field),
+        Value(user.pk),
+        Value(is_lead(user)),
+        function="annotation_dataset_visible",
+        output_field=BooleanField(),
+    )
+
+
 def dataset_list_visible(*, user: AnyUser, role: str | None = None) -> QuerySet[Dataset]:
     """Leads see every dataset; everybody else only the datasets they are members of (and,
     with ``role``, only while they hold that role)."""
     if not user.is_authenticated:
         return Dataset.objects.none()
-    if not roles_known(user):
-        # One query instead of two (the user's roles, then their datasets): an API call that
-        # only needs this answer tests the roles inside it.
-        member = Q(
-            Exists(DatasetMembership.objects.filter(dataset=OuterRef("pk"), user_id=user.pk))
-        )
-        if role is not None:
-            member &= Q(Exists(role_link(user, role)))
-        return Dataset.objects.filter(Exists(lead_link(user)) | member)
-    if is_lead(user):
-        return Dataset.objects.all()
-    if role is not None and role not in user_roles(user):
+    if role is not None and role not in user_roles(user) and not is_lead(user):
         return Dataset.objects.none()
-    return Dataset.objects.filter(memberships__user=user)
+    return Dataset.objects.filter(dataset_visible(user))
 
 
 def dataset_get_visible(
@@ -276,10 +293,51 @@ def sample_media_rows(*, sample_id: int) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
+@dataclass(frozen=True)
+class SampleCard:
+    """What a reviewer is shown of a sample when it is leased to them: its dataset's kind,
+    external id, status, question, the label fields (``fields``: both kinds' label fields, as
+    the sample holds them) and its media links (role, asset id, MIME type, in order)."""
+
+    kind: str
+    external_id: str
+    status: str
+    question: str
+    fields: dict[str, Any]
+    media: list[dict[str, Any]]
+
+
+def sample_card_from(value: Any) -> SampleCard:
+    """A card as the SQL function ``annotation_sample_card`` (migration 0014) answers it."""
+    card = dict(json.loads(value) if isinstance(value, str | bytes) else value)
+    media = [
+        {"role": role, "asset_id": asset, "mime_type": mime}
+        for role, asset, mime in card.pop("media")
+    ]
+    return SampleCard(
+        kind=card.pop("kind"),
+        external_id=card.pop("external_id"),
+        status=card.pop("status"),
+        question=card.pop("question"),
+        fields=card,
+        media=media,
+    )
+
+
+def sample_card(*, sample_id: int) -> SampleCard | None:
+    """A sample's card in one statement (the SQL function the claim statement reads it by
+    too); None when there is no such sample."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT annotation_sample_card(%s)", [sample_id])
+        (value,) = cursor.fetchone()
+    return None if value is None else sample_card_from(value)
+
+
 def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True) -> Sample | None:
     """A sample the user may see, with its dataset (and its pair and media unless told not)."""
-    datasets = dataset_list_visible(user=user)
-    samples = Sample.objects.filter(pk=sample_id, dataset__in=datasets)
+    if not user.is_authenticated:
+        return None
+    samples = Sample.objects.filter(dataset_visible(user, "dataset_id"), pk=sample_id)
     if not with_media:
         return samples.select_related("dataset").first()
     return (
@@ -374,7 +432,8 @@ def media_asset_get_visible(*, user: AnyUser, asset_id: int) -> MediaAsset | Non
     if not user.is_authenticated:
         return None
     if not is_lead(user):
-        assets = assets.filter(samples__dataset__memberships__user=user)
+        links = SampleMedia.objects.filter(dataset_visible(user, "sample__dataset_id"))
+        assets = assets.filter(Exists(links.filter(asset_id=OuterRef("pk"))))
     return assets.first()
 
 

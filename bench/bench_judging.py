@@ -146,10 +146,9 @@ def main() -> None:
 
     app.conf.task_always_eager = False
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    db = connection.settings_dict
-    database_url = (
-        f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{test_db}"
-    )
+    from tests.support.processes import database_url as url_of
+
+    database_url = url_of(connection.settings_dict, test_db)
     results: dict[str, object] = {}
     try:
         dataset = annotation_services.dataset_create(

@@ -66,6 +66,8 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from psycopg import sql  # noqa: E402
+
 from bench.open_loop import open_loop_phase  # noqa: E402
 from bench.review_db import invariants, load_built, reset_queue  # noqa: E402
 from bench.support import (  # noqa: E402
@@ -76,15 +78,21 @@ from bench.support import (  # noqa: E402
     production_env,
     run_together,
 )
-from review.queue.statements import claim_candidate  # noqa: E402 - after the repository joins the path
+from review.queue.statements import NEXT_SLOT  # noqa: E402 - after the repository joins the path
 
-# The site's own candidate subquery; the slot is retired at once so one reviewer can go on.
-CLAIM_SQL = f"""
+# The site's own next-slot subquery; the slot is retired at once so one reviewer can go on.
+CLAIM_SQL = (
+    sql.SQL("""
 UPDATE review_slot SET reviewer_id = %(me)s, leased_at = %(now)s,
        lease_expires_at = %(now)s + interval '15 minutes', done = true
-WHERE id = ({claim_candidate()})
+WHERE id = ({next_slot})
 RETURNING id, sample_id
-"""
+""")
+    .format(next_slot=NEXT_SLOT)
+    .as_string(None)
+)
+# What the next-slot subquery takes besides the reviewer, the dataset and the time.
+CLAIM_PARAMS = {"skipped": False, "sample": None}
 
 
 def build(n_samples: int, n_reviewers: int, k: int, bare: int | None = None) -> dict[str, Any]:
@@ -159,7 +167,11 @@ def bare_phase(db_url: str, dataset_id: int, reviewer_ids: list[int], seconds: f
 
     def run(index: int) -> None:
         with psycopg.connect(db_url, autocommit=True) as conn:
-            params: dict[str, Any] = {"me": reviewer_ids[index], "scope": dataset_id}
+            params: dict[str, Any] = {
+                "me": reviewer_ids[index],
+                "dataset": dataset_id,
+                **CLAIM_PARAMS,
+            }
             barrier.wait()
             while time.perf_counter() < deadline[0]:
                 t0 = time.perf_counter()

@@ -37,7 +37,13 @@ def floor_claim(request: HttpRequest, dataset_id: int) -> HttpResponse:
     with connection.cursor() as cursor:
         cursor.execute(
             os.environ["BENCH_CLAIM_SQL"],
-            {"me": int(request.headers["X-Reviewer"]), "scope": dataset_id, "now": timezone.now()},
+            {
+                "me": int(request.headers["X-Reviewer"]),
+                "dataset": dataset_id,
+                "now": timezone.now(),
+                "skipped": False,
+                "sample": None,
+            },
         )
         row = cursor.fetchone()
     if row is None:

@@ -57,8 +57,9 @@ def _setup(samples: int, reviewers: int) -> tuple[int, list[str]]:
         return built["dataset_id"], built["tokens"]
     from rest_framework.authtoken.models import Token
 
-    url = settings.DATABASES["default"]
-    db_url = f"postgres://{url['USER']}@{url['HOST']}:{url['PORT']}/{url['NAME']}"
+    from tests.support.processes import database_url
+
+    db_url = database_url(settings.DATABASES["default"])
     connection.close()
     reset_queue(db_url, dataset.pk, 2)
     tokens = list(

@@ -25,11 +25,6 @@ class JsonText(str):
     __slots__ = ()
 
 
-def _decoded(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The row with its JsonText values decoded (for the ORM's bulk_create)."""
-    return {k: json.loads(v) if isinstance(v, JsonText) else v for k, v in row.items()}
-
-
 def _columns(model: type[models.Model]) -> list[models.Field[Any, Any]]:
     pk = model._meta.pk
     return [f for f in model._meta.concrete_fields if f is not pk]
@@ -101,9 +96,6 @@ def rows_insert(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
     """Insert new rows given as {attname: value}; return their primary keys in order."""
     if not rows:
         return []
-    if connection.vendor != "postgresql":
-        created = model._default_manager.bulk_create(model(**_decoded(row)) for row in rows)
-        return [obj.pk for obj in created]
     columns, values = _tuples(model, rows)
     ids = _reserve_ids(model, len(values))
     pk = model._meta.pk
@@ -125,8 +117,6 @@ def rows_insert_values(
     tens of thousands of rows, merging each with the defaults cost more than COPY itself."""
     if not rows:
         return []
-    if connection.vendor != "postgresql":
-        return rows_insert(model, [dict(zip(names, row, strict=True)) for row in rows])
     fields = _columns(model)
     by_name = {f.attname: f for f in fields}
     given = [by_name[name] for name in names]
@@ -158,11 +148,6 @@ def rows_insert_new(
     """Insert rows, skipping any whose ``unique`` column is taken already (by a concurrent
     writer): COPY into a temporary table, then one INSERT … ON CONFLICT DO NOTHING."""
     if not rows:
-        return
-    if connection.vendor != "postgresql":
-        model._default_manager.bulk_create(
-            (model(**_decoded(row)) for row in rows), ignore_conflicts=True
-        )
         return
     columns, values = _tuples(model, rows)
     quote = connection.ops.quote_name

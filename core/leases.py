@@ -1,36 +1,54 @@
-"""Leasing a work queue's slots, shared by the review queue and the audit rating queue.
+"""The lease rules every work queue keeps (review slots, audit rating slots), and running a
+queue's claim statement.
 
-On PostgreSQL a claim is one statement (``core.lease_sql.claim_sql``, run by
-:func:`claim_by_statement`), in one round trip and without a transaction of its own. Elsewhere
-(SQLite, the local demo mode, where ``SKIP LOCKED`` is a no-op and the single writer
-serialises claims) :meth:`LeaseQueue.claim` keeps the same rules through the ORM inside the
-caller's transaction. Either way a claim that lost the one-open-lease race to a concurrent
-claim of the same holder raises IntegrityError, and :func:`claim_retrying` runs it again.
+A queue keeps its leases in one table: a row per slot with ``done``, the holder's id,
+``leased_at`` and ``lease_expires_at``. A slot nobody holds expires at :data:`OPEN_SINCE`, so
+"claimable" is one comparison (``NOT done AND lease_expires_at < now``) that a partial index on
+``NOT done`` serves. Expiry is lazy: no sweep frees an expired lease, the next claim takes it
+(and its holder may still fill it until then). A holder keeps at most one open lease per
+queue, enforced by a partial unique index, and a slot of a unit (a sample's round, an item)
+they already hold or filled is never offered to them again.
 
-What each queue adds stays with it: the review queue's gold items, skips and "this sample"
-claims, the audit set's lease duration on the set itself.
+Each queue writes its claim statement out whole in its own module (``review.queue.statements``,
+``judging.audit.statements``): renew the holder's open lease or, when there is none, lease the
+first claimable slot in the queue's order, locked ``FOR UPDATE SKIP LOCKED``; one round trip.
+Two concurrent claims by one holder both find no open lease; the second to write trips the
+one-open-lease index and raises IntegrityError, and :func:`claim_retrying` runs it again: the
+retry renews the first one's lease.
+
+Background jobs (``core.jobs``) hold their rows differently on purpose: a worker claims one
+known job by id (no queue order), fences its writes with an attempt number, and keeps its
+hold alive with a heartbeat thread, so a sweep must notice dead workers; a queue's lease is a
+person's, renewed by their next claim and never swept.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
-from django.db import IntegrityError, connection, models, transaction
-from django.db.models import Exists, OuterRef
+from django.db import IntegrityError, connection, transaction
 
-from core.lease_sql import CLAIM_ATTEMPTS, OPEN_SINCE, LeaseTable
-from core.prepared import hot_cursor
-
-M = TypeVar("M", bound=models.Model)
 T = TypeVar("T")
 
+# The lease expiry of a slot nobody holds: long past, so "claimable" is one comparison.
+OPEN_SINCE = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+DEFAULT_LEASE_SECONDS = 15 * 60
+MIN_LEASE_SECONDS = 30
+MAX_LEASE_SECONDS = 7 * 24 * 3600
+# Claims retried after losing the one-open-lease race to a concurrent claim of the same holder.
+CLAIM_ATTEMPTS = 3
 
-def statement_claims() -> bool:
-    """Whether claims run as the one PostgreSQL statement."""
-    return connection.vendor == "postgresql"
+
+def lease_expiry(now: dt.datetime, seconds: int) -> dt.datetime:
+    """When a lease taken or renewed at ``now`` for ``seconds`` ends."""
+    return now + dt.timedelta(seconds=seconds)
+
+
+def lease_seconds_valid(seconds: int) -> bool:
+    """A lease lasts between 30 seconds and a week."""
+    return MIN_LEASE_SECONDS <= seconds <= MAX_LEASE_SECONDS
 
 
 def claim_retrying(claim: Callable[[], T]) -> T:
@@ -45,89 +63,17 @@ def claim_retrying(claim: Callable[[], T]) -> T:
     raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
 
-def claim_by_statement(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+def claim_row(statement: str, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """Run a claim statement and answer its row (None when nothing was leased); inside a
     savepoint when the caller is in a transaction, so that an IntegrityError can be retried."""
     if connection.get_autocommit():
-        return _fetch_one(sql, params)
+        return _fetch_one(statement, params)
     with transaction.atomic():
-        return _fetch_one(sql, params)
+        return _fetch_one(statement, params)
 
 
-def _fetch_one(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
+def _fetch_one(statement: str, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
         row: tuple[Any, ...] | None = cursor.fetchone()
     return row
-
-
-@dataclass(frozen=True)
-class LeaseQueue(Generic[M]):
-    """A queue's slot model with its lease columns, for the ORM claim and the release."""
-
-    model: type[M]
-    table: LeaseTable
-
-    def held(self, *, scope_id: int, holder_id: int) -> models.QuerySet[M]:
-        """The holder's open lease in the scope (one row at most), locked."""
-        return self.model._default_manager.select_for_update().filter(
-            **{self.table.scope: scope_id, self.table.holder: holder_id}, done=False
-        )
-
-    def claimable(self, *, scope_id: int, holder_id: int, now: dt.datetime) -> models.QuerySet[M]:
-        """The slots the holder may take, in claim order, locked ``SKIP LOCKED``."""
-        manager = self.model._default_manager
-        mine = manager.filter(
-            **{column: OuterRef(column) for column in self.table.unit},
-            **{self.table.holder: holder_id},
-        )
-        return (
-            manager.select_for_update(skip_locked=True, of=("self",))
-            .filter(**{self.table.scope: scope_id}, done=False, lease_expires_at__lt=now)
-            .exclude(Exists(mine))
-            .order_by(*self.table.order)
-        )
-
-    def claim(
-        self,
-        *,
-        scope_id: int,
-        holder_id: int,
-        now: dt.datetime,
-        expires: dt.datetime,
-        columns: Sequence[str],
-        narrow: Callable[[models.QuerySet[M]], models.QuerySet[M]] | None = None,
-        keep: Callable[[M], bool] | None = None,
-        free: Callable[[M], object] | None = None,
-    ) -> tuple[M, bool] | None:
-        """Inside a transaction: renew the holder's open lease, or lease the first claimable
-        slot (``narrow`` filters the candidates, loaded with ``columns`` only); the slot and
-        whether it was resumed, or None when nothing is left. A held lease that ``keep``
-        refuses is given back by ``free`` (default: :meth:`release`) before looking further.
-        """
-        held = self.held(scope_id=scope_id, holder_id=holder_id).first()
-        if held is not None:
-            if keep is None or keep(held):
-                self._rows(held.pk).update(lease_expires_at=expires)
-                return held, True
-            (free or self._release_one)(held)
-        candidates = self.claimable(scope_id=scope_id, holder_id=holder_id, now=now)
-        slot = (narrow(candidates) if narrow else candidates).only(*columns).first()
-        if slot is None:
-            return None
-        self._rows(slot.pk).update(
-            **{self.table.holder: holder_id}, leased_at=now, lease_expires_at=expires
-        )
-        return slot, False
-
-    def release(self, rows: models.QuerySet[M]) -> int:
-        """Give unfinished slots back to the queue; the number given back."""
-        return rows.filter(done=False).update(
-            **{self.table.holder: None}, leased_at=None, lease_expires_at=OPEN_SINCE
-        )
-
-    def _rows(self, pk: int) -> models.QuerySet[M]:
-        return self.model._default_manager.filter(pk=pk)
-
-    def _release_one(self, slot: M) -> None:
-        self.release(self._rows(slot.pk))

@@ -1,9 +1,10 @@
 """``column = ANY(%s)``: a filter on a list of values sent as one array parameter.
 
-Django's ``__in`` writes one placeholder per value, and with client-side binding psycopg
-parses and quotes a statement of hundreds of placeholders in Python each time (its statement
-cache keeps only short ones). ``AnyOf(F("sha256"), hashes)`` sends the list as one array on
-PostgreSQL (an ``IN`` list elsewhere) and matches no row for an empty list, as ``__in`` does.
+Django's ``__in`` writes one placeholder per value: a statement whose text changes with the
+length of the list (so never the same prepared statement twice), with one parameter per value
+(PostgreSQL takes at most 65,535), each adapted by psycopg in Python. ``AnyOf(F("sha256"),
+hashes)`` sends the list as one array literal, a single text parameter, and matches no row for
+an empty list, as ``__in`` does.
 """
 
 from __future__ import annotations
@@ -44,10 +45,7 @@ class AnyOf(Lookup):  # type: ignore[type-arg]
         values: list[Any] = self.rhs
         if not values:
             raise EmptyResultSet
-        if connection.vendor == "postgresql":
-            literal = _array_literal(values)
-            if literal is not None:
-                return f"{lhs} = ANY(%s::{literal[0]})", (*lhs_params, literal[1])
-            return f"{lhs} = ANY(%s)", (*lhs_params, values)
-        placeholders = ", ".join(["%s"] * len(values))
-        return f"{lhs} IN ({placeholders})", (*lhs_params, *values)
+        literal = _array_literal(values)
+        if literal is not None:
+            return f"{lhs} = ANY(%s::{literal[0]})", (*lhs_params, literal[1])
+        return f"{lhs} = ANY(%s)", (*lhs_params, values)

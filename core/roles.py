@@ -7,11 +7,10 @@ the datasets they are members of. Superusers count as leads.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
@@ -46,21 +45,6 @@ def roles_remember(user: AbstractBaseUser | AnonymousUser, names: Iterable[str])
     if getattr(user, "is_superuser", False):
         roles.add(LEAD)
     user._role_cache = frozenset(roles)  # type: ignore[union-attr]
-
-
-def roles_known(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """True when the user's roles are already loaded (or need no query: superusers)."""
-    return getattr(user, "_role_cache", None) is not None or getattr(user, "is_superuser", False)
-
-
-def role_link(user: AbstractBaseUser | AnonymousUser, role: str) -> QuerySet[Any]:
-    """The user's link to a role's group, as a subquery that another query can test."""
-    return User.groups.through.objects.filter(user_id=cast(int, user.pk), group__name=role)
-
-
-def lead_link(user: AbstractBaseUser | AnonymousUser) -> QuerySet[Any]:
-    """The user's link to the lead group, as a subquery that another query can test."""
-    return role_link(user, LEAD)
 
 
 def acting_user(user: AbstractBaseUser | AnonymousUser) -> User | None:

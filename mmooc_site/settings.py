@@ -5,6 +5,7 @@ Every setting is listed in the README. Production (DEBUG off) refuses to start w
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import unquote
 
 import django_stubs_ext
 import environ
@@ -44,7 +45,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
-    "mmooc_site.apps.SiteConfig",
+    "core",
     "accounts",
     "annotation",
     "review",
@@ -53,7 +54,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "mmooc_site.middleware.CSPMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -88,32 +89,34 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            # The shared template components (core is a library, no app to find them in).
-            "libraries": {"components": "core.templatetags.components"},
         },
     },
 ]
 
-DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+# PostgreSQL only (psycopg 3). `python3 dev.py run` and `python3 dev.py test` start a server of
+# their own (var/postgres) when DATABASE_URL is unset; a Unix socket's folder is given as the
+# URL's host, percent-encoded (postgres://postgres@%2Fpath%2Fto%2Fsockets:5432/name).
+DATABASE_URL = env.str("DATABASE_URL", default="")
+if not DATABASE_URL.startswith(("postgres://", "postgresql://", "pgsql://")):
+    raise ImproperlyConfigured(
+        "DATABASE_URL must name a PostgreSQL database (postgres://user@host:port/name); "
+        "`python3 dev.py run` starts one of its own when it is unset."
+    )
+_database = env.db_url_config(DATABASE_URL)
+_database["HOST"] = unquote(_database["HOST"])
+_database["ATOMIC_REQUESTS"] = False
+_database["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+# Parameters are bound by PostgreSQL (server-side binding), and psycopg prepares a statement
+# once a connection has run it 5 times (its prepare_threshold): where connections persist
+# across requests (CONN_MAX_AGE), the statements the site runs all day are parsed and
+# planned once per connection. PREPARE_STATEMENTS=0 turns preparing off, behind a connection
+# pooler in transaction mode that does not keep prepared statements (PgBouncer before 1.21).
+PREPARE_STATEMENTS = env.bool("PREPARE_STATEMENTS", default=_database["CONN_MAX_AGE"] != 0)
+_database["OPTIONS"] = {
+    "server_side_binding": True,
+    "prepare_threshold": 5 if PREPARE_STATEMENTS else None,
 }
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
-# The review loop's fixed statements are prepared once per connection (core.prepared): on by
-# default where connections outlive a request; off behind a pooler that drops them.
-PREPARE_HOT_STATEMENTS = env.bool(
-    "PREPARE_HOT_STATEMENTS", default=DATABASES["default"]["CONN_MAX_AGE"] != 0
-)
-# psycopg prepares nothing while this is None (Django's default); with a number, only
-# server-side binding cursors (core.prepared's) prepare: Django's own cursors never do.
-if DATABASES["default"]["ENGINE"].startswith("django.db.backends.postgresql"):
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["OPTIONS"] = {
-        "timeout": 20,
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-    }
+DATABASES = {"default": _database}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -191,7 +194,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
-# when REDIS_URL is set, otherwise a database table (made by `migrate`, mmooc_site 0003).
+# when REDIS_URL is set, otherwise a database table (made by `migrate`, core 0001).
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -290,8 +293,6 @@ REST_FRAMEWORK = {
         "core.parsers.FormParser",
         "core.parsers.MultiPartParser",
     ],
-    # DRF's negotiation, answering JSON at once to a client that states no preference.
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.negotiation.ContentNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,

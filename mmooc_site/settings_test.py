@@ -1,13 +1,17 @@
 """Settings for the test suite: the real settings, with test defaults put in the environment first.
 
-Services still come from the environment (DATABASE_URL, REDIS_URL), so CI tests PostgreSQL
-and Redis while a bare checkout tests SQLite and skips what needs the missing services.
+Services still come from the environment (DATABASE_URL, REDIS_URL): `python3 dev.py test`
+sets DATABASE_URL (its embedded PostgreSQL unless one is given); the default here is the
+machine's PostgreSQL, for a bare `pytest` and for the type checker, which loads these settings.
 """
 
 import os
 import uuid
 from pathlib import Path
 
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+# Statements are prepared as in production, where connections persist (the suite's do not).
+os.environ.setdefault("PREPARE_STATEMENTS", "1")
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 32)
 os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
 # A queue of this run's own, so a worker never eats another run's messages (or vice versa).

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from django.conf import settings
-from django.urls import get_script_prefix, get_urlconf, reverse
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import hot_selectors
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
-from core.api_input import validated
-from core.roles import ANNOTATOR, is_lead, request_user
+from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user
 from review import editing, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
 from review.queue import services as queue_services
@@ -62,53 +58,31 @@ class LeasedSampleOutput(serializers.Serializer[Any]):
 
 
 def _leased_output(leased: queue_services.LeasedCard) -> dict[str, Any]:
-    """The claim's answer: the lease and what the reviewer sees of its sample."""
+    """The claim's answer (``LeasedSampleOutput``): the lease and what the reviewer sees of
+    its sample."""
     lease, card = leased.lease, leased.card
     return {
         "lease": {"slot": lease.slot_id, "expires_at": lease.expires_at, "resumed": lease.resumed},
         "sample": {
             "id": lease.sample_id,
             "dataset": lease.dataset_id,
-            "external_id": card["external_id"],
+            "external_id": card.external_id,
             # A gold item is shown as any sample in review: reviewers cannot tell it apart.
-            "status": SampleStatus.IN_REVIEW if lease.gold else card["status"],
-            "question": card["question"],
-            "values": {name: card[name] for name in editing.reviewable_fields(leased.kind)},
+            "status": SampleStatus.IN_REVIEW if lease.gold else card.status,
+            "question": card.question,
+            "values": {name: card.fields[name] for name in editing.reviewable_fields(card.kind)},
             "media": [
-                {
-                    "role": link["role"],
-                    "asset_id": link["asset_id"],
-                    "mime_type": link["mime_type"],
-                    "url": _url_of_id("annotation:media_file", link["asset_id"]),
-                }
-                for link in leased.media
+                {**link, "url": reverse("annotation:media_file", args=[link["asset_id"]])}
+                for link in card.media
             ],
         },
-        "url": _url_of_id("review:workbench", lease.sample_id),
+        "url": reverse("review:workbench", args=[lease.sample_id]),
     }
-
-
-def _url_of_id(name: str, pk: int) -> str:
-    """``reverse(name, args=[pk])`` for a URL of one integer id, from the URL's text around the
-    id worked out once per URL configuration (each claim answers two such URLs, and reversing
-    cost more than the rest of the answer)."""
-    before, after = _around_id(name, get_urlconf() or settings.ROOT_URLCONF)
-    return f"{get_script_prefix()}{before}{pk}{after}"
-
-
-_PLACEHOLDER = 918273645
-
-
-@cache
-def _around_id(name: str, urlconf: str) -> tuple[str, str]:
-    path = reverse(name, args=[_PLACEHOLDER], urlconf=urlconf)[len(get_script_prefix()) :]
-    before, after = path.split(str(_PLACEHOLDER))
-    return before, after
 
 
 def _reviewable_dataset(request: Request, dataset_id: int) -> Dataset:
     """The dataset, if this user may review in it: 403 for a member who is no annotator."""
-    dataset = hot_selectors.dataset_visible(
+    dataset = annotation_selectors.dataset_get_visible(
         user=request.user, dataset_id=dataset_id, role=ANNOTATOR
     )
     if dataset is None:
@@ -125,47 +99,25 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
-        try:
-            payload = validated(self.ClaimInputSerializer, request.data)
-        except (ValidationError, ParseError):
+        payload = self.ClaimInputSerializer(data=request.data)
+        if not is_reviewer(request.user) or not payload.is_valid():
             _reviewable_dataset(request, dataset_id)  # a dataset out of reach answers first
-            raise
-        reviewer = request_user(request)
-        member = hot_selectors.member_test(user=reviewer, role=ANNOTATOR, user_param="%(me)s")
-        if member is not None and queue_services.claim_statement_applies(
-            sample_id=payload["sample"]
-        ):
-            # The claim, the dataset's visibility and the sample's card in one statement.
-            leased = queue_services.slot_claim_card(
-                dataset_id=dataset_id,
-                reviewer=reviewer,
-                member=member,
-                skipped=payload["skipped"],
-            )
-            if leased is None:
-                _reviewable_dataset(request, dataset_id)  # 404 or 403 when that was why
-                return Response(status=status.HTTP_204_NO_CONTENT)
-            return Response(_leased_output(leased))
-        dataset = _reviewable_dataset(request, dataset_id)
-        lease = queue_services.slot_claim(
-            dataset=dataset,
-            reviewer=reviewer,
-            skipped=payload["skipped"],
-            sample_id=payload["sample"],
+            payload.is_valid(raise_exception=True)
+        leased = queue_services.slot_claim_card(
+            dataset_id=dataset_id,
+            reviewer=request_user(request),
+            skipped=payload.validated_data["skipped"],
+            sample_id=payload.validated_data["sample"],
         )
-        if lease is None:
+        if leased is None:
+            _reviewable_dataset(request, dataset_id)  # 404 or 403 when that was why
             return Response(status=status.HTTP_204_NO_CONTENT)
-        leased = queue_services.leased_card(lease=lease, kind=dataset.kind)
-        if not leased.card:  # pragma: no cover - a leased sample's slots go with it
-            raise NotFound()
-        return Response(_leased_output(leased))
+        return Response(LeasedSampleOutput(_leased_output(leased)).data)
 
 
 class ReviewOutput(serializers.Serializer[Any]):
     """A review, or a gold answer (which has a review's fields and answers alike)."""
 
-    # Declared field by field rather than as a ModelSerializer, which rebuilds its fields from
-    # the model on every response: this answers every submission.
     id = serializers.IntegerField()
     sample = serializers.IntegerField(source="sample_id")
     client_uuid = serializers.UUIDField()
@@ -203,38 +155,6 @@ def _feedback(review: Any) -> dict[str, Any] | None:
     }
 
 
-def review_output(review: Any, settled_status: str | None) -> dict[str, Any]:
-    """What ``ReviewOutput`` answers, built as a plain dict: every submission answers it, and
-    the serializer's field machinery cost more than the data."""
-    return {
-        "id": review.pk,
-        "sample": review.sample_id,
-        "client_uuid": str(review.client_uuid),
-        "decision": review.decision,
-        "reject_reason": review.reject_reason,
-        "values": review.values,
-        "clarity": review.clarity,
-        "naturalness": review.naturalness,
-        "image_aligned": review.image_aligned,
-        "audio_aligned": review.audio_aligned,
-        "note": review.note,
-        "seconds_spent": review.seconds_spent,
-        "created_at": _iso(review.created_at),
-        "settled_status": settled_status,
-        "feedback": _feedback(review),
-    }
-
-
-def _iso(value: Any) -> str:
-    """A datetime as DRF's DateTimeField writes it (ISO 8601, UTC as Z)."""
-    return str(_datetime_field().to_representation(value))
-
-
-@cache
-def _datetime_field() -> serializers.DateTimeField:
-    return serializers.DateTimeField()
-
-
 class ReviewFieldsInput(serializers.Serializer[Any]):
     decision = serializers.ChoiceField(choices=Decision.choices)
     values = serializers.DictField(required=False, default=dict)
@@ -266,7 +186,9 @@ class ReviewCreateApi(APIView):
         ``values`` holds the fields the reviewer changed; a field left out (or sent as the
         sample holds it) is not an edit, so an accept without values changes only the status.
         """
-        data = validated(self.ReviewInputSerializer, request.data)
+        payload = self.ReviewInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
         sample_id = data.pop("sample")
         try:
             result = services.review_submit_visible(
@@ -277,7 +199,8 @@ class ReviewCreateApi(APIView):
         if result is None:
             raise NotFound()
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        return Response(review_output(result.review, result.settled_status), status=code)
+        output = ReviewOutput(result.review, context={"settled_status": result.settled_status})
+        return Response(output.data, status=code)
 
 
 class ReviewAmendApi(APIView):

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Dataset, Sample
 from core.computations import StoredComputation
 from core.fields import created_by_field
-from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
+from core.leases import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 
 class ReviewSettings(models.Model):

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from core import roles
 from tests.annotation.factories import UserFactory
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.processes import celery_worker, s3_client, seaweedfs
+from tests.support.processes import celery_worker, database_url, s3_client, seaweedfs
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -31,13 +31,6 @@ def _local_media(settings: Any, tmp_path: Path) -> None:
             "OPTIONS": {"location": str(tmp_path / "media"), "base_url": "/media-not-public/"},
         },
     }
-
-
-@pytest.fixture(autouse=True)
-def _prepared_hot_statements(settings: Any) -> None:
-    """The review loop's statements are prepared, as in production (connections persist
-    there; the suite's do not, which would leave the prepared path untested)."""
-    settings.PREPARE_HOT_STATEMENTS = True
 
 
 @pytest.fixture
@@ -135,12 +128,8 @@ def worker_on(
 
     from mmooc_site.celery import app
 
-    db = connection.settings_dict
-    database_url = (
-        f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    )
     env = {
-        "DATABASE_URL": database_url,
+        "DATABASE_URL": database_url(connection.settings_dict),
         "MEDIA_ROOT": str(django_settings.MEDIA_ROOT),
         "CELERY_BROKER_URL": broker_url,
         "JUDGE_ALLOWED_HOSTS": ",".join(django_settings.JUDGE_ALLOWED_HOSTS),

@@ -100,13 +100,12 @@ class Counts:
 
 
 def _commit_without_waiting() -> None:
-    """On PostgreSQL, the chunk's commit does not wait for its WAL to reach the disk. Safe
+    """The chunk's commit does not wait for its WAL to reach the disk. Safe
     here: the job row's counts commit with the chunk, so a chunk that a database crash lost
     is lost with its count, and the resumed job imports it again (its files, named by their
     hash, are found in place)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit = off")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit = off")
 
 
 def _media_label(media: Media) -> str:

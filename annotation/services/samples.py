@@ -23,7 +23,6 @@ from annotation.models import (
     NoteKey,
     Sample,
     SampleMedia,
-    SampleNote,
     SampleRevision,
     SampleStatus,
 )
@@ -216,6 +215,10 @@ def sample_set_status(
     )
 
 
+# Samples noted per call of annotation_sample_notes_set.
+NOTE_BATCH = 1000
+
+
 def sample_advance_status(
     *,
     sample: Sample,
@@ -227,32 +230,23 @@ def sample_advance_status(
 ) -> bool:
     """Move a sample on from one status to the next if it is still in the first.
 
-    A workflow step (a first review moves a sample to "in review") in two statements: a
-    conditional update that also takes the row lock and counts the revision, and its history
-    row. False, with nothing written, when the sample was no longer in ``from_status``.
+    A workflow step (a first review moves a sample to "in review"): one call of the SQL
+    function ``annotation_sample_step`` (migration 0014), which counts the revision and writes
+    the history row, and which the review loop's statements call too. False, with nothing
+    written, when the sample was no longer in ``from_status``.
     """
     if to_status not in SampleStatus.values:
         raise ValidationError(_("Unknown status “%(status)s”.") % {"status": to_status})
     now = timezone.now()
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {Sample._meta.db_table} SET status = %s, revision = revision + 1, "  # noqa: S608 - the table name is the model's
-            "updated_at = %s WHERE id = %s AND status = %s RETURNING revision",
-            [to_status, now, sample.pk, from_status],
+            "SELECT annotation_sample_step(%s, %s, %s, %s, %s, %s, %s)",
+            [sample.pk, from_status, to_status, by.pk if by else None, source, reason, now],
         )
-        row = cursor.fetchone()
-        if row is None:
-            return False
-        SampleRevision.objects.create(
-            sample_id=sample.pk,
-            number=row[0],
-            changed_by=by,
-            source=source,
-            before={"status": from_status},
-            after={"status": to_status},
-            reason=reason,
-        )
-    sample.status, sample.revision, sample.updated_at = to_status, row[0], now
+        (revision,) = cursor.fetchone()
+    if revision is None:
+        return False
+    sample.status, sample.revision, sample.updated_at = to_status, revision, now
     return True
 
 
@@ -270,34 +264,26 @@ def sample_link_pair(*, unsafe: Sample, safe: Sample) -> None:
     unsafe.pair, safe.pair = safe, unsafe
 
 
-def sample_set_note(
-    *,
-    sample_ids: Iterable[int],
-    key: NoteKey,
-    values: Mapping[int, Any],
-    known_to_exist: bool = False,
-) -> int:
+def sample_set_note(*, sample_ids: Iterable[int], key: NoteKey, values: Mapping[int, Any]) -> int:
     """Note another app's summary about samples (``values`` maps sample id to a JSON value).
 
     Used by review (``NoteKey.REVIEW_SUMMARY``) and judging (``NoteKey.JUDGE_VOTES``) so that
-    annotation, which knows neither, can show and export them. One upsert per batch: a note
-    written by another app at the same time, under another key, is never lost. Ids of
-    samples gone are left out, unless the caller says they all exist (``known_to_exist``:
-    it holds them in its transaction), which saves the query that checks.
+    annotation, which knows neither, can show and export them. One upsert per batch, by the
+    SQL function ``annotation_sample_notes_set`` (migration 0014), which the review loop's
+    statements call too: a note written by another app at the same time, under another key,
+    is never lost. Ids of samples gone are left out; answers the number noted.
     """
-    ids = list(sample_ids)
-    if not known_to_exist:
-        ids = list(Sample.objects.filter(pk__in=ids).values_list("pk", flat=True))
-    now = timezone.now()
-    notes = [SampleNote(sample_id=pk, key=key, value=values.get(pk), updated_at=now) for pk in ids]
-    SampleNote.objects.bulk_create(
-        notes,
-        batch_size=1000,
-        update_conflicts=True,
-        unique_fields=["sample", "key"],
-        update_fields=["value", "updated_at"],
-    )
-    return len(ids)
+    ids = list(dict.fromkeys(sample_ids))
+    noted = 0
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), NOTE_BATCH):
+            batch = ids[start : start + NOTE_BATCH]
+            cursor.execute(
+                "SELECT annotation_sample_notes_set(%s, %s, %s::jsonb[], %s)",
+                [batch, str(key), [json.dumps(values.get(pk)) for pk in batch], timezone.now()],
+            )
+            noted += cursor.fetchone()[0]
+    return noted
 
 
 def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool) -> int:

@@ -20,6 +20,7 @@ from django.db import connection, transaction
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from psycopg import sql
 
 from annotation.extensions import manifest_sections
 from annotation.models import (
@@ -421,9 +422,8 @@ def _refresh_entry_statistics() -> None:
     empty table, and the planner picks a nested loop of sequential scans: a 42k-entry diff
     then takes minutes instead of a fraction of a second.
     """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {SnapshotEntry._meta.db_table}")
+    with connection.cursor() as cursor:
+        cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(SnapshotEntry._meta.db_table)))
 
 
 def _json(data: Any) -> str:

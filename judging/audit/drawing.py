@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from annotation.models import Dataset, JobStatus
 from core import jobs
 from core.jobs import RETRYABLE, Claim, JobStopped, SweepResult
-from core.lease_sql import OPEN_SINCE
+from core.leases import OPEN_SINCE
 from core.tasks import enqueue
 from judging.audit import computations, selectors
 from judging.models import AllocationMethod, AuditItem, AuditLease, AuditSet, AuditTask

@@ -1,12 +1,10 @@
 """Writes of the calibration audit: claiming items and submitting ratings (drawing an audit
 set is in ``drawing``, re-exported here).
 
-Claiming locks one claimable slot with ``SELECT … FOR UPDATE SKIP LOCKED`` in the order of the
-partial index ``audit_lease_claim_idx`` (first ratings before second ones, items in their drawn
-order) and leases it, so concurrent auditors never wait on each other nor take the same slot:
-on PostgreSQL in one statement, elsewhere through the ORM, both from ``core.leases`` (shared
-with the review queue). On SQLite the row lock is a no-op and the single writer serialises
-claims instead.
+Claiming is one statement (``judging.audit.statements.CLAIM``, with the lease rules of
+``core.leases`` that the review queue keeps too): it renews the auditor's lease or locks the
+next claimable slot with ``FOR UPDATE SKIP LOCKED`` and leases it, so concurrent auditors never
+wait on each other nor take the same slot.
 """
 
 from __future__ import annotations
@@ -22,9 +20,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from core.lease_sql import LeaseTable, claim_sql, lease_expiry
-from core.leases import LeaseQueue, claim_by_statement, claim_retrying, statement_claims
-from judging.audit import computations
+from core.leases import OPEN_SINCE, claim_retrying, claim_row
+from judging.audit import computations, statements
 from judging.audit.drawing import (  # drawing is re-exported: services is the entry point
     MAX_AUDIT_SIZE as MAX_AUDIT_SIZE,
 )
@@ -67,16 +64,6 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 MAX_SECONDS = 24 * 3600.0
-# In the order of the partial index ``audit_lease_claim_idx``; an auditor rates an item once.
-AUDIT_LEASES = LeaseTable(
-    table=AuditLease._meta.db_table,
-    scope="audit_set_id",
-    holder="auditor_id",
-    unit=("item_id",),
-    order=("slot", "position"),
-)
-AUDIT_QUEUE = LeaseQueue(AuditLease, AUDIT_LEASES)
-_CLAIM = claim_sql(AUDIT_LEASES, returning=("item_id", "slot"))
 
 
 class AuditConflict(ValidationError):
@@ -100,50 +87,23 @@ def audit_claim(
     An auditor holding an unfinished lease in the audit set gets it back (renewed), so a
     reload or a double click never takes a second item. None when nothing is left.
     """
-    at = now or timezone.now()
-    if statement_claims():
-        return claim_retrying(
-            lambda: _claim_by_statement(audit_set=audit_set, auditor=auditor, now=at)
-        )
-    return claim_retrying(lambda: _claim_once(audit_set=audit_set, auditor=auditor, now=at))
-
-
-def _claim_by_statement(*, audit_set: AuditSet, auditor: User, now: dt.datetime) -> Lease | None:
-    row = claim_by_statement(
-        _CLAIM,
-        {
-            "scope": audit_set.pk,
-            "me": auditor.pk,
-            "now": now,
-            "lease_seconds": audit_set.lease_seconds,
-        },
-    )
+    params = {
+        "audit_set": audit_set.pk,
+        "me": auditor.pk,
+        "now": now or timezone.now(),
+        "lease_seconds": audit_set.lease_seconds,
+    }
+    row = claim_retrying(lambda: claim_row(statements.CLAIM, params))
     if row is None:
         return None
     lease_id, expires_at, resumed, item_id, slot = row
-    return Lease(int(lease_id), int(item_id), int(slot), expires_at, resumed=bool(resumed))
+    return Lease(lease_id, item_id, slot, expires_at, resumed=resumed)
 
 
-def _claim_once(*, audit_set: AuditSet, auditor: User, now: dt.datetime) -> Lease | None:
-    expires = lease_expiry(now, audit_set.lease_seconds)
-    with transaction.atomic():
-        claimed = AUDIT_QUEUE.claim(
-            scope_id=audit_set.pk,
-            holder_id=auditor.pk,
-            now=now,
-            expires=expires,
-            columns=("id", "item_id", "slot"),
-        )
-    if claimed is None:
-        return None
-    lease, resumed = claimed
-    return Lease(lease.pk, lease.item_id, lease.slot, expires, resumed=resumed)
-
-
-@transaction.atomic
 def audit_release(*, audit_set: AuditSet, auditor: User) -> bool:
     """Give back the auditor's unfinished lease; True when there was one."""
-    return AUDIT_QUEUE.release(AuditLease.objects.filter(audit_set=audit_set, auditor=auditor)) > 0
+    held = AuditLease.objects.filter(audit_set=audit_set, auditor=auditor, done=False)
+    return held.update(auditor=None, leased_at=None, lease_expires_at=OPEN_SINCE) > 0
 
 
 def audit_rubric_check(

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import Dataset, JobStatus, Sample
 from core.fields import created_by_field
 from core.jobs import RecoverableJob
-from core.lease_sql import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
+from core.leases import DEFAULT_LEASE_SECONDS, MIN_LEASE_SECONDS
 from judging.models.judges import ModelResponse
 
 REASONING_QUARTERS = (0.0, 0.25, 0.5, 0.75, 1.0)

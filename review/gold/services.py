@@ -226,16 +226,17 @@ def answer_matches(
 
 
 def gold_answer_record(
-    *, slot: Slot, reviewer: User, sample: Sample, fields: dict[str, Any]
+    *, slot_id: int, done: bool, reviewer: User, sample: Sample, fields: dict[str, Any]
 ) -> tuple[GoldAnswer, bool]:
-    """Record a reviewer's answer on their gold slot (inside the submission's transaction,
-    with the sample's slots locked); the same ``client_uuid`` returns the first answer."""
+    """Record a reviewer's answer on their gold slot ``slot_id`` (``done``: it was filled
+    already; inside the submission's transaction, with the sample's slots locked); the same
+    ``client_uuid`` returns the first answer."""
     earlier = GoldAnswer.objects.filter(client_uuid=fields["client_uuid"]).first()
     if earlier is not None:
         if earlier.reviewer_id != reviewer.pk or earlier.sample_id != sample.pk:
             raise ValidationError(_("This submission id was already used."), code="uuid_reused")
         return earlier, False
-    if slot.done:
+    if done:
         raise ValidationError(_("You already reviewed this sample."), code="already_reviewed")
     item = GoldItem.objects.filter(sample=sample).first()
     if item is None:
@@ -247,7 +248,7 @@ def gold_answer_record(
     matches = answer_matches(kind=kind, expected=item.expected, answer=answer)
     created = GoldAnswer.objects.create(
         gold_item=item,
-        slot=slot,
+        slot_id=slot_id,
         sample=sample,
         dataset_id=sample.dataset_id,
         reviewer=reviewer,
@@ -256,7 +257,7 @@ def gold_answer_record(
         matched=all(matches.values()),
         **fields,
     )
-    Slot.objects.filter(pk=slot.pk).update(done=True)
+    Slot.objects.filter(pk=slot_id).update(done=True)
     return created, True
 
 

@@ -27,10 +27,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.models import Dataset
-from core.lease_sql import OPEN_SINCE
+from core.leases import OPEN_SINCE
 from review.gold import services as gold_services
 from review.models import Slot
-from review.queue.statements import claim_candidate
+from review.queue import statements
 from review.selectors import review_settings_get
 
 if TYPE_CHECKING:
@@ -38,13 +38,6 @@ if TYPE_CHECKING:
 
 AHEAD_SECONDS = 120
 _SALT = "review.ahead"
-
-_RESERVE = """
-UPDATE review_slot SET lease_expires_at = %(until)s
-WHERE id = ({candidate}
-)
-RETURNING id, sample_id
-"""
 
 
 @dataclass(frozen=True)
@@ -92,14 +85,6 @@ def _held(reservation: Reservation) -> Any:
     )
 
 
-def _candidate_sql() -> str:
-    sql = claim_candidate(skipped=False)
-    if connection.features.has_select_for_update_skip_locked:
-        return sql
-    # SQLite (the local demo mode) has no row locks: its single writer serialises claims.
-    return sql.replace("FOR UPDATE SKIP LOCKED", "")
-
-
 def slot_reserve_ahead(
     *,
     dataset: Dataset,
@@ -124,10 +109,16 @@ def slot_reserve_ahead(
     gold = _reserve_gold(dataset=dataset, reviewer=reviewer, now=now, until=until, rng=rng)
     if gold is not None:
         return gold
-    adapt = connection.ops.adapt_datetimefield_value
-    params = {"scope": dataset.pk, "me": reviewer.pk, "now": adapt(now), "until": adapt(until)}
+    params: dict[str, Any] = {
+        "dataset": dataset.pk,
+        "me": reviewer.pk,
+        "now": now,
+        "until": until,
+        "skipped": False,
+        "sample": None,
+    }
     with connection.cursor() as cursor:  # one statement: atomic on its own
-        cursor.execute(_RESERVE.format(candidate=_candidate_sql()), params)
+        cursor.execute(statements.RESERVE, params)
         row = cursor.fetchone()
     if row is None:
         return None

@@ -1,9 +1,8 @@
 """The review queue: per-dataset settings, the k slots of each sample, claims, skips, releases.
 
-Claiming locks one claimable slot with ``SELECT … FOR UPDATE SKIP LOCKED`` in the order of the
-partial index ``slot_claim_order_idx`` and leases it, so concurrent reviewers never wait on each
-other nor take the same slot. On SQLite (local demo mode) the row lock is a no-op and the
-database's single writer (transactions begin IMMEDIATE) serialises claims instead.
+A claim is one statement (``review.queue.statements.CLAIM``): it renews the reviewer's lease or
+locks the next claimable slot with ``FOR UPDATE SKIP LOCKED`` and leases it, so concurrent
+reviewers never wait on each other nor take the same slot.
 """
 
 from __future__ import annotations
@@ -14,20 +13,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
+from django.db import IntegrityError, transaction
+from django.db.models import Case, Exists, F, OuterRef, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation import hot_selectors
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample, SampleStatus
-from core.lease_sql import DEFAULT_LEASE_SECONDS, OPEN_SINCE, lease_expiry, lease_seconds_valid
-from core.leases import LeaseQueue, claim_retrying, statement_claims
+from annotation.selectors import SampleCard
+from core.leases import (
+    DEFAULT_LEASE_SECONDS,
+    OPEN_SINCE,
+    claim_retrying,
+    claim_row,
+    lease_seconds_valid,
+)
+from core.roles import is_lead
 from review.gold import services as gold_services
 from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
-from review.queue.claim_sql import CARD_FIELDS, claim_card_statement, claim_statement
-from review.queue.statements import SLOTS
+from review.queue import statements
 from review.selectors import review_settings_get
 from review.services.reviews import sample_settle_round
 
@@ -35,7 +39,6 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 QUEUED_STATUSES = (SampleStatus.PENDING_REVIEW, SampleStatus.IN_REVIEW)
-SLOT_QUEUE = LeaseQueue(Slot, SLOTS)
 _DEFAULT_GOLD_RATE: float = ReviewSettings.DEFAULT_GOLD_RATE
 
 
@@ -207,20 +210,11 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
 
 def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
     """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
-    Gold slots are not the queue's: a gold item's sample is out of review by design.
-
-    One statement however many slots go: an unfinished slot holds no review, so Django's
-    delete collector (which deletes in batches of 100 to cascade to reviews) is not needed;
-    should one ever hold a review, the foreign key refuses the delete.
-    """
-    slots, samples = Slot._meta.db_table, annotation_selectors.sample_table()
-    placeholders = ", ".join(["%s"] * len(QUEUED_STATUSES))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {slots} WHERE dataset_id = %s AND NOT done AND NOT gold AND sample_id IN "  # noqa: S608 - table names are the models'
-            f"(SELECT id FROM {samples} WHERE dataset_id = %s AND status NOT IN ({placeholders}))",
-            [dataset.pk, dataset.pk, *QUEUED_STATUSES],
-        )
+    Gold slots are not the queue's: a gold item's sample is out of review by design."""
+    out = annotation_selectors.sample_list(dataset=dataset).exclude(status__in=QUEUED_STATUSES)
+    Slot.objects.filter(
+        dataset=dataset, done=False, gold=False, sample_id__in=out.values("pk")
+    ).delete()
 
 
 def slot_claim(
@@ -236,84 +230,81 @@ def slot_claim(
 
     A reviewer holding an unfinished lease in the dataset gets it back (renewed), so a reload
     or a double click never takes a second sample. ``skipped`` serves the samples they skipped
-    instead of the fresh ones; ``sample_id`` asks for one sample. None when nothing is left.
+    instead of the fresh ones; ``sample_id`` asks for one sample (a lease held on another is
+    given back first). None when nothing is left, or the reviewer may not see the dataset.
 
     A fresh "next" claim serves a gold item instead, with the probability of the dataset's
     gold rate drawn from ``rng`` (a test passes a seeded one), when one is left for this
     reviewer; the slot just taken goes back to the queue.
     """
-    at = now or timezone.now()
-    if claim_statement_applies(sample_id=sample_id):
-        lease, gold_rate = claim_retrying(
-            lambda: _claim_by_statement(dataset=dataset, reviewer=reviewer, skipped=skipped, now=at)
-        )
-    else:
-        lease, gold_rate = claim_retrying(
-            lambda: _claim_once(
-                dataset=dataset, reviewer=reviewer, skipped=skipped, sample_id=sample_id, now=at
-            )
-        )
-    if lease is None or skipped or sample_id is not None:
-        return lease
-    return _gold_instead(lease=lease, gold_rate=gold_rate, reviewer=reviewer, now=at, rng=rng)
+    leased = slot_claim_card(
+        dataset_id=dataset.pk,
+        reviewer=reviewer,
+        skipped=skipped,
+        sample_id=sample_id,
+        now=now,
+        rng=rng,
+    )
+    return None if leased is None else leased.lease
 
 
 @dataclass(frozen=True)
 class LeasedCard:
     """A lease with what the claim's answer shows of its sample: the dataset's kind, the
-    sample's ``claim_sql.CARD_FIELDS`` and its media links (role, asset id, MIME type)."""
+    sample's card (``annotation.selectors.SampleCard``)."""
 
     lease: Lease
-    kind: str
-    card: dict[str, Any]
-    media: list[dict[str, Any]]
+    card: SampleCard
 
 
 def slot_claim_card(
     *,
     dataset_id: int,
     reviewer: User,
-    member: str,
     skipped: bool = False,
+    sample_id: int | None = None,
+    now: dt.datetime | None = None,
     rng: random.Random | None = None,
 ) -> LeasedCard | None:
-    """``slot_claim``'s plain or skipped claim with the dataset's visibility and the sample's
-    card in the same statement (PostgreSQL only: see ``claim_statement_applies``). None when
-    nothing was leased: nothing is left, or ``member`` (the test of
-    ``annotation.hot_selectors.member_test`` with ``%(me)s``) refuses the dataset; the caller
-    tells the two apart. A gold item drawn instead is read in one more statement."""
-    at = timezone.now()
-    claimed = claim_retrying(
-        lambda: claim_card_statement(
-            dataset_id=dataset_id,
-            reviewer_id=reviewer.pk,
-            member=member,
-            skipped=skipped,
-            now=at,
-            default_lease_seconds=DEFAULT_LEASE_SECONDS,
-            default_gold_rate=_DEFAULT_GOLD_RATE,
-        )
+    """``slot_claim`` with the leased sample's card, read in the claim's statement. None when
+    nothing was leased: nothing is left, or the reviewer may not see the dataset (the caller
+    tells the two apart). A gold item drawn instead is read in one more statement."""
+    at = now or timezone.now()
+    if sample_id is not None:
+        held = Slot.objects.filter(dataset_id=dataset_id, reviewer=reviewer, done=False)
+        for slot_id in held.exclude(sample_id=sample_id).values_list("pk", flat=True):
+            _free(slot_id)
+    params = statements.claim_params(
+        dataset_id=dataset_id,
+        reviewer_id=reviewer.pk,
+        lead=is_lead(reviewer),
+        now=at,
+        skipped=skipped,
+        sample_id=sample_id,
+        default_lease_seconds=DEFAULT_LEASE_SECONDS,
+        default_gold_rate=_DEFAULT_GOLD_RATE,
     )
-    if claimed is None:
+    row = claim_retrying(lambda: claim_row(statements.CLAIM, params))
+    if row is None:
         return None
-    row = claimed.claim
-    lease = Lease(
-        row.slot_id, row.sample_id, dataset_id, row.expires_at, resumed=row.resumed, gold=row.gold
-    )
-    if not skipped:
+    slot_id, leased_sample, expires_at, resumed, gold, gold_rate, card = row
+    lease = Lease(slot_id, leased_sample, dataset_id, expires_at, resumed=resumed, gold=gold)
+    if not skipped and sample_id is None:
         served = _gold_instead(
-            lease=lease, gold_rate=row.gold_rate, reviewer=reviewer, now=at, rng=rng
+            lease=lease, gold_rate=float(gold_rate), reviewer=reviewer, now=at, rng=rng
         )
         if served is not lease:
-            return leased_card(lease=served, kind=claimed.kind)
-    return LeasedCard(lease, claimed.kind, claimed.card, claimed.media)
+            return leased_card(lease=served)
+    return LeasedCard(lease, annotation_selectors.sample_card_from(card))
 
 
-def leased_card(*, lease: Lease, kind: str) -> LeasedCard:
-    """The lease with its sample's card read in one statement (a claim that did not read it
-    along: the ORM claim, or a gold item served instead of the slot the claim took)."""
-    card, media = hot_selectors.sample_card(sample_id=lease.sample_id, fields=CARD_FIELDS)
-    return LeasedCard(lease, kind, card, media)
+def leased_card(*, lease: Lease) -> LeasedCard:
+    """The lease with its sample's card read in one statement (a gold item served instead of
+    the slot the claim took)."""
+    card = annotation_selectors.sample_card(sample_id=lease.sample_id)
+    if card is None:  # pragma: no cover - a leased sample's slots go with it
+        raise Slot.DoesNotExist(lease.sample_id)
+    return LeasedCard(lease, card)
 
 
 def _gold_instead(
@@ -355,72 +346,6 @@ def _claim_gold(
     except IntegrityError:  # a concurrent claim of the same reviewer: keep the normal lease
         return None
     return Lease(slot.pk, sample_id, lease.dataset_id, lease.expires_at, resumed=False, gold=True)
-
-
-def claim_statement_applies(*, sample_id: int | None) -> bool:
-    """PostgreSQL runs the plain and skipped claims as one statement (``claim_sql``); asking
-    for one sample, and SQLite (the local demo mode), take the ORM way below."""
-    return sample_id is None and statement_claims()
-
-
-def _claim_by_statement(
-    *, dataset: Dataset, reviewer: User, skipped: bool, now: dt.datetime
-) -> tuple[Lease | None, float]:
-    row = claim_statement(
-        dataset_id=dataset.pk,
-        reviewer_id=reviewer.pk,
-        skipped=skipped,
-        now=now,
-        default_lease_seconds=DEFAULT_LEASE_SECONDS,
-        default_gold_rate=_DEFAULT_GOLD_RATE,
-    )
-    if row is None:
-        return None, 0.0
-    lease = Lease(
-        row.slot_id, row.sample_id, dataset.pk, row.expires_at, resumed=row.resumed, gold=row.gold
-    )
-    return lease, row.gold_rate
-
-
-@transaction.atomic
-def _claim_once(
-    *,
-    dataset: Dataset,
-    reviewer: User,
-    skipped: bool,
-    sample_id: int | None,
-    now: dt.datetime,
-) -> tuple[Lease | None, float]:
-    review_settings = review_settings_get(dataset=dataset)
-    # As in the PostgreSQL statement: no gold item, no draw (and no query for candidates).
-    rate = review_settings.gold_rate if gold_services.dataset_has_gold(dataset=dataset) else 0.0
-    expires = lease_expiry(now, review_settings.lease_seconds)
-    skip = Skip.objects.filter(sample=OuterRef("sample"), reviewer=reviewer)
-
-    def narrow(candidates: QuerySet[Slot]) -> QuerySet[Slot]:
-        candidates = candidates.filter(gold=False)
-        if sample_id is not None:
-            return candidates.filter(sample_id=sample_id)
-        return candidates.filter(Exists(skip)) if skipped else candidates.exclude(Exists(skip))
-
-    claimed = SLOT_QUEUE.claim(
-        scope_id=dataset.pk,
-        holder_id=reviewer.pk,
-        now=now,
-        expires=expires,
-        columns=("id", "sample_id"),
-        narrow=narrow,
-        # Asked for one sample, a reviewer holding another gives it back first.
-        keep=lambda held: sample_id is None or held.sample_id == sample_id,
-        free=lambda held: _free(held.pk),
-    )
-    if claimed is None:
-        return None, rate
-    slot, resumed = claimed
-    # A fresh slot is never gold (and its gold field is not loaded).
-    gold = resumed and slot.gold
-    lease = Lease(slot.pk, slot.sample_id, dataset.pk, expires, resumed=resumed, gold=gold)
-    return lease, rate
 
 
 def _free(slot_id: int) -> None:

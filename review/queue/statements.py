@@ -1,36 +1,145 @@
-"""The review queue's slots as a lease table, and the SQL that picks the next claimable slot.
+"""The review queue's statements, each written out whole: the claim and the reservation ahead.
 
-Plain text and free of Django, so that ``bench/bench_review.py`` times the very subquery the
-site runs (``review/queue/claim_sql.py``) rather than a copy that could drift from it; the
-statements are built by ``core.lease_sql``, which the audit rating queue shares.
-Parameters: ``%(scope)s`` the dataset, ``%(me)s`` the reviewer, ``%(now)s`` the claim's time.
+Both take the next claimable slot for a reviewer in the same way (:data:`NEXT_SLOT`): not
+done, its lease expired (or never given), not a gold slot, on a sample the reviewer holds no
+slot of in that review round, skipped by them or not as asked, first in the order of the
+partial index ``slot_claim_order_idx`` (judge disagreements first, then priority, then import
+order), locked ``FOR UPDATE SKIP LOCKED`` so that concurrent claims never wait on each other
+nor take the same slot. A slot nobody holds expires at ``core.leases.OPEN_SINCE``, so
+"claimable" is one comparison. ``%(sample)s`` (NULL for "the next one") asks for the slot of
+one sample instead, whatever the reviewer skipped.
+
+The claim (:data:`CLAIM`) renews the reviewer's unfinished lease in the dataset, if they hold
+one (on the sample asked for, when one is), or leases the next slot: one statement, one round
+trip, atomic without a transaction of its own. Two concurrent claims of one reviewer both find
+no lease held; the second to write trips the partial unique index ``uniq_open_lease`` and
+raises IntegrityError, and its retry renews the first one's lease (``core.leases``). It leases
+nothing in a dataset the reviewer may not see (annotation's SQL function
+``annotation_dataset_visible``) and answers, with the lease, the dataset's gold rate (0 when
+the dataset has no gold item, so that a claim with gold off looks for none) and the leased
+sample's card (``annotation_sample_card``).
+
+Plain text and psycopg, with no Django, so that ``bench/bench_review.py`` times the very
+statements the site runs. Parameters, by name: ``dataset``, ``me`` (the reviewer), ``lead``
+(whether they are a lead), ``now``, ``skipped``, ``sample``, ``default_lease`` (seconds) and
+``default_gold_rate`` (for a dataset without review settings); the reservation takes
+``until`` instead of the lease and gold parameters.
 """
 
 from __future__ import annotations
 
-from core.lease_sql import LeaseTable, candidate_sql
+from typing import Any
 
-# In the order of the partial index ``slot_claim_order_idx``; a reviewer holds one slot of a
-# sample in a review round.
-SLOTS = LeaseTable(
-    table="review_slot",
-    scope="dataset_id",
-    holder="reviewer_id",
-    unit=("sample_id", "round"),
-    order=("-judges_disagree", "-priority", "sample_id", "position"),
+from psycopg import sql
+
+_TABLES = {
+    "slot": sql.Identifier("review_slot"),
+    "skip": sql.Identifier("review_skip"),
+    "settings": sql.Identifier("review_reviewsettings"),
+    "gold_item": sql.Identifier("review_golditem"),
+}
+
+NEXT_SLOT = sql.SQL("""
+    SELECT c.id FROM {slot} c
+    WHERE c.dataset_id = %(dataset)s
+      AND NOT c.done
+      AND c.lease_expires_at < %(now)s
+      AND NOT c.gold
+      AND (%(sample)s::bigint IS NULL OR c.sample_id = %(sample)s::bigint)
+      AND NOT EXISTS (
+          SELECT 1 FROM {slot} m
+          WHERE m.sample_id = c.sample_id AND m.round = c.round AND m.reviewer_id = %(me)s
+      )
+      AND (
+          %(sample)s::bigint IS NOT NULL
+          OR %(skipped)s = EXISTS (
+              SELECT 1 FROM {skip} k WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s
+          )
+      )
+    ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
+    FOR UPDATE SKIP LOCKED
+    LIMIT 1""").format(**_TABLES)
+
+
+def _text(statement: sql.Composable) -> str:
+    return statement.as_string(None)
+
+
+CLAIM = _text(
+    sql.SQL("""
+WITH conf AS (
+    SELECT
+        COALESCE(
+            (SELECT rs.lease_seconds FROM {settings} rs WHERE rs.dataset_id = %(dataset)s),
+            %(default_lease)s
+        ) * interval '1 second' AS lease,
+        CASE WHEN EXISTS (SELECT 1 FROM {gold_item} g WHERE g.dataset_id = %(dataset)s)
+            THEN COALESCE(
+                (SELECT rs.gold_rate FROM {settings} rs WHERE rs.dataset_id = %(dataset)s),
+                %(default_gold_rate)s
+            )
+            ELSE 0
+        END AS gold_rate
+    WHERE annotation_dataset_visible(%(dataset)s, %(me)s, %(lead)s)
+),
+held AS (
+    UPDATE {slot} h SET lease_expires_at = %(now)s + conf.lease
+    FROM conf
+    WHERE h.dataset_id = %(dataset)s
+      AND h.reviewer_id = %(me)s
+      AND NOT h.done
+      AND (%(sample)s::bigint IS NULL OR h.sample_id = %(sample)s::bigint)
+    RETURNING h.id, h.sample_id, h.lease_expires_at, true AS resumed, h.gold
+),
+fresh AS (
+    UPDATE {slot} s
+    SET reviewer_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(now)s + conf.lease
+    FROM conf
+    WHERE s.id = (
+        SELECT next.id FROM ({next_slot}) next
+        WHERE NOT EXISTS (SELECT 1 FROM held) AND EXISTS (SELECT 1 FROM conf)
+    )
+    RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed, s.gold
+),
+leased AS (
+    SELECT * FROM held
+    UNION ALL
+    SELECT * FROM fresh
+)
+SELECT leased.id, leased.sample_id, leased.lease_expires_at, leased.resumed, leased.gold,
+       conf.gold_rate, annotation_sample_card(leased.sample_id)
+FROM leased, conf
+""").format(next_slot=NEXT_SLOT, **_TABLES)
+)
+
+RESERVE = _text(
+    sql.SQL("""
+UPDATE {slot} SET lease_expires_at = %(until)s
+WHERE id = ({next_slot})
+RETURNING id, sample_id
+""").format(next_slot=NEXT_SLOT, **_TABLES)
 )
 
 
-def claimable_where(*, skipped: bool = False) -> tuple[str, ...]:
-    """The review queue's own conditions on a candidate slot ``c``: not a gold slot (those
-    belong to the one reviewer they were made for), and skipped by the reviewer or not, as
-    asked."""
-    skip = "SELECT 1 FROM review_skip k WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s"
-    return ("NOT c.gold", f"EXISTS ({skip})" if skipped else f"NOT EXISTS ({skip})")
-
-
-def claim_candidate(*, skipped: bool = False) -> str:
-    """The id of the next slot this reviewer may take, locked with ``SKIP LOCKED``: not done,
-    its lease expired (or never given), on a sample the reviewer holds no slot of in that
-    review round, and ``claimable_where``."""
-    return candidate_sql(SLOTS, where=claimable_where(skipped=skipped))
+def claim_params(
+    *,
+    dataset_id: int,
+    reviewer_id: int,
+    lead: bool,
+    now: Any,
+    skipped: bool = False,
+    sample_id: int | None = None,
+    default_lease_seconds: int,
+    default_gold_rate: float,
+) -> dict[str, Any]:
+    """The parameters of :data:`CLAIM`."""
+    return {
+        "dataset": dataset_id,
+        "me": reviewer_id,
+        "lead": lead,
+        "now": now,
+        "skipped": skipped,
+        "sample": sample_id,
+        "default_lease": default_lease_seconds,
+        "default_gold_rate": default_gold_rate,
+    }

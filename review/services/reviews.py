@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
@@ -17,9 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation import hot_selectors
+from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
+from core.leases import OPEN_SINCE
 from review.gold import services as gold_services
 from review.models import (
     Comment,
@@ -34,12 +35,6 @@ from review.models import (
 )
 from review.selectors import AMENDABLE_STATUSES
 from review.services import settlement, submit_sql
-from review.services.slot_locks import (
-    drop_draft_and_skip,
-    open_replacement,
-    slots_locked,
-    slots_locked_with_sample,
-)
 from review.values import edits_checked, review_fields_checked
 
 if TYPE_CHECKING:
@@ -127,27 +122,16 @@ def review_submit_visible(
     decision: str,
     **verdict: Unpack[Verdict],
 ) -> SubmitResult | None:
-    """:func:`review_submit` on a sample given by its id, read with its dataset in the slot
-    lock's statement, so the visibility check costs no statement of its own; None when the
-    reviewer may not see the sample."""
-    member = hot_selectors.member_test(user=reviewer, role=None, user_param="%s")
-    if member is None:
+    """:func:`review_submit` on a sample given by its id; None when the reviewer may not see
+    the sample."""
+    sample = annotation_selectors.sample_get_visible(
+        user=reviewer, sample_id=sample_id, with_media=False
+    )
+    if sample is None:
         return None
-    with transaction.atomic():
-        sample, every_round = slots_locked_with_sample(
-            sample_id=sample_id, reviewer=reviewer, member=member, client_uuid=client_uuid
-        )
-        if sample is None:  # not to be seen, or no slot at all
-            sample = hot_selectors.sample_visible(user=reviewer, sample_id=sample_id)
-            if sample is None:
-                return None
-        fields = _verdict_fields(sample, decision, verdict)
-        return _submit_locked(
-            reviewer=reviewer,
-            sample=sample,
-            fields={"client_uuid": client_uuid, **fields},
-            every_round=every_round,
-        )
+    return review_submit(
+        reviewer=reviewer, sample=sample, client_uuid=client_uuid, decision=decision, **verdict
+    )
 
 
 @transaction.atomic
@@ -193,44 +177,36 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
     return earlier
 
 
-def _submit_locked(
-    *,
-    reviewer: User,
-    sample: Sample,
-    fields: dict[str, Any],
-    every_round: list[Slot] | None = None,
-) -> SubmitResult:
-    """The submission in a fixed number of statements: one locks the sample's slots and reads
-    with them the overlap, whether this submission id was seen and whether the reviewer holds
-    a draft or a skip of the sample (so that nothing is deleted that is not there);
-    ``every_round``: those slots, when the caller locked them already."""
-    mine = {"sample": sample, "reviewer": reviewer}
+def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
+    """The submission in a fixed number of statements: the lock of the sample's slots, which
+    reads along the overlap, whether this submission id was seen and whether the reviewer holds
+    a draft or a skip of the sample; the review's writes; and, when it settles the sample, the
+    settlement's (``review.services.submit_sql``)."""
     # Locking every slot of the sample serialises its submissions: the last one settles it,
     # and a retry of the same submission waits here, then finds the first one.
-    if every_round is None:
-        every_round = slots_locked(
-            sample=sample, reviewer=reviewer, client_uuid=fields["client_uuid"]
-        )
-    first = every_round[0] if every_round else None
-    gold = next((s for s in every_round if s.gold and s.reviewer_id == reviewer.pk), None)
+    locks = submit_sql.slots_lock(
+        sample_id=sample.pk, reviewer_id=reviewer.pk, client_uuid=fields["client_uuid"]
+    )
+    gold = next((s for s in locks.slots if s.gold and s.reviewer_id == reviewer.pk), None)
     if gold is not None:
         # Served as a gold item: the answer is held against the expected one, and the
         # sample's reviews, status and outcome are left as they are.
         try:
             answer, created = gold_services.gold_answer_record(
-                slot=gold, reviewer=reviewer, sample=sample, fields=fields
+                slot_id=gold.id, done=gold.done, reviewer=reviewer, sample=sample, fields=fields
             )
         except ValidationError as exc:
             raise ReviewConflict(exc.messages[0], code=exc.code) from exc
-        drop_draft_and_skip(first, mine, skip=False)
+        if locks.has_draft:
+            Draft.objects.filter(sample=sample, reviewer=reviewer).delete()
         return SubmitResult(answer, created=created, settled_status=None)
-    every_round = [s for s in every_round if not s.gold]
+    every_round = [s for s in locks.slots if not s.gold]
     current = max((s.round for s in every_round), default=0)
     slots = [s for s in every_round if s.round == current]
     mine_done = any(s.reviewer_id == reviewer.pk and s.done for s in slots)
     # The lock may have waited for the first copy of this submission, whose review the
     # statement's snapshot cannot see but whose done slot it can: look again then.
-    if mine_done or getattr(first, "replayed", False):
+    if mine_done or locks.replayed:
         earlier = _replayed(reviewer, sample, fields["client_uuid"])
         if earlier is not None:
             return SubmitResult(earlier, created=False, settled_status=None)
@@ -247,59 +223,71 @@ def _submit_locked(
         )
     # Reviews of reviewers excluded from consensus (``review.exclusions.services``) fill
     # their slot but do not count towards k; the last open slot filled by one is replaced.
-    me_excluded = bool(getattr(slot, "me_excluded", False))
-    done = (not me_excluded) + sum(1 for s in slots if s.done and not getattr(s, "excluded", 0))
-    k: int = getattr(slots[0], "overlap", None) or ReviewSettings().overlap
+    done = (not locks.me_excluded) + sum(1 for s in slots if s.done and not s.excluded)
+    k: int = locks.overlap or ReviewSettings().overlap
     settles = done >= k
-    replaces = not settles and me_excluded and all(s.done for s in slots if s.pk != slot.pk)
+    replaces = not settles and locks.me_excluded and all(s.done for s in slots if s.id != slot.id)
     steps = not settles and not replaces and sample.status == SampleStatus.PENDING_REVIEW
-    reason = _("First review submitted.")
-    counted = None
-    if submit_sql.in_one_statement():
-        review, counted = submit_sql.review_write(
-            slot=slot,
-            sample=sample,
-            reviewer=reviewer,
-            fields=fields,
-            drop_draft=first is None or getattr(first, "has_draft", True),
-            drop_skip=first is None or getattr(first, "has_skip", True),
-            first_step_reason=reason if steps else None,
-            read_round=settles,
+    leased_at = slot.leased_at if slot.reviewer_id == reviewer.pk else None
+    written = submit_sql.review_write(
+        slot=slot,
+        sample_id=sample.pk,
+        dataset_id=sample.dataset_id,
+        reviewer_id=reviewer.pk,
+        fields=fields,
+        leased_at=leased_at,
+        now=now,
+        drop_draft=locks.has_draft,
+        drop_skip=locks.has_skip,
+        first_step_reason=_("First review submitted.") if steps else None,
+        read_round=settles,
+    )
+    if written.revision is not None:
+        sample.status, sample.revision, sample.updated_at = (
+            SampleStatus.IN_REVIEW,
+            written.revision,
+            now,
         )
-        if counted is not None and not me_excluded:
-            mine_counted = (fields["decision"], fields["values"], fields["reject_reason"])
-            counted.append(submit_sql.Counted(reviewer.get_username(), *mine_counted))
-    else:
-        review = Review.objects.create(
-            slot=slot,
-            sample=sample,
-            round=slot.round,
-            dataset_id=sample.dataset_id,
-            reviewer=reviewer,
-            leased_at=slot.leased_at if slot.reviewer_id == reviewer.pk else None,
-            **fields,
-        )
-        Slot.objects.filter(pk=slot.pk).update(done=True, reviewer=reviewer)
-        drop_draft_and_skip(first, mine, skip=True)
-        if steps:
-            annotation_services.sample_advance_status(
-                sample=sample,
-                from_status=SampleStatus.PENDING_REVIEW,
-                to_status=SampleStatus.IN_REVIEW,
-                by=reviewer,
-                source=ChangeSource.REVIEW,
-                reason=reason,
-            )
+    if written.status is not None:
+        sample.status = written.status
+    review = Review(
+        id=written.review_id,
+        slot_id=slot.id,
+        sample=sample,
+        dataset_id=sample.dataset_id,
+        reviewer=reviewer,
+        round=slot.round,
+        leased_at=leased_at,
+        created_at=now,
+        **fields,
+    )
     settled = None
     if settles:
+        counted = written.counted or []
+        if not locks.me_excluded:
+            mine = (fields["decision"], fields["values"], fields["reject_reason"])
+            counted.append(submit_sql.Counted(reviewer.get_username(), *mine))
         # Open slots left (k was lowered meanwhile) go with the settlement.
-        left_open = any(not s.done and s.pk != slot.pk for s in every_round)
+        left_open = any(not s.done and s.id != slot.id for s in every_round)
         settled = settlement.settle(
             sample=sample, by=reviewer, review_round=current, open_slots=left_open, counted=counted
         )
     elif replaces:
-        open_replacement(sample=sample, slots=slots)
+        _open_replacement(sample=sample, slots=slots)
     return SubmitResult(review, created=True, settled_status=settled)
+
+
+def _open_replacement(*, sample: Sample, slots: Sequence[submit_sql.LockedSlot]) -> None:
+    """Open one more slot in the sample's round, after the last ones (which a lease may hold)."""
+    Slot.objects.create(
+        dataset_id=sample.dataset_id,
+        sample=sample,
+        round=slots[0].round,
+        position=1 + max(s.position for s in slots),
+        judges_disagree=slots[0].judges_disagree,
+        priority=slots[0].priority,
+        lease_expires_at=OPEN_SINCE,
+    )
 
 
 def sample_settle_round(*, sample: Sample, review_round: int, by: User | None) -> str:

@@ -1,61 +1,204 @@
-"""A submission's writes, and a settlement's, as one PostgreSQL statement each.
+"""A submission's statements, each written out whole: the slot lock, the review's writes, the
+round's counted reviews and the settlement's writes.
 
-After the slot lock (``review.services.slot_locks``) has decided which slot the review fills,
-the review, its slot, the reviewer's draft and skip and the sample's first status step go in
-one statement of data-modifying CTEs, which also reads, when the review settles the sample,
-the round's other counted reviews (a statement after the lock: it sees every review committed
-before the lock was granted). The settlement's status move, history, outcome, summary note and
-the deletion of the round's open slots are a second one. Each part writes what the ORM path of
-``review.services.reviews`` writes, row for row; that path stays for SQLite (no such CTEs) and
-for what this one does not cover (edits to apply, a status moved meanwhile).
+A submission locks every slot of its sample (:data:`LOCK`), which serialises the submissions of
+one sample: the k-th review is seen by exactly one transaction, which settles the sample. Its
+writes are then one statement of data-modifying CTEs (:data:`WRITE`): the review, its slot, the
+reviewer's draft and skip, the sample's first status step (annotation's SQL function
+``annotation_sample_step``) and, when the review settles the sample, the round's other counted
+reviews (:data:`COUNTED`) and the sample's status as it stands after the lock (a statement run
+after the lock sees every review committed before it was granted). A settlement's writes are
+one more (:data:`SETTLE`): the status step, the outcome, the review summary note
+(``annotation_sample_notes_set``) and the deletion of the round's open slots, all only when the
+step was made (or none was asked for: a settlement that applied edits moved the status with
+annotation's ``sample_update``).
+
+Parameters are by name; the statements are plain text composed once with ``psycopg.sql``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from dataclasses import dataclass
-from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import connection
+from psycopg import sql
 
-from annotation.models import ChangeSource, NoteKey, Sample, SampleStatus
-from annotation.services.status_sql import Statement, note_upsert_cte, status_step_cte
-from core.prepared import hot_cursor
-from review.models import Draft, Outcome, Review, ReviewerExclusion, Skip, Slot
+_TABLES = {
+    "slot": sql.Identifier("review_slot"),
+    "review": sql.Identifier("review_review"),
+    "draft": sql.Identifier("review_draft"),
+    "skip": sql.Identifier("review_skip"),
+    "settings": sql.Identifier("review_reviewsettings"),
+    "exclusion": sql.Identifier("review_reviewerexclusion"),
+    "outcome": sql.Identifier("review_outcome"),
+    "user": sql.Identifier("auth_user"),
+}
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
 
-# Tests turn this off to run the ORM path on PostgreSQL as well.
-ENABLED = True
+def _text(statement: sql.Composable) -> str:
+    return statement.as_string(None)
 
-_REVIEW_COLUMNS = (
-    "sample_id",
-    "dataset_id",
-    "reviewer_id",
-    "client_uuid",
-    "decision",
-    "reject_reason",
-    "values",
-    "clarity",
-    "naturalness",
-    "image_aligned",
-    "audio_aligned",
-    "note",
-    "seconds_spent",
-    "slot_id",
-    "round",
-    "leased_at",
-    "created_at",
+
+LOCK = _text(
+    sql.SQL("""
+SELECT s.id, s.round, s.position, s.reviewer_id, s.leased_at, s.lease_expires_at, s.done,
+       s.gold, s.judges_disagree, s.priority,
+       EXISTS (
+           SELECT 1 FROM {exclusion} x
+           WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = s.reviewer_id
+       ) AS excluded,
+       (SELECT c.overlap FROM {settings} c WHERE c.dataset_id = s.dataset_id) AS overlap,
+       EXISTS (SELECT 1 FROM {review} r WHERE r.client_uuid = %(client_uuid)s) AS replayed,
+       EXISTS (
+           SELECT 1 FROM {draft} d WHERE d.sample_id = s.sample_id AND d.reviewer_id = %(me)s
+       ) AS has_draft,
+       EXISTS (
+           SELECT 1 FROM {skip} k WHERE k.sample_id = s.sample_id AND k.reviewer_id = %(me)s
+       ) AS has_skip,
+       EXISTS (
+           SELECT 1 FROM {exclusion} x
+           WHERE x.dataset_id = s.dataset_id AND x.reviewer_id = %(me)s
+       ) AS me_excluded
+FROM {slot} s
+WHERE s.sample_id = %(sample)s
+ORDER BY s.id
+FOR UPDATE OF s
+""").format(**_TABLES)
+)
+
+COUNTED = sql.SQL("""
+    SELECT json_agg(
+        json_build_array(u.username, r.decision, r."values", r.reject_reason)
+        ORDER BY r.created_at, r.id
+    )::text
+    FROM {review} r
+    JOIN {user} u ON u.id = r.reviewer_id
+    WHERE r.sample_id = %(sample)s
+      AND r.round = %(round)s
+      AND NOT EXISTS (
+          SELECT 1 FROM {exclusion} x
+          WHERE x.dataset_id = r.dataset_id AND x.reviewer_id = r.reviewer_id
+      )""").format(**_TABLES)
+
+WRITE = _text(
+    sql.SQL("""
+WITH new_review AS (
+    INSERT INTO {review} (
+        sample_id, dataset_id, reviewer_id, client_uuid, decision, reject_reason, "values",
+        clarity, naturalness, image_aligned, audio_aligned, note, seconds_spent,
+        slot_id, round, leased_at, created_at
+    ) VALUES (
+        %(sample)s, %(dataset)s, %(me)s, %(client_uuid)s, %(decision)s, %(reject_reason)s,
+        %(values)s::jsonb, %(clarity)s, %(naturalness)s, %(image_aligned)s, %(audio_aligned)s,
+        %(note)s, %(seconds_spent)s, %(slot)s, %(round)s, %(leased_at)s, %(now)s
+    )
+    RETURNING id
+),
+filled AS (
+    UPDATE {slot} SET done = true, reviewer_id = %(me)s WHERE id = %(slot)s
+),
+no_draft AS (
+    DELETE FROM {draft}
+    WHERE %(drop_draft)s AND sample_id = %(sample)s AND reviewer_id = %(me)s
+),
+no_skip AS (
+    DELETE FROM {skip}
+    WHERE %(drop_skip)s AND sample_id = %(sample)s AND reviewer_id = %(me)s
+)
+SELECT
+    (SELECT id FROM new_review),
+    CASE WHEN %(step)s THEN annotation_sample_step(
+        %(sample)s, 'pending_review', 'in_review', %(me)s, 'review', %(reason)s, %(now)s
+    ) END,
+    CASE WHEN %(read_round)s THEN ({counted}) END,
+    CASE WHEN %(read_round)s THEN annotation_sample_status(%(sample)s) END
+""").format(counted=COUNTED, **_TABLES)
+)
+
+SETTLE = _text(
+    sql.SQL("""
+WITH step AS (
+    SELECT CASE WHEN %(step)s THEN annotation_sample_step(
+        %(sample)s, %(from)s, %(to)s, %(by)s, 'review', %(reason)s, %(now)s
+    ) END AS revision
+),
+go AS (
+    SELECT 1 FROM step WHERE NOT %(step)s OR step.revision IS NOT NULL
+),
+outcome AS (
+    INSERT INTO {outcome} (
+        sample_id, dataset_id, status, agreement, adjudicated, adjudicated_by_id, note,
+        decided_at
+    )
+    SELECT %(sample)s, %(dataset)s, %(to)s, %(agreement)s, false, NULL, '', %(now)s FROM go
+    ON CONFLICT (sample_id) DO UPDATE SET
+        status = EXCLUDED.status,
+        agreement = EXCLUDED.agreement,
+        adjudicated = EXCLUDED.adjudicated,
+        adjudicated_by_id = EXCLUDED.adjudicated_by_id,
+        note = EXCLUDED.note,
+        decided_at = EXCLUDED.decided_at
+),
+closed AS (
+    DELETE FROM {slot}
+    WHERE %(close)s AND sample_id = %(sample)s AND NOT done AND NOT gold
+      AND EXISTS (SELECT 1 FROM go)
+)
+SELECT
+    (SELECT revision FROM step),
+    EXISTS (SELECT 1 FROM go),
+    (SELECT annotation_sample_notes_set(
+        ARRAY[%(sample)s::bigint], 'review_summary', ARRAY[%(summary)s::jsonb], %(now)s
+    ) FROM go WHERE %(summary)s::jsonb IS NOT NULL)
+""").format(**_TABLES)
 )
 
 
-def in_one_statement() -> bool:
-    """Whether the database runs data-modifying CTEs (PostgreSQL)."""
-    return ENABLED and connection.vendor == "postgresql"
+@dataclass(frozen=True)
+class LockedSlot:
+    """A slot of the sample, as the lock read it; ``excluded``: its reviewer is excluded from
+    the dataset's consensus (their review fills the slot but does not count towards k)."""
+
+    id: int
+    round: int
+    position: int
+    reviewer_id: int | None
+    leased_at: dt.datetime | None
+    lease_expires_at: dt.datetime
+    done: bool
+    gold: bool
+    judges_disagree: bool
+    priority: int
+    excluded: bool
+
+
+@dataclass(frozen=True)
+class Locks:
+    """Every slot of a sample, locked, with what the submission reads along: the dataset's
+    overlap (None: no settings saved), whether this submission id was seen, whether the
+    reviewer holds a draft or a skip of the sample, and whether they are excluded."""
+
+    slots: list[LockedSlot]
+    overlap: int | None
+    replayed: bool
+    has_draft: bool
+    has_skip: bool
+    me_excluded: bool
+
+
+def slots_lock(*, sample_id: int, reviewer_id: int, client_uuid: uuid.UUID) -> Locks:
+    """Lock the sample's slots (:data:`LOCK`), inside the caller's transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute(LOCK, {"sample": sample_id, "me": reviewer_id, "client_uuid": client_uuid})
+        rows = cursor.fetchall()
+    slots = [LockedSlot(*row[:11]) for row in rows]
+    first = rows[0] if rows else (None,) * 16
+    overlap, replayed, has_draft, has_skip, me_excluded = first[11:16]
+    return Locks(slots, overlap, bool(replayed), bool(has_draft), bool(has_skip), bool(me_excluded))
 
 
 @dataclass(frozen=True)
@@ -68,178 +211,114 @@ class Counted:
     reject_reason: str
 
 
+def _counted(value: str | None) -> list[Counted]:
+    return [Counted(*entry) for entry in json.loads(value or "[]")]
+
+
+def counted_reviews(*, sample_id: int, review_round: int) -> list[Counted]:
+    """The round's reviews of reviewers not excluded from the consensus, oldest first."""
+    with connection.cursor() as cursor:
+        cursor.execute(_text(COUNTED), {"sample": sample_id, "round": review_round})
+        (value,) = cursor.fetchone()
+    return _counted(value)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`review_write` wrote and read: the review's id; the sample's new revision
+    when its first step was made (None: not asked, or it had moved on already); and, when
+    asked, the round's other counted reviews and the sample's status after the lock."""
+
+    review_id: int
+    revision: int | None
+    counted: list[Counted] | None
+    status: str | None
+
+
 def review_write(
     *,
-    slot: Slot,
-    sample: Sample,
-    reviewer: User,
+    slot: LockedSlot,
+    sample_id: int,
+    dataset_id: int,
+    reviewer_id: int,
     fields: dict[str, Any],
+    leased_at: dt.datetime | None,
+    now: dt.datetime,
     drop_draft: bool,
     drop_skip: bool,
     first_step_reason: str | None,
     read_round: bool,
-) -> tuple[Review, list[Counted] | None]:
-    """Insert the review into ``slot`` and mark the slot done (with the draft and skip deletes
-    asked for); ``first_step_reason``: also move the sample from pending review to in review;
-    ``read_round``: also read the round's other counted reviews, oldest first, and the
-    sample's status as it stands after the lock (the sample was read in the lock's statement,
-    whose snapshot predates a concurrent first review that the lock waited for: settling from
-    that stale status would miss the one-statement settlement)."""
-    now = dt.datetime.now(tz=dt.UTC)
-    leased_at = slot.leased_at if slot.reviewer_id == reviewer.pk else None
-    row = {
-        "sample_id": sample.pk,
-        "dataset_id": sample.dataset_id,
-        "reviewer_id": reviewer.pk,
+) -> Written:
+    """Run :data:`WRITE`: insert the review into ``slot`` and mark the slot done (deleting the
+    reviewer's draft and skip when asked); ``first_step_reason``: also move the sample from
+    pending review to in review; ``read_round``: also read the round's other counted reviews
+    and the sample's status."""
+    params = {
         **fields,
         "values": json.dumps(fields["values"]),
-        "slot_id": slot.pk,
+        "sample": sample_id,
+        "dataset": dataset_id,
+        "me": reviewer_id,
+        "slot": slot.id,
         "round": slot.round,
         "leased_at": leased_at,
-        "created_at": now,
+        "now": now,
+        "drop_draft": drop_draft,
+        "drop_skip": drop_skip,
+        "step": first_step_reason is not None,
+        "reason": first_step_reason or "",
+        "read_round": read_round,
     }
-    statement = Statement()
-    statement.add(_insert_sql(), [row[name] for name in _REVIEW_COLUMNS])
-    statement.add(
-        f"filled AS (UPDATE {Slot._meta.db_table} SET done = true, reviewer_id = %s "  # noqa: S608 - model tables
-        "WHERE id = %s)",
-        [reviewer.pk, slot.pk],
-    )
-    for name, model, wanted in (("no_draft", Draft, drop_draft), ("no_skip", Skip, drop_skip)):
-        if wanted:
-            statement.add(
-                f"{name} AS (DELETE FROM {model._meta.db_table} "  # noqa: S608 - model tables
-                "WHERE sample_id = %s AND reviewer_id = %s)",
-                [sample.pk, reviewer.pk],
-            )
-    if first_step_reason is not None:
-        status_step_cte(
-            statement,
-            name="stepped",
-            sample_id=sample.pk,
-            from_status=SampleStatus.PENDING_REVIEW,
-            to_status=SampleStatus.IN_REVIEW,
-            by_id=reviewer.pk,
-            source=ChangeSource.REVIEW,
-            reason=first_step_reason,
-            now=now,
-        )
-    select = ["(SELECT id FROM new_review)"]
-    select.append("(SELECT revision FROM stepped)" if first_step_reason is not None else "NULL")
-    if read_round:
-        select.append(_counted_sql())
-        select.append(f"(SELECT status FROM {Sample._meta.db_table} WHERE id = %s)")  # noqa: S608 - model tables
-        statement.params.extend([sample.pk, slot.round, sample.dataset_id, sample.pk])
-    else:
-        select.append("NULL, NULL")
-    with hot_cursor() as cursor:
-        cursor.execute(statement.sql("SELECT " + ", ".join(select)), statement.params)
-        review_id, revision, counted, status_now = cursor.fetchone()
-    if status_now is not None:
-        sample.status = status_now
-    if revision is not None:
-        sample.status, sample.revision, sample.updated_at = SampleStatus.IN_REVIEW, revision, now
-    review = Review(
-        id=review_id,
-        slot=slot,
-        sample=sample,
-        dataset_id=sample.dataset_id,
-        reviewer=reviewer,
-        round=slot.round,
-        leased_at=leased_at,
-        created_at=now,
-        **fields,
-    )
-    if not read_round:
-        return review, None
-    return review, [Counted(*entry) for entry in json.loads(counted or "[]")]
-
-
-@cache
-def _insert_sql() -> str:
-    columns = ", ".join(f'"{name}"' for name in _REVIEW_COLUMNS)
-    holes = ", ".join("%s::jsonb" if name == "values" else "%s" for name in _REVIEW_COLUMNS)
-    return (
-        f"new_review AS (INSERT INTO {Review._meta.db_table} ({columns}) "  # noqa: S608 - model tables
-        f"VALUES ({holes}) RETURNING id)"
-    )
-
-
-@cache
-def _counted_sql() -> str:
-    """The round's reviews of reviewers not excluded from the dataset's consensus, as a JSON
-    array of [username, decision, values, reject_reason], oldest first."""
-    users = get_user_model()
-    username = users._meta.get_field(users.USERNAME_FIELD).column  # type: ignore[union-attr]
-    return (
-        "(SELECT json_agg(json_build_array("  # noqa: S608 - model tables
-        f'u."{username}", r.decision, r."values", r.reject_reason) '
-        "ORDER BY r.created_at, r.id)::text "
-        f"FROM {Review._meta.db_table} r JOIN {users._meta.db_table} u ON u.id = r.reviewer_id "
-        "WHERE r.sample_id = %s AND r.round = %s AND NOT EXISTS (SELECT 1 FROM "
-        f"{ReviewerExclusion._meta.db_table} x "
-        "WHERE x.dataset_id = %s AND x.reviewer_id = r.reviewer_id))"
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(WRITE, params)
+        review_id, revision, counted, status = cursor.fetchone()
+    return Written(review_id, revision, _counted(counted) if read_round else None, status)
 
 
 @dataclass(frozen=True)
 class Settlement:
-    """What a settlement writes when the sample's status moves without edits."""
+    """What a settlement writes besides the sample's labels: the status it reaches (with the
+    step from ``from_status``, unless ``step`` is False because the caller moved it), the
+    outcome's agreement, the review summary note (None: left as it is) and whether the
+    round's open slots go."""
 
-    status: str
+    from_status: str
+    to_status: str
     reason: str
     agreement: bool
-    summary: dict[str, Any] | None  # the review summary note; None: left as it is
-    delete_open_slots: bool
+    summary: dict[str, Any] | None
+    close_open_slots: bool
+    step: bool = True
 
 
-def settle_write(*, sample: Sample, by: User | None, settlement: Settlement) -> bool:
-    """Move the sample to the settled status with its history, upsert its outcome and note
-    and delete the round's open slots, all only if the sample is still in the status it was
-    read in; False, with nothing written, when it was not."""
+@dataclass(frozen=True)
+class Settled:
+    """Whether :func:`settle_write` wrote (not when the step was asked for and the sample had
+    left its status meanwhile), and the sample's new revision (None without a step)."""
+
+    written: bool
+    revision: int | None
+
+
+def settle_write(
+    *, sample_id: int, dataset_id: int, by_id: int | None, settlement: Settlement
+) -> Settled:
+    """Run :data:`SETTLE`."""
     now = dt.datetime.now(tz=dt.UTC)
-    statement = Statement()
-    status_step_cte(
-        statement,
-        name="moved",
-        sample_id=sample.pk,
-        from_status=sample.status,
-        to_status=settlement.status,
-        by_id=by.pk if by is not None else None,
-        source=ChangeSource.REVIEW,
-        reason=settlement.reason,
-        now=now,
-    )
-    statement.add(
-        f"outcome AS (INSERT INTO {Outcome._meta.db_table} (sample_id, dataset_id, status, "  # noqa: S608 - model tables
-        "agreement, adjudicated, adjudicated_by_id, note, decided_at) "
-        "SELECT %s, %s, %s, %s, false, NULL, '', %s FROM moved "
-        "ON CONFLICT (sample_id) DO UPDATE SET status = EXCLUDED.status, "
-        "agreement = EXCLUDED.agreement, adjudicated = EXCLUDED.adjudicated, "
-        "adjudicated_by_id = EXCLUDED.adjudicated_by_id, note = EXCLUDED.note, "
-        "decided_at = EXCLUDED.decided_at)",
-        [sample.pk, sample.dataset_id, settlement.status, settlement.agreement, now],
-    )
-    if settlement.summary is not None:
-        note_upsert_cte(
-            statement,
-            name="summary",
-            sample_id=sample.pk,
-            key=NoteKey.REVIEW_SUMMARY,
-            value=settlement.summary,
-            now=now,
-            after="moved",
-        )
-    if settlement.delete_open_slots:
-        statement.add(
-            f"closed AS (DELETE FROM {Slot._meta.db_table} WHERE sample_id = %s "  # noqa: S608 - model tables
-            "AND NOT done AND NOT gold AND EXISTS (SELECT 1 FROM moved))",
-            [sample.pk],
-        )
-    with hot_cursor() as cursor:
-        cursor.execute(statement.sql("SELECT revision FROM moved"), statement.params)
-        row = cursor.fetchone()
-    if row is None:
-        return False
-    sample.status, sample.revision, sample.updated_at = settlement.status, row[0], now
-    return True
+    params = {
+        "sample": sample_id,
+        "dataset": dataset_id,
+        "by": by_id,
+        "step": settlement.step,
+        "from": settlement.from_status,
+        "to": settlement.to_status,
+        "reason": settlement.reason,
+        "agreement": settlement.agreement,
+        "close": settlement.close_open_slots,
+        "summary": None if settlement.summary is None else json.dumps(settlement.summary),
+        "now": now,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(SETTLE, params)
+        revision, written, _noted = cursor.fetchone()
+    return Settled(bool(written), revision)

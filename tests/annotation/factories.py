@@ -47,6 +47,12 @@ class UserFactory(factory.django.DjangoModelFactory[User]):
             self.groups.add(Group.objects.get_or_create(name=extracted)[0])  # type: ignore[attr-defined]
         self.save()  # type: ignore[attr-defined]
 
+    @post_generation  # type: ignore[untyped-decorator]
+    def member_of(self, create: bool, extracted: Dataset | None, **kwargs: Any) -> None:
+        """``UserFactory.create(member_of=dataset)``: a member of the dataset."""
+        if extracted is not None:
+            services.dataset_add_member(dataset=extracted, user=self)  # type: ignore[arg-type]
+
 
 class DatasetFactory(factory.django.DjangoModelFactory[Dataset]):
     class Meta:

@@ -38,10 +38,11 @@ def test_a_note_is_written_once_per_key_and_replaced_in_place() -> None:
 def test_notes_of_many_samples_cost_a_fixed_number_of_queries(
     django_assert_num_queries: pytest.FixtureRequest,
 ) -> None:
-    """One query finds the samples and one upsert writes every note, however many samples."""
+    """One upsert writes every note, however many samples (up to a batch), leaving out the
+    samples gone."""
     dataset = mmooc_dataset()
     ids = [mmooc_sample(dataset).pk for _ in range(30)]
-    with django_assert_num_queries(2):  # type: ignore[operator]
+    with django_assert_num_queries(1):  # type: ignore[operator]
         written = services.sample_set_note(
             sample_ids=[*ids, 10**9], key=NoteKey.JUDGE_VOTES, values={pk: pk for pk in ids}
         )
@@ -89,22 +90,17 @@ def test_the_migration_moves_notes_out_of_extra() -> None:
 
 
 @pytest.mark.django_db
-def test_a_caller_holding_the_samples_writes_its_note_in_one_statement(
+def test_a_note_is_one_statement_and_a_gone_sample_is_left_out(
     django_assert_num_queries: pytest.FixtureRequest,
 ) -> None:
-    """With ``known_to_exist`` (the review's settlement holds the sample's slots) the note is
-    one upsert, without the check that leaves out samples gone; without it, a gone sample
-    is left out."""
+    """A batch of notes is one upsert (annotation_sample_notes_set) that leaves out samples
+    that do not exist, and says how many it noted."""
     sample = mmooc_sample()
     with django_assert_num_queries(1):  # type: ignore[operator]
-        services.sample_set_note(
-            sample_ids=[sample.pk],
+        written = services.sample_set_note(
+            sample_ids=[sample.pk, sample.pk + 10_000],
             key=NoteKey.REVIEW_SUMMARY,
             values={sample.pk: {"a": 1}},
-            known_to_exist=True,
         )
-    assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) == {"a": 1}
-    written = services.sample_set_note(
-        sample_ids=[sample.pk, sample.pk + 10_000], key=NoteKey.JUDGE_VOTES, values={}
-    )
     assert written == 1
+    assert selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) == {"a": 1}

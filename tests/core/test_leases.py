@@ -1,6 +1,6 @@
 """Tests for core.leases: the retry of a claim that lost a race, the statement's savepoint, and
-the ORM claim keeping the statement's rules. The audit rating queue stands in for every
-queue (the review queue runs both ways in tests/review through its ``claim_way`` fixture)."""
+the lease rules as a queue's claim keeps them. The audit rating queue stands in for every
+queue here (the review queue's claim has its own tests in tests/review)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from core import leases
-from core.lease_sql import CLAIM_ATTEMPTS
+from core.leases import CLAIM_ATTEMPTS
 from judging.audit import services as audit_services
-from judging.audit.services import AUDIT_QUEUE
 from judging.models import AuditLease, AuditSet
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
@@ -55,7 +54,6 @@ def test_a_claim_that_keeps_losing_raises_after_its_attempts() -> None:
     assert len(calls) == CLAIM_ATTEMPTS + 1
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db
 def test_a_statement_that_fails_inside_a_transaction_leaves_it_usable() -> None:
     """In the caller's transaction the statement runs in a savepoint, so a lost race can be
@@ -64,11 +62,11 @@ def test_a_statement_that_fails_inside_a_transaction_leaves_it_usable() -> None:
         cursor.execute("CREATE TEMP TABLE lease_once (id int PRIMARY KEY)")
     insert = "INSERT INTO lease_once VALUES (%(id)s) RETURNING id"
     with transaction.atomic():
-        assert leases.claim_by_statement(insert, {"id": 1}) == (1,)
+        assert leases.claim_row(insert, {"id": 1}) == (1,)
         with pytest.raises(IntegrityError):
-            leases.claim_by_statement(insert, {"id": 1})
-        assert leases.claim_by_statement(insert, {"id": 2}) == (2,)
-        assert leases.claim_by_statement("SELECT 1 WHERE %(no)s", {"no": False}) is None
+            leases.claim_row(insert, {"id": 1})
+        assert leases.claim_row(insert, {"id": 2}) == (2,)
+        assert leases.claim_row("SELECT 1 WHERE %(no)s", {"no": False}) is None
 
 
 def _claim_order(
@@ -93,51 +91,33 @@ def _claim_order(
             return order
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db
-def test_the_orm_claim_leases_what_the_statement_leases(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two audit sets drawn alike, one claimed through the ORM (SQLite's way) and one by the
-    statement (PostgreSQL's): the same slots in the same order, renewed alike, and never
-    two slots of one item to one auditor."""
+def test_the_claim_keeps_the_queue_order_and_never_gives_an_auditor_two_slots_of_an_item() -> None:
+    """Auditors in turn claim (the second claim renews the lease) and fill their slot: each
+    fresh claim takes the first open slot in (slot, drawn position) order whose item the
+    auditor has no slot of, as a model of the rule computes it, and every slot is taken."""
     dataset, _ = af.scoring_dataset(n_samples=12)
-    by_orm, by_statement = (af.draw(dataset, size=8, double_rating_fraction=0.5) for _ in "ab")
+    audit_set = af.draw(dataset, size=8, double_rating_fraction=0.5)
     auditors = [UserFactory.create() for _ in range(3)]
-    now = timezone.now()
-    statement_order = _claim_order(by_statement, auditors, now)
-    monkeypatch.setattr(audit_services, "statement_claims", lambda: False)
-    orm_order = _claim_order(by_orm, auditors, now)
-    assert orm_order == statement_order
-    assert len(statement_order) == 2 * AuditLease.objects.filter(audit_set=by_orm).count()
-    fresh = [(auditor, position) for auditor, position, _slot, resumed in orm_order if not resumed]
-    assert len(fresh) == len(set(fresh))
-
-
-@pytest.mark.django_db
-def test_a_held_lease_the_claim_does_not_keep_is_freed_before_the_next_is_taken() -> None:
-    """``keep`` refusing the held lease gives it back (here by the default release), so the
-    holder ends with one open lease, the one just taken."""
-    dataset, _ = af.scoring_dataset(n_samples=4)
-    audit_set = af.draw(dataset, size=3, double_rating_fraction=0)
-    auditor = UserFactory.create()
-    now = timezone.now()
-    first = audit_services.audit_claim(audit_set=audit_set, auditor=auditor, now=now)
-    assert first is not None
-    with transaction.atomic():
-        claimed = AUDIT_QUEUE.claim(
-            scope_id=audit_set.pk,
-            holder_id=auditor.pk,
-            now=now,
-            expires=now + dt.timedelta(minutes=5),
-            columns=("id", "item_id"),
-            narrow=lambda candidates: candidates.exclude(pk=first.lease_id),
-            keep=lambda held: False,
-        )
-    assert claimed is not None
-    slot, resumed = claimed
-    assert not resumed and slot.pk != first.lease_id
-    assert list(AuditLease.objects.filter(auditor=auditor).values_list("pk", flat=True)) == [
-        slot.pk
-    ]
+    slots = sorted(
+        AuditLease.objects.filter(audit_set=audit_set).values_list("slot", "position", "item_id")
+    )
+    order = _claim_order(audit_set, auditors, timezone.now())
+    assert all(resumed for *_rest, resumed in order[1::2])
+    expected: list[tuple[int, int, int, bool]] = []
+    left = list(slots)
+    rated: dict[int, set[int]] = {index: set() for index in range(len(auditors))}
+    while left:
+        taken = 0
+        for index in range(len(auditors)):
+            pick = next((s for s in left if s[2] not in rated[index]), None)
+            if pick is not None:
+                left.remove(pick)
+                rated[index].add(pick[2])
+                expected.append((index, pick[1], pick[0], False))
+                taken += 1
+        assert taken, "the model of the rule got stuck"
+    assert order[0::2] == expected
 
 
 @pytest.mark.django_db
@@ -149,7 +129,8 @@ def test_release_gives_back_only_unfinished_slots() -> None:
     lease = audit_services.audit_claim(audit_set=audit_set, auditor=auditor)
     assert lease is not None
     AuditLease.objects.exclude(pk=lease.lease_id).update(auditor=other, done=True)
-    assert AUDIT_QUEUE.release(AuditLease.objects.filter(audit_set=audit_set)) == 1
+    assert audit_services.audit_release(audit_set=audit_set, auditor=auditor)
+    assert not audit_services.audit_release(audit_set=audit_set, auditor=other)
     assert AuditLease.objects.filter(audit_set=audit_set, auditor=other, done=True).count() == 1
     taken = audit_services.audit_claim(audit_set=audit_set, auditor=third)
     assert taken is not None and taken.lease_id == lease.lease_id

@@ -61,7 +61,6 @@ def _loaded(code: str, tmp_path: Path, **extra: str) -> list[str]:
         "DEBUG": "0",
         "SECRET_KEY": "lean-imports-test-" + "x" * 40,
         "VAR_DIR": str(tmp_path),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "CELERY_BROKER_URL": "memory://",
         **extra,
     }

@@ -24,7 +24,6 @@ from django.conf import settings
 settings.INSTALLED_APPS  # reads the settings module
 assert not var.exists(), "importing the settings made " + str(sorted(var.rglob("*")))
 django.setup()
-assert (var / "db").is_dir(), "start-up did not make the SQLite database's folder"
 from mmooc_site.celery import app
 with app.connection_for_write() as connection:
     connection.default_channel
@@ -42,7 +41,6 @@ def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_the
         "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
         "DEBUG": "1",
         "VAR_DIR": str(var),
-        "DATABASE_URL": f"sqlite:///{var / 'db' / 'site.sqlite3'}",
         "CELERY_BROKER_URL": "filesystem://localhost//",
         "REDIS_URL": "",
     }
@@ -53,7 +51,7 @@ def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_the
 
 @pytest.mark.django_db
 def test_migrate_makes_the_database_cache_table(settings: Any) -> None:
-    """Without Redis the cache is a database table, which ``migrate`` makes (mmooc_site 0003)."""
+    """Without Redis the cache is a database table, which ``migrate`` makes (core 0001)."""
     settings.CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.db.DatabaseCache",
@@ -61,6 +59,45 @@ def test_migrate_makes_the_database_cache_table(settings: Any) -> None:
         }
     }
     assert "test_site_cache" not in connection.introspection.table_names()
-    migration = import_module("mmooc_site.migrations.0003_cache_table")
+    migration = import_module("core.migrations.0001_cache_table")
     migration.make_cache_table(None, SimpleNamespace(connection=connection))
     assert "test_site_cache" in connection.introspection.table_names()
+
+
+@pytest.mark.parametrize(
+    "url", ["", "sqlite:///var/db.sqlite3", "mysql://root@127.0.0.1/test", "postgres-ish://x"]
+)
+def test_the_settings_refuse_any_database_but_postgresql(url: str) -> None:
+    """PostgreSQL is the only database: without DATABASE_URL, or with another kind, the site
+    does not start and says why in one sentence."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DEBUG": "1",
+        "DATABASE_URL": url,
+    }
+    result = run_python("import django; django.setup()", env, timeout=60)
+    assert result.returncode != 0
+    assert "DATABASE_URL must name a PostgreSQL database" in result.stderr
+
+
+def test_a_unix_socket_folder_is_given_as_the_urls_encoded_host() -> None:
+    """postgres://user@%2Fpath%2Fto%2Fsockets:5432/name connects through that folder."""
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DEBUG": "1",
+        "DATABASE_URL": "postgres://postgres@%2Fvar%2Frun%2Fpostgresql:5433/site",
+    }
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "d = s.DATABASES['default']; print(d['HOST'], d['PORT'], d['NAME'], d['ENGINE'])"
+    )
+    result = run_python(code, env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "/var/run/postgresql",
+        "5433",
+        "site",
+        "django.db.backends.postgresql",
+    ]

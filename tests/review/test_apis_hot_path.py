@@ -1,6 +1,6 @@
-"""The review loop's hot path (review/apis.py with annotation/hot_selectors.py and
-core/authentication.py): a reviewer signed in with an API token claims and submits in a fixed,
-small number of statements, whatever the size of the dataset."""
+"""The review loop's hot path (review/apis.py, review/queue/statements.py,
+review/services/submit_sql.py, core/authentication.py): a reviewer signed in with an API token
+claims and submits in a fixed, small number of statements, whatever the size of the dataset."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import uuid
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.urls import reverse, set_script_prefix
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -21,17 +20,16 @@ from tests.review.factories import review_dataset
 
 pytestmark = pytest.mark.django_db
 
-# PostgreSQL: the token with its user and roles; inside the savepoint pair the test
-# transaction adds, the one-statement claim that also tests the dataset's membership and reads
-# the sample's fields and media.
-CLAIM = {"postgresql": 4, "sqlite": 11}
-# The token; the savepoint pair; the slot lock (with the overlap, replay, draft and skip
-# tests) reading the sample with its dataset and the membership test; one statement writing
-# the review, its slot and the sample's first status step with its history or, settling, that
-# statement reading the round's other reviews and one more moving the status with its
-# history, the outcome and the summary note.
-SUBMIT = {"postgresql": 5, "sqlite": 9}
-SETTLE = {"postgresql": 6, "sqlite": 12}
+# The token with its user and roles; inside the savepoint pair the test transaction adds, the
+# claim statement, which also tests the dataset's visibility and reads the sample's card.
+CLAIM = 4
+# The token; the savepoint pair; the sample with its dataset, if visible; the slot lock (with
+# the overlap, replay, draft and skip tests); one statement writing the review, its slot and
+# the sample's first status step with its history or, settling, that statement reading the
+# round's other reviews and one more moving the status with its history, the outcome and the
+# summary note.
+SUBMIT = 6
+SETTLE = 7
 
 
 def _token_client(user: Any) -> APIClient:
@@ -58,22 +56,21 @@ def test_claim_and_submit_run_a_fixed_number_of_statements(
     first, second = (UserFactory.create(role="annotator") for _ in range(2))
     dataset = review_dataset(size, k=2, members=[first, second])
     clients = [_token_client(first), _token_client(second)]
-    vendor = connection.vendor
-    with django_assert_num_queries(CLAIM[vendor]):
+    with django_assert_num_queries(CLAIM):
         sample_id, body = _loop(clients[0], dataset.pk)
-    with django_assert_num_queries(SUBMIT[vendor]):
+    with django_assert_num_queries(SUBMIT):
         assert clients[0].post(reverse("api_reviews"), body, format="json").status_code == 201
-    with django_assert_num_queries(CLAIM[vendor]):
+    with django_assert_num_queries(CLAIM):
         again, body = _loop(clients[1], dataset.pk)
     assert again == sample_id  # the queue serves the sample's second slot next
-    with django_assert_num_queries(SETTLE[vendor]):
+    with django_assert_num_queries(SETTLE):
         created = clients[1].post(reverse("api_reviews"), body, format="json")
     assert created.json()["settled_status"] == SampleStatus.VERIFIED
     assert Outcome.objects.get(sample_id=sample_id).status == SampleStatus.VERIFIED
 
 
 def test_submit_answers_the_review_as_the_serializer_did(annotator: Any) -> None:
-    """The submit's plain answer carries every field of ``ReviewOutput``, typed alike."""
+    """The submit answers every field of ``ReviewOutput``, typed."""
     dataset = review_dataset(1, k=2, members=[annotator])
     client = _token_client(annotator)
     sample_id, body = _loop(client, dataset.pk)
@@ -96,8 +93,8 @@ def test_submit_answers_the_review_as_the_serializer_did(annotator: Any) -> None
 
 
 def test_a_token_reviewer_outside_the_dataset_gets_404_and_an_auditor_403(auditor: Any) -> None:
-    """The one-statement lookups keep the refusals: 404 for a dataset or sample the reviewer
-    cannot see, 403 for a member who is no annotator."""
+    """The claim and the submission refuse as the pages do: 404 for a dataset or sample the
+    reviewer cannot see, 403 for a member who is no annotator."""
     dataset = review_dataset(1)
     outsider = UserFactory.create(role="annotator")
     client = _token_client(outsider)
@@ -146,8 +143,8 @@ def test_an_inactive_or_unknown_token_is_refused(annotator: Any) -> None:
 def test_a_bad_submission_names_every_bad_field(
     annotator: Any, body: Any, fields: set[str]
 ) -> None:
-    """The submit's light parse answers a bad body as the serializer does: 400 with a message
-    for every bad or missing field, and nothing written."""
+    """A bad body gets 400 with a message for every bad or missing field, and nothing is
+    written."""
     dataset = review_dataset(1, members=[annotator])
     client = _token_client(annotator)
     sample_id, good = _loop(client, dataset.pk)
@@ -162,8 +159,8 @@ def test_a_bad_submission_names_every_bad_field(
 
 
 def test_the_claims_urls_are_the_reversed_ones_under_any_script_prefix(annotator: Any) -> None:
-    """The claim's workbench and media URLs (built from text worked out once) are what
-    ``reverse`` gives, also when the site is served under a path prefix."""
+    """The claim's workbench and media URLs are what ``reverse`` gives, also when the site is
+    served under a path prefix."""
     dataset = review_dataset(2, k=1, members=[annotator])
     client = _token_client(annotator)
     claim = reverse("api_review_claim", args=[dataset.pk])

@@ -28,13 +28,12 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 WORKERS = 12
 
 
-@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     """12 reviewers claiming and submitting at once: no slot leased twice at once, no sample
     over k reviews, nobody reviewing a sample twice, and every sample ends with k reviews."""
     k, n_samples = 2, 30
     dataset = review_dataset(n_samples, k=k)
-    reviewers = [UserFactory.create() for _ in range(WORKERS)]
+    reviewers = [UserFactory.create(member_of=dataset) for _ in range(WORKERS)]
     leases = LeaseLedger()
 
     def work(index: int) -> None:
@@ -71,12 +70,11 @@ def test_concurrent_reviewers_keep_every_queue_invariant() -> None:
     assert sorted(len((note.value or {})["reviewers"]) for note in summaries) == [k] * n_samples
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     """Eight simultaneous claims by the same reviewer (a double click times eight) all get
     the same lease, and only one slot is held."""
     dataset = review_dataset(10, k=2)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     slots: list[int] = []
 
     def claim(_index: int) -> None:
@@ -89,11 +87,10 @@ def test_concurrent_claims_by_one_reviewer_share_one_lease() -> None:
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_concurrent_duplicate_submissions_make_one_review() -> None:
     """The same submission sent eight times at once makes one review."""
     dataset = review_dataset(1, k=2)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     key = uuid.uuid4()
     sample_id = Sample.objects.get(dataset=dataset).pk
@@ -114,12 +111,15 @@ def test_concurrent_duplicate_submissions_make_one_review() -> None:
 
 def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() -> None:
     """The second review of a sample, sent while the first one's transaction still holds the
-    sample's slots, waits for it, then settles the sample with the one-statement settlement:
-    the sample it read with the lock (before the first review moved it to "in review") is
-    brought up to date after the wait, so the settlement is not refused as "moved meanwhile"
-    and left to the step-by-step ORM path."""
+    sample's slots, waits for it, then settles the sample in one statement: the sample it
+    read before the lock (before the first review moved it to "in review") is brought up to
+    date by the write after the wait, so the settlement is not refused as "moved meanwhile"
+    and left to annotation's full update."""
     dataset = review_dataset(1, k=2)
-    first, second = UserFactory.create(role="annotator"), UserFactory.create(role="annotator")
+    first, second = (
+        UserFactory.create(role="annotator", member_of=dataset),
+        UserFactory.create(role="annotator", member_of=dataset),
+    )
     for reviewer in (first, second):
         annotation_services.dataset_add_member(dataset=dataset, user=reviewer)
         assert queue_services.slot_claim(dataset=dataset, reviewer=reviewer) is not None
@@ -163,5 +163,5 @@ def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() 
     assert results["first"].settled_status is None
     assert results["second"].settled_status == SampleStatus.VERIFIED
     assert Sample.objects.get(pk=sample_id).status == SampleStatus.VERIFIED
-    # BEGIN, the lock with the sample, the review write, the settlement, COMMIT.
-    assert len(results["statements"]) == 5, results["statements"]
+    # The sample, BEGIN, the lock, the review write, the settlement, COMMIT.
+    assert len(results["statements"]) == 6, results["statements"]

@@ -41,7 +41,6 @@ def test_queue_sync_gives_each_pending_sample_k_slots_once(annotator: Any) -> No
     assert Slot.objects.filter(dataset=dataset).count() == 4
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
     """The queue order: samples the judges disagreed on, then higher priority, then oldest."""
     dataset = mmooc_dataset()
@@ -52,18 +51,17 @@ def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
     open_queue(dataset, k=1)
     order = []
     for _ in range(3):
-        reviewer = UserFactory.create()
+        reviewer = UserFactory.create(member_of=dataset)
         lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
         assert lease is not None
         order.append(lease.sample_id)
     assert order == [disputed.pk, urgent.pk, plain.pk]
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_claim_again_returns_the_same_lease_renewed() -> None:
     """A reviewer holding a lease gets it back instead of a second sample."""
     dataset = review_dataset(2)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     first = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     again = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert first is not None and again is not None
@@ -71,11 +69,10 @@ def test_claim_again_returns_the_same_lease_renewed() -> None:
     assert Slot.objects.filter(reviewer=reviewer).count() == 1
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> None:
     """With k=2 and three reviewers, each sample is served to two of them, once each."""
     dataset = review_dataset(2, k=2)
-    reviewers = [UserFactory.create() for _ in range(3)]
+    reviewers = [UserFactory.create(member_of=dataset) for _ in range(3)]
     served: dict[int, list[int]] = {}
     for reviewer in reviewers:
         while (lease := queue_services.slot_claim(dataset=dataset, reviewer=reviewer)) is not None:
@@ -86,11 +83,10 @@ def test_a_reviewer_never_gets_a_sample_twice_and_no_sample_more_than_k() -> Non
     assert Review.objects.count() == 4
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_an_expired_lease_returns_to_the_pool() -> None:
     """After its lease expires, a slot goes to another reviewer; its first holder is refused."""
     dataset = review_dataset(1, k=1)
-    first, second = UserFactory.create(), UserFactory.create()
+    first, second = UserFactory.create(member_of=dataset), UserFactory.create(member_of=dataset)
     lease = queue_services.slot_claim(dataset=dataset, reviewer=first)
     assert lease is not None
     assert queue_services.slot_claim(dataset=dataset, reviewer=second) is None
@@ -104,11 +100,10 @@ def test_an_expired_lease_returns_to_the_pool() -> None:
         )
 
 
-@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     """A reviewer whose lease expired unclaimed can still submit their review."""
     dataset = review_dataset(1, k=1)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert lease is not None
     Slot.objects.filter(pk=lease.slot_id).update(
@@ -123,11 +118,10 @@ def test_work_after_an_expired_lease_is_kept_while_the_slot_is_free() -> None:
     assert result.created and result.settled_status == "verified"
 
 
-@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     """A skipped sample is not served by "next", but is by a claim of skipped samples."""
     dataset = review_dataset(1, k=2)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     assert lease is not None
     sample = _fresh(Sample.objects.get(pk=lease.sample_id))
@@ -139,13 +133,12 @@ def test_skip_puts_the_sample_aside_until_asked_for() -> None:
     assert not Skip.objects.filter(reviewer=reviewer).exists()
 
 
-@pytest.mark.usefixtures("claim_way", "submit_way")
 def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead: Any) -> None:
     """A re-import that changes a verified sample sends it back to review: the next queue sync
     gives it k slots in a new round, the same reviewers may review it again, it settles on the
     new round's reviews alone, and the first round's reviews stay in the history."""
     dataset = review_dataset(1, k=2)
-    first, second = UserFactory.create(), UserFactory.create()
+    first, second = UserFactory.create(member_of=dataset), UserFactory.create(member_of=dataset)
     sample = Sample.objects.get(dataset=dataset)
     submit(first, sample)
     assert submit(second, sample).settled_status == "verified"
@@ -178,13 +171,12 @@ def test_a_sample_reopened_after_settling_is_reviewed_again_in_a_new_round(lead:
     assert queue_services.slot_claim(dataset=dataset, reviewer=first) is None
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_a_smaller_k_settles_samples_that_now_have_their_reviews() -> None:
     """Two of three reviews are in when the lead lowers k to 2: the sample settles at once
     (its third, unclaimed slot goes), instead of waiting for a review nobody can give."""
     dataset = review_dataset(1, k=3)
     sample = Sample.objects.get(dataset=dataset)
-    for reviewer in (UserFactory.create(), UserFactory.create()):
+    for reviewer in (UserFactory.create(member_of=dataset), UserFactory.create(member_of=dataset)):
         assert submit(reviewer, sample).settled_status is None
     assert _fresh(sample).status == SampleStatus.IN_REVIEW
     queue_services.review_settings_update(
@@ -193,7 +185,10 @@ def test_a_smaller_k_settles_samples_that_now_have_their_reviews() -> None:
     assert _fresh(sample).status == SampleStatus.VERIFIED
     assert Outcome.objects.get(sample=sample).agreement
     assert not Slot.objects.filter(sample=sample, done=False).exists()
-    assert queue_services.slot_claim(dataset=dataset, reviewer=UserFactory.create()) is None
+    assert (
+        queue_services.slot_claim(dataset=dataset, reviewer=UserFactory.create(member_of=dataset))
+        is None
+    )
 
 
 def test_skip_needs_a_reason() -> None:
@@ -201,14 +196,15 @@ def test_skip_needs_a_reason() -> None:
     dataset = review_dataset(1)
     sample = _fresh(Sample.objects.filter(dataset=dataset).get())
     with pytest.raises(ValidationError, match="why"):
-        queue_services.slot_skip(sample=sample, reviewer=UserFactory.create(), reason="  ")
+        queue_services.slot_skip(
+            sample=sample, reviewer=UserFactory.create(member_of=dataset), reason="  "
+        )
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_submitting_twice_with_one_uuid_makes_one_review() -> None:
     """A retried submission returns the first review."""
     dataset = review_dataset(1)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     sample = _fresh(Sample.objects.get(dataset=dataset))
     key = uuid.uuid4()
     first = submit(reviewer, sample, client_uuid=key)
@@ -224,12 +220,11 @@ def test_submitting_twice_with_one_uuid_makes_one_review() -> None:
         )
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> None:
     """Two reviewers making the same correction verify the sample with it, source review."""
     dataset = review_dataset(1, k=2)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    a, b = UserFactory.create(), UserFactory.create()
+    a, b = UserFactory.create(member_of=dataset), UserFactory.create(member_of=dataset)
     fix = {"category_code": "MKB", "explanation": "Nothing shows the place."}
     first = submit(a, sample, values=fix, clarity=4, seconds_spent=12)
     assert first.settled_status is None
@@ -249,13 +244,12 @@ def test_agreeing_corrections_verify_the_sample_with_history_and_summary() -> No
     assert not Slot.objects.filter(sample=sample, done=False).exists()
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_disagreement_goes_to_adjudication_and_the_lead_settles_it(lead: Any) -> None:
     """Different verdicts need adjudication; the lead's values verify it, source adjudication."""
     dataset = review_dataset(1, k=2)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    submit(UserFactory.create(), sample)
-    result = submit(UserFactory.create(), _fresh(sample), decision="reject")
+    submit(UserFactory.create(member_of=dataset), sample)
+    result = submit(UserFactory.create(member_of=dataset), _fresh(sample), decision="reject")
     assert result.settled_status == "needs_adjudication"
     assert _fresh(sample).status == SampleStatus.NEEDS_ADJUDICATION
     assert annotation_selectors.sample_note(sample_id=sample.pk, key=NoteKey.REVIEW_SUMMARY) is None
@@ -289,13 +283,19 @@ def test_adjudication_needs_a_note_and_valid_values(lead: Any) -> None:
     assert _fresh(sample).status == SampleStatus.PENDING_REVIEW
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_all_rejecting_rejects_the_sample() -> None:
     """A rejection agreed by every reviewer rejects the sample."""
     dataset = review_dataset(1, k=2)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    submit(UserFactory.create(), sample, decision="reject", reject_reason="duplicate")
-    submit(UserFactory.create(), _fresh(sample), decision="reject", reject_reason="licence")
+    submit(
+        UserFactory.create(member_of=dataset), sample, decision="reject", reject_reason="duplicate"
+    )
+    submit(
+        UserFactory.create(member_of=dataset),
+        _fresh(sample),
+        decision="reject",
+        reject_reason="licence",
+    )
     assert _fresh(sample).status == SampleStatus.REJECTED
     assert Outcome.objects.get(sample=sample).agreement is True
 
@@ -304,7 +304,7 @@ def test_bad_review_input_is_refused_readably() -> None:
     """Unknown fields, taxonomy breaks, missing reject reasons and bad ratings are refused."""
     dataset = review_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     queue_services.slot_claim(dataset=dataset, reviewer=reviewer)
     bad: list[dict[str, Any]] = [
         {"decision": "accept", "values": {"question": "changed"}},
@@ -340,12 +340,11 @@ def test_trimodal_review_corrects_label_and_predicate() -> None:
     assert list(Review.objects.values_list("audio_aligned", flat=True)) == [False, False]
 
 
-@pytest.mark.usefixtures("submit_way")
 def test_drafts_and_comments() -> None:
     """A draft is kept per reviewer and sample (last save wins); comments must have text."""
     dataset = review_dataset(1)
     sample = _fresh(Sample.objects.get(dataset=dataset))
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     services.draft_save(sample=sample, reviewer=reviewer, payload={"a": 1})
     services.draft_save(sample=sample, reviewer=reviewer, payload={"a": 2})
     assert Draft.objects.get(sample=sample, reviewer=reviewer).payload == {"a": 2}

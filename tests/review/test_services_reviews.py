@@ -16,7 +16,7 @@ from review.models import Review
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("submit_way")]
+pytestmark = [pytest.mark.django_db]
 
 
 def _fresh(sample: Sample) -> Sample:

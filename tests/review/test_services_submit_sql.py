@@ -1,12 +1,11 @@
-"""The submission's writes and the settlement's as one PostgreSQL statement each
-(review/services/submit_sql.py): the same rows as the ORM path, nothing when the sample moved."""
+"""The submission's statements (review/services/submit_sql.py): the rows each way of settling
+leaves, nothing when the sample moved meanwhile, the round's reviews counted in order."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from annotation.models import NoteKey, Sample, SampleNote, SampleRevision, SampleStatus
 from review.models import Outcome, Review, Slot
@@ -14,10 +13,7 @@ from review.services import submit_sql
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset, submit
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statements"),
-]
+pytestmark = pytest.mark.django_db
 
 SCENARIOS: dict[str, tuple[int, list[dict[str, Any]]]] = {
     "verified": (2, [{}, {}]),
@@ -70,25 +66,50 @@ def _rows(sample: Sample) -> dict[str, Any]:
     }
 
 
+# Per scenario: the status reached, the history's status steps and whether the summary note
+# (and an outcome with agreement) is written.
+EXPECTED: dict[str, tuple[str, list[tuple[str, str]], bool]] = {
+    "verified": ("verified", [("pending_review", "in_review"), ("in_review", "verified")], True),
+    "rejected": ("rejected", [("pending_review", "in_review"), ("in_review", "rejected")], True),
+    "adjudication": (
+        "needs_adjudication",
+        [("pending_review", "in_review"), ("in_review", "needs_adjudication")],
+        False,
+    ),
+    "edited": ("verified", [("pending_review", "in_review"), ("in_review", "verified")], True),
+    "one review": ("verified", [("pending_review", "verified")], True),
+}
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_the_statements_write_what_the_orm_steps_write(
-    scenario: str, monkeypatch: pytest.MonkeyPatch
+def test_each_way_of_settling_leaves_its_reviews_slots_history_outcome_and_note(
+    scenario: str,
 ) -> None:
-    """The same reviewers reviewing alike samples, once with the statements and once with
-    the ORM steps, leave the same reviews, slots, status, history, outcome and note."""
+    """Reviewers reviewing a sample leave one review each in its slot (done), the status
+    steps in the history with who and why, the outcome, the summary note naming them, and
+    an agreed edit applied to the sample."""
     k, verdicts = SCENARIOS[scenario]
+    status, steps, agreed = EXPECTED[scenario]
     reviewers = [UserFactory.create() for _ in verdicts]
-    written = []
-    for enabled in (True, False):
-        monkeypatch.setattr(submit_sql, "ENABLED", enabled)
-        sample = Sample.objects.get(dataset=review_dataset(1, k=k))
-        results = [
-            submit(reviewer, sample, **dict(verdict))
-            for reviewer, verdict in zip(reviewers, verdicts, strict=True)
-        ]
-        written.append(([r.settled_status for r in results], _rows(sample)))
-    assert written[0] == written[1]
-    assert written[0][1]["history"]  # the comparison is not of empty tables
+    sample = Sample.objects.get(dataset=review_dataset(1, k=k))
+    results = [
+        submit(reviewer, sample, **dict(verdict))
+        for reviewer, verdict in zip(reviewers, verdicts, strict=True)
+    ]
+    rows = _rows(sample)
+    assert [r.settled_status for r in results] == [None] * (len(verdicts) - 1) + [status]
+    assert rows["sample"][0] == status
+    assert rows["sample"][2] == ("math" if scenario == "edited" else sample.scenario)
+    assert [r[0] for r in rows["reviews"]] == [r.username for r in reviewers]
+    assert rows["slots"] == [(True, position) for position in range(k)]
+    history = [(h[3].get("status"), h[4].get("status")) for h in rows["history"]]
+    assert [step for step in history if None not in step and step[0] != step[1]] == steps
+    assert rows["outcome"] == [(status, agreed, False, "")]
+    notes = dict(rows["note"])
+    if agreed:
+        assert notes[NoteKey.REVIEW_SUMMARY]["reviewers"] == [r.username for r in reviewers]
+    else:
+        assert NoteKey.REVIEW_SUMMARY not in notes
 
 
 def test_the_settlement_writes_nothing_when_the_sample_moved_meanwhile() -> None:
@@ -100,13 +121,17 @@ def test_the_settlement_writes_nothing_when_the_sample_moved_meanwhile() -> None
     Sample.objects.filter(pk=sample.pk).update(status=SampleStatus.REMOVED)
     before = _rows(sample)
     settlement = submit_sql.Settlement(
-        status=SampleStatus.VERIFIED,
+        from_status=sample.status,
+        to_status=SampleStatus.VERIFIED,
         reason="r",
         agreement=True,
         summary={"reviewers": []},
-        delete_open_slots=True,
+        close_open_slots=True,
     )
-    assert not submit_sql.settle_write(sample=sample, by=None, settlement=settlement)
+    settled = submit_sql.settle_write(
+        sample_id=sample.pk, dataset_id=sample.dataset_id, by_id=None, settlement=settlement
+    )
+    assert not settled.written
     assert _rows(sample) == before
     assert sample.status == SampleStatus.IN_REVIEW
 

@@ -13,8 +13,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_url(db: dict[str, Any], name: str | None = None) -> str:
+    """The URL of a Django database's settings (``connection.settings_dict``), for another
+    process; a Unix socket's folder as its host is percent-encoded, as the settings read it."""
+    host = quote(str(db["HOST"] or ""), safe="")
+    port = f":{db['PORT']}" if db["PORT"] else ""
+    password = quote(str(db["PASSWORD"] or ""), safe="")
+    return f"postgres://{db['USER']}:{password}@{host}{port}/{name or db['NAME']}"
 
 
 def run_python(

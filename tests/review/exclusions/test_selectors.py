@@ -14,7 +14,7 @@ from annotation import extensions
 from annotation.models import Dataset, JobStatus, Sample, SampleStatus
 from annotation.snapshots import services as snapshot_services
 from annotation.snapshots.exports.manifest import Tally, build_manifest
-from core.lease_sql import OPEN_SINCE
+from core.leases import OPEN_SINCE
 from review.exclusions import selectors as consensus_selectors
 from review.exclusions import services as exclusions
 from review.models import GoldAnswer, GoldItem, ReviewSettings, Slot

@@ -18,7 +18,7 @@ from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset, submit
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("submit_way")]
+pytestmark = [pytest.mark.django_db]
 
 
 def _samples(dataset: Dataset) -> list[Sample]:

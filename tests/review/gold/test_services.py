@@ -57,7 +57,7 @@ def test_gold_items_are_served_at_the_configured_rate() -> None:
     """Over 2,000 claims with a fixed seed, about rate × 2,000 serve a gold item: within
     three binomial standard deviations of 100 at a 5 % rate."""
     dataset = _dataset(3, 25, rate=0.05)
-    reviewers = UserFactory.create_batch(20)
+    reviewers = UserFactory.create_batch(20, member_of=dataset)
     rng = random.Random(17)
     served = 0
     for reviewer in reviewers:
@@ -74,21 +74,20 @@ def test_gold_items_are_served_at_the_configured_rate() -> None:
 
 def test_a_zero_rate_serves_no_gold() -> None:
     dataset = _dataset(2, 3, rate=0.0)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     for _ in range(20):
         lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
         assert lease is not None and not lease.gold
         queue_services.slot_release(sample=Sample(pk=lease.sample_id), reviewer=reviewer)
 
 
-@pytest.mark.usefixtures("claim_way")
 def test_a_reviewer_is_never_served_a_gold_item_twice() -> None:
     """Three reviewers make more claims than there are gold items, at the highest rate:
     each sees each of the 4 gold items once, then the normal claim proceeds."""
     dataset = _dataset(2, 4, rate=0.5)
     gold_ids = set(GoldItem.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
     rng = random.Random(3)
-    for reviewer in UserFactory.create_batch(3):
+    for reviewer in UserFactory.create_batch(3, member_of=dataset):
         seen: list[int] = []
         for _ in range(40):
             lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=rng)
@@ -104,7 +103,7 @@ def test_a_reviewer_is_never_served_a_gold_item_twice() -> None:
 def test_a_gold_lease_is_renewed_not_replaced() -> None:
     """A reviewer who holds a gold item gets it back on the next claim, as any lease."""
     dataset = _dataset(2, 2, rate=0.5)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     first = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     again = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     assert first is not None and first.gold
@@ -119,7 +118,7 @@ def test_gold_answers_never_count_towards_k() -> None:
     normal = Sample.objects.get(dataset=dataset, status=SampleStatus.PENDING_REVIEW)
     gold_sample = GoldItem.objects.get(dataset=dataset).sample
     before = (gold_sample.status, gold_sample.revision)
-    first, second = UserFactory.create_batch(2)
+    first, second = UserFactory.create_batch(2, member_of=dataset)
     for reviewer in (first, second):
         lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
         assert lease is not None and lease.gold and lease.sample_id == gold_sample.pk
@@ -144,7 +143,7 @@ def test_gold_answers_never_count_towards_k() -> None:
 def test_a_gold_answer_is_held_against_the_expected_one_field_by_field() -> None:
     dataset = _dataset(1, 1, rate=0.5)
     item = GoldItem.objects.get(dataset=dataset)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     sample = _fresh(item.sample)
     result = services.review_submit(
@@ -180,7 +179,7 @@ def test_a_rejection_of_an_item_expected_accepted_matches_no_field() -> None:
 
 def test_a_skipped_or_released_gold_item_is_not_served_again() -> None:
     dataset = _dataset(2, 1, rate=0.5)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     assert lease is not None and lease.gold
     queue_services.slot_skip(
@@ -198,20 +197,24 @@ def test_a_skipped_or_released_gold_item_is_not_served_again() -> None:
 
 def test_a_reviewer_who_reviewed_a_sample_is_not_served_it_as_gold() -> None:
     dataset = review_dataset(2, k=1)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     reviewed = Sample.objects.filter(dataset=dataset).first()
     assert reviewed is not None
     submit(reviewer, reviewed)  # k = 1: verified by this review
     gold.gold_mark(sample=_fresh(reviewed), by=None)
     assert not gold.gold_candidates(dataset_id=dataset.pk, reviewer=reviewer, besides=None)
-    assert gold.gold_candidates(dataset_id=dataset.pk, reviewer=UserFactory.create(), besides=None)
+    assert gold.gold_candidates(
+        dataset_id=dataset.pk, reviewer=UserFactory.create(member_of=dataset), besides=None
+    )
 
 
 def test_the_workbench_shows_a_gold_item_as_a_sample_in_review() -> None:
     reviewer = UserFactory.create(role="annotator")
     dataset = review_dataset(1, k=1, blind=False, members=[reviewer])
     sample = Sample.objects.get(dataset=dataset)
-    submit(UserFactory.create(), sample)  # verified, with a review others could see
+    submit(
+        UserFactory.create(member_of=dataset), sample
+    )  # verified, with a review others could see
     gold.gold_mark(sample=_fresh(sample), by=None)
     mmooc_sample(dataset)
     queue_services.queue_sync(dataset=dataset)  # a normal sample to claim, swapped for the gold one
@@ -282,7 +285,7 @@ def test_bulk_marking_takes_verified_samples_and_names_the_others() -> None:
 def test_unmarking_ends_leases_and_answers() -> None:
     dataset = _dataset(1, 1, rate=0.5)
     item = GoldItem.objects.get(dataset=dataset)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     assert gold.gold_unmark(sample=item.sample)
     assert not Slot.objects.filter(gold=True).exists()
@@ -303,7 +306,7 @@ def test_a_taken_down_gold_sample_is_no_longer_served() -> None:
         reason="x",
     )
     lease = queue_services.slot_claim(
-        dataset=dataset, reviewer=UserFactory.create(), rng=AlwaysGold()
+        dataset=dataset, reviewer=UserFactory.create(member_of=dataset), rng=AlwaysGold()
     )
     assert lease is not None and not lease.gold
 
@@ -311,7 +314,7 @@ def test_a_taken_down_gold_sample_is_no_longer_served() -> None:
 def test_the_queue_leaves_gold_slots_out_of_its_counts_and_sync() -> None:
     """The queue's counts leave gold leases out, and a sync (a new k) keeps them."""
     dataset = _dataset(1, 1, rate=0.5)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
     overview = selectors.queue_overview(dataset=dataset, reviewer=reviewer)
     assert overview.leased_slots == 0 and overview.open_slots == 2

@@ -284,4 +284,4 @@ def test_page_and_api_cost_fixed_queries_whatever_the_size(
         counts["stale"].append(_queries(client, url(dataset)))
     # Fresh: session, user, dataset, role, the row, the state of the data. Stale or never
     # computed: the request's lock and update of the row besides (its creation, the first time).
-    assert counts == {"none": [15, 15], "fresh": [6, 6], "stale": [14, 14]}
+    assert counts == {"none": [16, 16], "fresh": [6, 6], "stale": [14, 14]}

@@ -60,7 +60,9 @@ def build(extra_reviewers: int = 0, tag: str = "") -> dict[str, Any]:
     for _ in range(2):
         sample = mmooc_sample(dataset, status=SampleStatus.VERIFIED, category_code="VFP")
         gold.gold_mark(sample=_fresh(sample), by=None)
-    a, b, c = (UserFactory.create(username=name + tag) for name in ("ann", "bob", "cyd"))
+    a, b, c = (
+        UserFactory.create(username=name + tag, member_of=dataset) for name in ("ann", "bob", "cyd")
+    )
     lead = UserFactory.create(role=roles.LEAD)
     answer_gold(a, dataset)
     answer_gold(a, dataset, values={"category_code": "MA"})
@@ -90,7 +92,7 @@ def build(extra_reviewers: int = 0, tag: str = "") -> dict[str, Any]:
         gold_settings(dataset, extra_reviewers)
         queue_services.queue_sync(dataset=dataset)
         for i in range(extra_reviewers):
-            submit(UserFactory.create(username=f"x{i}"), _fresh(s6))
+            submit(UserFactory.create(username=f"x{i}", member_of=dataset), _fresh(s6))
     return {"dataset": dataset, "a": a, "b": b, "c": c, "lead": lead}
 
 
@@ -199,7 +201,7 @@ def test_the_fields_follow_the_dataset_kind() -> None:
 def test_fields_no_review_gives_a_value_are_left_out(lead: Any) -> None:
     """LogicVista samples have no answerability group and no scenario."""
     dataset = logicvista_dataset(2, k=1)
-    reviewer = UserFactory.create()
+    reviewer = UserFactory.create(member_of=dataset)
     for sample in Sample.objects.filter(dataset=dataset):
         submit(reviewer, sample)
     report = reviewer_report(dataset=dataset, user=lead, n_replicates=20)

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Sample
-from core.lease_sql import OPEN_SINCE
+from core.leases import OPEN_SINCE
 from review.models import Slot
 from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory
