@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection, models
 from django.utils import timezone
+from psycopg import sql
 
 
 class JsonText(str):
@@ -59,9 +60,14 @@ def _reserve_ids(model: type[models.Model], count: int) -> list[int]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _names(columns: Sequence[str]) -> sql.Composed:
+    return sql.SQL(", ").join(map(sql.Identifier, columns))
+
+
 def _copy(table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    quote = connection.ops.quote_name
-    statement = f"COPY {quote(table)} ({', '.join(quote(c) for c in columns)}) FROM STDIN"
+    statement = sql.SQL("COPY {table} ({columns}) FROM STDIN").format(
+        table=sql.Identifier(table), columns=_names(columns)
+    )
     with connection.cursor() as cursor:
         raw = cursor.cursor  # the psycopg cursor under Django's wrapper
         with raw.copy(statement) as copy:
@@ -150,19 +156,25 @@ def rows_insert_new(
     if not rows:
         return
     columns, values = _tuples(model, rows)
-    quote = connection.ops.quote_name
-    table, staging = model._meta.db_table, f"staging_{model._meta.db_table}"
-    listed = ", ".join(quote(c) for c in columns)
-    # Only the model's own table and column names, quoted, are put into the statements.
+    names = {
+        "table": sql.Identifier(model._meta.db_table),
+        "staging": sql.Identifier(f"staging_{model._meta.db_table}"),
+        "columns": _names(columns),
+        "unique": sql.Identifier(unique),
+    }
     with connection.cursor() as cursor:
         cursor.execute(
-            f"CREATE TEMPORARY TABLE {quote(staging)} ON COMMIT DROP AS "  # noqa: S608
-            f"SELECT {listed} FROM {quote(table)} WITH NO DATA"
+            sql.SQL(
+                "CREATE TEMPORARY TABLE {staging} ON COMMIT DROP AS "
+                "SELECT {columns} FROM {table} WITH NO DATA"
+            ).format(**names)
         )
-    _copy(staging, columns, values)
+    _copy(f"staging_{model._meta.db_table}", columns, values)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {quote(table)} ({listed}) SELECT {listed} "  # noqa: S608
-            f"FROM {quote(staging)} ON CONFLICT ({quote(unique)}) DO NOTHING"
+            sql.SQL(
+                "INSERT INTO {table} ({columns}) SELECT {columns} FROM {staging} "
+                "ON CONFLICT ({unique}) DO NOTHING"
+            ).format(**names)
         )
-        cursor.execute(f"DROP TABLE {quote(staging)}")
+        cursor.execute(sql.SQL("DROP TABLE {staging}").format(**names))
