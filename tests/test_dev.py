@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -30,12 +33,24 @@ def _postgres_running(data: Path) -> bool:
     )
 
 
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder that the embedded PostgreSQL's system user can reach: pytest keeps its own
+    temporary folders private to root (and makes them so again at every session start)."""
+    folder = Path(tempfile.mkdtemp(prefix="dev-run-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_dev_run_serves_the_demo_on_its_own_postgresql_and_a_reviewer_reviews(
-    tmp_path: Path,
+    outside_tmp: Path,
 ) -> None:
     """Without DATABASE_URL, dev.py run migrates an embedded PostgreSQL in VAR_DIR, loads the
     demo, prints the logins once the site answers, and an annotator signs in, starts
     reviewing and submits by keys to the next sample; SIGTERM stops everything it started."""
+    tmp_path = outside_tmp
     var, port = tmp_path / "var", free_port()
     env = {
         key: value
