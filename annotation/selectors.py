@@ -162,8 +162,7 @@ def samples_matching(*, dataset: Dataset, filter: SampleFilter) -> QuerySet[Samp
 
     One query whatever the filter: the reviewer and "changed since the last snapshot" tests are
     subqueries. Search is a case-insensitive substring of the external id, the question, the
-    reference answer or the speech utterance (the tri-modal "question"), on PostgreSQL and
-    SQLite alike.
+    reference answer or the speech utterance (the tri-modal "question").
     """
     samples = Sample.objects.filter(dataset=dataset)
     if filter.search:
@@ -358,7 +357,6 @@ def sample_ids_flagged_gold(
     *, dataset: Dataset, statuses: Iterable[str], sample_ids: Iterable[int] | None = None
 ) -> list[int]:
     """The samples (of these statuses) that an import's ``gold`` key or column flagged."""
-    # A key lookup, not ``extra__contains``: SQLite (the embedded run) has no JSON containment.
     samples = Sample.objects.filter(
         dataset=dataset, status__in=list(statuses), **{f"extra__{GOLD_KEY}": True}
     )

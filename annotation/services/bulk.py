@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 # Statuses a sample may be sent to review from: never reviewed, or settled and to be reviewed
 # again (a new round). Samples in review or awaiting adjudication are already in the workflow.
 SENDABLE = (SampleStatus.IMPORTED, SampleStatus.VERIFIED, SampleStatus.REJECTED)
-# Statement size: below SQLite's 999 parameters.
+# Samples per statement of a bulk action (one id parameter each).
 BATCH = 900
 PRIORITY_RANGE = (-1000, 1000)
 # The statuses of the review workflow, which the review app moves samples between in bulk.

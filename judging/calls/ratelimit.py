@@ -217,7 +217,7 @@ class RedisSemaphore:
 class LocalRateLimiter(_Limiter):
     """The same GCRA as RedisRateLimiter, held in this process only.
 
-    The fallback when no Redis is configured (the local SQLite demo): each worker process then
+    The fallback when no Redis is configured (the local demo run): each worker process then
     keeps its own budget, so several processes together can exceed a judge's limit.
     """
 

@@ -147,7 +147,7 @@ def test_priority_reorders_the_open_slots(lead: Any) -> None:
 
 def test_bulk_moves_cost_a_few_statements_per_batch_not_per_sample(lead: Any) -> None:
     """Sending 300 samples instead of 10 adds a few batch statements, not one per sample (the
-    same count on PostgreSQL, whose batches hold 900; SQLite's bulk inserts hold fewer)."""
+    same count, in batches of 900)."""
 
     def statements(n: int) -> int:
         dataset = mmooc_dataset()
