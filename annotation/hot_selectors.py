@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from annotation.models import Dataset, DatasetMembership, MediaAsset, Sample, SampleMedia
+from annotation.models import (
+    MEMBER_ROLE_FIELDS,
+    Dataset,
+    DatasetMembership,
+    MediaAsset,
+    Sample,
+    SampleMedia,
+)
 from core.roles import is_lead, user_roles
 from core.rows import columns, db_values
 
@@ -36,10 +43,15 @@ ALL = "1 = 1"
 
 
 def member_test(*, user: AnyUser, role: str | None, user_param: str) -> str | None:
-    """The SQL condition "the user may see dataset ``d``" (in ``role``, when given), for
-    another statement to include: :data:`ALL` for a lead, a membership test whose user is the
-    placeholder ``user_param`` (the caller passes the user's id), or None when the user may
-    see no dataset (in that role) at all."""
+    """The SQL condition "the user may see dataset ``d``" (and work in it in ``role``, when
+    given), for another statement to include: :data:`ALL` for a lead, a membership test whose
+    user is the placeholder ``user_param`` (the caller passes the user's id), or None when the
+    user may see no dataset (in that role) at all.
+
+    The one membership test of the SQL paths: a member works in a dataset only in the roles
+    their membership there holds (``DatasetMembership.annotates``, ``audits``); the
+    site-wide role groups tested first only rule out, without a query, users who hold the
+    role in no dataset (``annotation.services`` keeps them equal to the memberships' roles)."""
     if not user.is_authenticated:
         return None
     if is_lead(user):
@@ -47,10 +59,17 @@ def member_test(*, user: AnyUser, role: str | None, user_param: str) -> str | No
     if role is not None and role not in user_roles(user):
         return None
     members = DatasetMembership._meta.db_table
+    in_role = "" if role is None else f' AND m."{_role_column(role)}"'
     return (
         f"EXISTS (SELECT 1 FROM {members} m "  # noqa: S608 - model tables
-        f"WHERE m.dataset_id = d.id AND m.user_id = {user_param})"
+        f"WHERE m.dataset_id = d.id AND m.user_id = {user_param}{in_role})"
     )
+
+
+def _role_column(role: str) -> str:
+    """The membership's column that grants ``role`` in its dataset (a fixed name)."""
+    field = DatasetMembership._meta.get_field(MEMBER_ROLE_FIELDS[role])
+    return str(field.column)  # type: ignore[union-attr]
 
 
 def dataset_visible(*, user: AnyUser, dataset_id: int, role: str | None = None) -> Dataset | None:
@@ -68,10 +87,10 @@ def dataset_visible(*, user: AnyUser, dataset_id: int, role: str | None = None) 
     )
 
 
-def sample_visible(*, user: AnyUser, sample_id: int) -> Sample | None:
-    """A sample the user may see, with its dataset (as ``selectors.sample_get_visible``
-    without media), in one statement."""
-    test = _member_test(user, None)
+def sample_visible(*, user: AnyUser, sample_id: int, role: str | None = None) -> Sample | None:
+    """A sample the user may see (and work on in ``role``, when given), with its dataset (as
+    ``selectors.sample_get_visible`` without media), in one statement."""
+    test = _member_test(user, role)
     if test is None:
         return None
     sql = (

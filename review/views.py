@@ -12,21 +12,24 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
-from core.roles import is_lead, is_reviewer, request_user, require_lead
+from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user, require_lead
 from review import consensus, consensus_selectors, selectors, services
 from review import work as review_work
 from review.forms import AdjudicationForm, ReviewSettingsForm, ReviewSubmitForm, field_labels
 from review.models import Decision, RejectReason
 
+REVIEWERS_ONLY = gettext_lazy("Only annotators may claim or submit review work.")
+
 
 def _require_reviewer(request: HttpRequest) -> None:
     if not is_reviewer(request.user):
-        raise PermissionDenied(_("Only annotators may claim or submit review work."))
+        raise PermissionDenied(REVIEWERS_ONLY)
 
 
 @require_GET
@@ -54,7 +57,10 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "overview": overview,
             "settings_form": form,
             "is_lead": is_lead(request.user),
-            "can_review": is_reviewer(request.user),
+            "can_review": is_reviewer(request.user)
+            and annotation_selectors.dataset_role_allows(
+                user=request.user, dataset=dataset, role=ANNOTATOR
+            ),
         },
     )
 
@@ -105,7 +111,7 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
     _require_reviewer(request)
-    dataset = dataset_or_404(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id, role=ANNOTATOR, refusal=REVIEWERS_ONLY)
     sample_id: int | None = None
     if request.POST.get("sample"):
         try:
@@ -144,7 +150,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
     so Back fetches it again instead of showing the form as it was."""
     _require_reviewer(request)
     user = request_user(request)
-    bench = selectors.workbench_get(user=user, sample_id=sample_id)
+    bench = selectors.workbench_get(user=user, sample_id=sample_id, role=ANNOTATOR)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
@@ -248,7 +254,7 @@ def review_post(request: HttpRequest, sample_id: int) -> HttpResponse:
     to the workbench with the reason."""
     _require_reviewer(request)
     user = request_user(request)
-    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id)
+    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id, role=ANNOTATOR)
     if sample is None:
         raise Http404(_("No such sample."))
     form = ReviewSubmitForm(request.POST, fields=consensus.reviewable_fields(sample.dataset.kind))

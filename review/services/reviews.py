@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 from annotation import hot_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
+from core.roles import ANNOTATOR
 from review.models import (
     Comment,
     Decision,
@@ -129,8 +130,8 @@ def review_submit_visible(
 ) -> SubmitResult | None:
     """:func:`review_submit` on a sample given by its id, read with its dataset in the slot
     lock's statement, so the visibility check costs no statement of its own; None when the
-    reviewer may not see the sample."""
-    member = hot_selectors.member_test(user=reviewer, role=None, user_param="%s")
+    reviewer may not review in the sample's dataset."""
+    member = hot_selectors.member_test(user=reviewer, role=ANNOTATOR, user_param="%s")
     if member is None:
         return None
     with transaction.atomic():
@@ -138,7 +139,9 @@ def review_submit_visible(
             sample_id=sample_id, reviewer=reviewer, member=member, client_uuid=client_uuid
         )
         if sample is None:  # not to be seen, or no slot at all
-            sample = hot_selectors.sample_visible(user=reviewer, sample_id=sample_id)
+            sample = hot_selectors.sample_visible(
+                user=reviewer, sample_id=sample_id, role=ANNOTATOR
+            )
             if sample is None:
                 return None
         fields = _verdict_fields(sample, decision, verdict)
