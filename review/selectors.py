@@ -460,3 +460,15 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
 
 def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
+
+
+def reviews_done_by(*, user_ids: list[int]) -> dict[int, int]:
+    """How many reviews each of these users submitted (any dataset), in one query."""
+    rows = (
+        Review.objects.filter(reviewer_id__in=user_ids)
+        .order_by()
+        .values_list("reviewer_id")
+        .annotate(n=Count("id"))
+        .values_list("reviewer_id", "n")
+    )
+    return dict(rows)
