@@ -137,9 +137,14 @@ def _value(value: Any) -> str:
 
 def describe(event: AccessEvent) -> str:
     """The line's detail in the reader's language ("before: annotator; after: auditor")."""
+    order = list(_KEYS)
+    items = sorted(
+        (event.detail or {}).items(),
+        key=lambda item: order.index(item[0]) if item[0] in order else len(order),
+    )
     parts = [
         f"{_KEYS.get(key, key)}: {_value(value)}"
-        for key, value in (event.detail or {}).items()
+        for key, value in items
         if value not in ("", None) or key in ("before", "after")
     ]
     return "; ".join(parts)

@@ -399,5 +399,19 @@ def invitation_list(*, now: dt.datetime) -> list[tuple[Invitation, InvitationSta
     return [(i, i.state(now)) for i in invitations]
 
 
+def invitation_pending_for(*, email: str) -> Invitation | None:
+    """The pending (open, unexpired) invitation of an address, if any."""
+    return (
+        Invitation.objects.filter(
+            email__iexact=email,
+            accepted_at__isnull=True,
+            revoked_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        )
+        .order_by("-created_at")
+        .first()
+    )
+
+
 def invitation_get(*, invitation_id: int) -> Invitation | None:
     return Invitation.objects.filter(pk=invitation_id).first()

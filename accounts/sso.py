@@ -74,17 +74,22 @@ def sso_signed_in(request: HttpRequest, user: User, sociallogin: SocialLogin) ->
             person=user, roles=roles, actor=None, request=request, source="single sign-on"
         )
     pending = request.session.pop(INVITATION_KEY, None)
-    if isinstance(pending, dict):
-        try:
+    try:
+        if isinstance(pending, dict):
             invitation = invitations.invitation_check(
                 invitation_id=int(pending.get("id", 0)),
                 secret=str(pending.get("secret", "")),
                 request=request,
             )
             invitations.invitation_accept_as(invitation=invitation, user=user, request=request)
-        except ValidationError as exc:
-            for message in exc.messages:
-                messages.error(request, message)
+        elif claims.get("email_verified") is True and claims.get("email"):
+            # The provider vouches for the address: its pending invitation is this person's.
+            found = invitations.invitation_pending_for(email=str(claims["email"]))
+            if found is not None:
+                invitations.invitation_accept_as(invitation=found, user=user, request=request)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
     if not people.has_access(user):
         messages.warning(
             request,
