@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from accounts import access_log, invitations, people
 from accounts.models import AccessEventKind
+from accounts.sign_in import landing_url
 from core.roles import ROLES
 
 if TYPE_CHECKING:
@@ -128,9 +129,10 @@ class AccountAdapter(DefaultAccountAdapter):
         return redirect("login")
 
     def get_login_redirect_url(self, request: HttpRequest) -> str:
-        from accounts.sign_in import landing_url
-
         return landing_url(request.user)  # type: ignore[arg-type]
+
+    def get_signup_redirect_url(self, request: HttpRequest) -> str:
+        return self.get_login_redirect_url(request)
 
 
 class SocialAccountAdapter(DefaultSocialAccountAdapter):

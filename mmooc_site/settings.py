@@ -357,6 +357,10 @@ elif S3_BUCKET:
 else:
     _s3_origins = []
 CSP_MEDIA_ORIGINS = env.list("CSP_MEDIA_ORIGINS", default=_s3_origins)
+# Single sign-on starts with a form posted to the site that redirects to the identity
+# provider, which form-action must allow.
+_oidc_scheme, _, _oidc_host = env.str("OIDC_ISSUER", default="").partition("://")
+CSP_FORM_ORIGINS = [f"{_oidc_scheme}://{_oidc_host.split('/', 1)[0]}"] if _oidc_host else []
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -368,7 +372,7 @@ CONTENT_SECURITY_POLICY = {
         "font-src": [SELF],
         "object-src": [NONE],
         "base-uri": [SELF],
-        "form-action": [SELF],
+        "form-action": [SELF, *CSP_FORM_ORIGINS],
         "frame-ancestors": [NONE],
     }
 }
