@@ -23,7 +23,7 @@ class SecondFactorBackend(ModelBackend):
     """Authenticates ``username`` + ``second_factor_token`` for the person whose password was
     right a moment ago (``pending_user_id``, read by the view from their session)."""
 
-    def authenticate(  # type: ignore[override]
+    def authenticate(
         self,
         request: HttpRequest | None,
         username: str | None = None,

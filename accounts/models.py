@@ -6,6 +6,7 @@ import datetime as dt
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils.translation import gettext_lazy as _
 
 from core.roles import ANNOTATOR, AUDITOR, LEAD
@@ -84,7 +85,7 @@ class Invitation(models.Model):
         constraints = [
             # One open invitation per address: a second one is a re-send of the first.
             models.UniqueConstraint(
-                models.functions.Lower("email"),
+                Lower("email"),
                 condition=models.Q(accepted_at__isnull=True, revoked_at__isnull=True),
                 name="uniq_open_invitation_email",
             ),

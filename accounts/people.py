@@ -262,7 +262,7 @@ def people_list(*, active: bool | None = None) -> list[Person]:
             names |= {LEAD}
         datasets = [
             PersonDataset(m.dataset, annotation_services.member_roles(m))
-            for m in person.memberships.all()  # type: ignore[attr-defined]
+            for m in person.memberships.all()
         ]
         rows.append(
             Person(

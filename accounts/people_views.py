@@ -26,7 +26,7 @@ from accounts.forms import (
     PersonDatasetForm,
     PersonRoleForm,
 )
-from accounts.models import InvitationState
+from accounts.models import Invitation, InvitationState
 from annotation.forms import MEMBER_ROLE_CHOICES, choice_of_roles, roles_of_choice
 from annotation.models import Dataset
 from core.roles import ANNOTATOR, AUDITOR, LEAD, request_user, require_lead
@@ -122,8 +122,9 @@ def person_dataset(request: HttpRequest, user_id: int) -> HttpResponse:
     """Add a person to a dataset, change their role in it, or (``remove``) take them out."""
     lead = _lead(request)
     person = _person(user_id)
-    if request.POST.get("remove"):
-        dataset = Dataset.objects.filter(pk=request.POST.get("remove")).first()
+    remove = request.POST.get("remove", "")
+    if remove:
+        dataset = Dataset.objects.filter(pk=int(remove)).first() if remove.isdigit() else None
         if dataset is None:
             raise Http404(_("No such dataset."))
         people.person_remove_from_dataset(person=person, dataset=dataset, actor=lead)
@@ -260,7 +261,7 @@ def invitations_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _invitation(invitation_id: int) -> invitations.Invitation:
+def _invitation(invitation_id: int) -> Invitation:
     invitation = invitations.invitation_get(invitation_id=invitation_id)
     if invitation is None:
         raise Http404(_("No such invitation."))
@@ -378,7 +379,7 @@ def access_log_page(request: HttpRequest) -> HttpResponse:
         request.GET.get("page")
     )
     for event in page.object_list:
-        event.described = access_log.describe(event)  # type: ignore[attr-defined]
+        event.described = access_log.describe(event)
     query = request.GET.copy()
     query.pop("page", None)
     return render(

@@ -33,7 +33,7 @@ _RECOVERY_NAME = "recovery codes"
 
 
 def has_second_factor(user: User) -> bool:
-    return TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+    return bool(TOTPDevice.objects.filter(user=user, confirmed=True).exists())
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def recovery_codes_renew(*, user: User) -> list[str]:
 
 
 def recovery_codes_left(*, user: User) -> int:
-    return StaticToken.objects.filter(device__user=user, device__confirmed=True).count()
+    return int(StaticToken.objects.filter(device__user=user, device__confirmed=True).count())
 
 
 @transaction.atomic

@@ -70,7 +70,10 @@ def pending_get(request: HttpRequest) -> Pending | None:
     data = request.session.get(PENDING_KEY)
     if not isinstance(data, dict) or data.get("until", 0) < time.time():
         return None
-    user = get_user_model().objects.filter(pk=data.get("user"), is_active=True).first()
+    user_id = data.get("user")
+    if not isinstance(user_id, int):
+        return None
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     if user is None:
         return None
     return Pending(user, str(data["backend"]), str(data.get("next", "")), str(data["step"]))

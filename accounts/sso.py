@@ -56,7 +56,7 @@ def mapped_roles(claims: dict[str, Any]) -> tuple[frozenset[str], list[str]]:
     raw = claims.get(settings.OIDC_GROUPS_CLAIM) or []
     groups = [raw] if isinstance(raw, str) else [str(g) for g in raw if isinstance(g, str | int)]
     mapping = {str(k): str(v) for k, v in settings.OIDC_GROUP_ROLES.items()}
-    roles = set()
+    roles: set[str] = set()
     for group in groups:
         role = mapping.get(group)
         if role == "both":
@@ -105,7 +105,7 @@ def sso_signed_in(request: HttpRequest, user: User, sociallogin: SocialLogin) ->
     )
 
 
-class AccountAdapter(DefaultAccountAdapter):
+class AccountAdapter(DefaultAccountAdapter):  # type: ignore[misc] # allauth is untyped
     """allauth's accounts: no sign-up of its own; after a single sign-on, roles and log."""
 
     def is_open_for_signup(self, request: HttpRequest) -> bool:
@@ -135,7 +135,7 @@ class AccountAdapter(DefaultAccountAdapter):
         return self.get_login_redirect_url(request)
 
 
-class SocialAccountAdapter(DefaultSocialAccountAdapter):
+class SocialAccountAdapter(DefaultSocialAccountAdapter):  # type: ignore[misc]
     """allauth's social accounts: people arriving from the identity provider get an account
     (without a password); a provider's error is a message on the login page."""
 

@@ -4,6 +4,7 @@ line ever changed or deleted, by the application or by SQL."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ def test_the_database_refuses_to_change_or_delete_a_line() -> None:
     """UPDATE and DELETE of the log's rows fail in PostgreSQL itself (a trigger), whether
     they come from the ORM or from plain SQL."""
     event = access_log.access_event_record(kind=AccessEventKind.SIGN_IN_FAILED, subject_name="x")
-    attempts = [
+    attempts: list[Callable[[], object]] = [
         lambda: AccessEvent.objects.filter(pk=event.pk).update(subject_name="y"),
         lambda: AccessEvent.objects.filter(pk=event.pk).delete(),
         lambda: connection.cursor().execute(

@@ -192,7 +192,7 @@ def test_a_password_reset_mails_a_link_that_sets_a_new_password() -> None:
     sent = client.post(reverse("accounts:password_reset"), {"email": "pat@example.org"})
     assert sent["Location"] == reverse("accounts:password_reset_done")
     assert len(mail.outbox) == 1
-    link = re.search(r"http://testserver(/password-reset/\S+/)", mail.outbox[0].body)
+    link = re.search(r"http://testserver(/password-reset/\S+/)", str(mail.outbox[0].body))
     assert link, mail.outbox[0].body
     form = client.get(link.group(1), follow=True)
     assert form.status_code == 200

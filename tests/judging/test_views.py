@@ -90,8 +90,8 @@ def test_the_leaderboard_page_draws_an_svg_in_constant_queries(
     url = reverse("judging:leaderboard", args=[dataset.pk])
     client.get(url)
     with django_assert_num_queries(
-        5
-    ):  # session, user, dataset (role test inside), verdicts, audit set
+        6
+    ):  # session, user, dataset (role test inside), verdicts, audit set, the top bar's roles
         page = client.get(url).content.decode()
     assert "<svg" in page and "n=6" in page and "m3" in page
     assert "cdn" not in page.lower()

@@ -26,7 +26,7 @@ class Mailbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         message = email.message_from_bytes(envelope.content, policy=default)
         with self._lock:
-            self.messages.append(message)  # type: ignore[arg-type]
+            self.messages.append(message)
         return "250 Message accepted"
 
     def to(self, address: str, *, timeout: float = 10) -> EmailMessage:
