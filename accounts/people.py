@@ -13,12 +13,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from allauth.socialaccount.models import SocialAccount
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Prefetch
 from django.utils.translation import gettext as _
+from django_otp.plugins.otp_totp.models import TOTPDevice
 from rest_framework.authtoken.models import Token
 
 from accounts import access_log
@@ -161,6 +163,7 @@ def person_deactivate(*, person: User, actor: User, request: HttpRequest | None 
     if person.pk == actor.pk:
         raise ValidationError(_("You cannot deactivate yourself."), code="self")
     if not person.is_active:
+        Token.objects.filter(user=person).delete()  # whatever made one since
         return
     _refuse_losing_the_last_lead(person)
     get_user_model().objects.filter(pk=person.pk).update(is_active=False)
@@ -229,9 +232,6 @@ def people_list(*, active: bool | None = None) -> list[Person]:
     """Everyone on the site by username with their roles, datasets (and roles in each), last
     sign-in, reviews and audit ratings done, second factor and single sign-on; a fixed number
     of queries whatever the number of people."""
-    from allauth.socialaccount.models import SocialAccount
-    from django_otp.plugins.otp_totp.models import TOTPDevice
-
     users = (
         get_user_model()
         .objects.order_by("username")
