@@ -46,7 +46,7 @@ def test_the_providers_groups_map_to_roles(groups: Any, roles: set[str]) -> None
 def _request() -> Any:
     request = RequestFactory().get("/sso/oidc/sso/login/callback/")
     request.session = SessionStore()
-    request._messages = FallbackStorage(request)
+    request._messages = FallbackStorage(request)  # type: ignore[attr-defined]
     return request
 
 
