@@ -58,12 +58,18 @@ def _has_chromium() -> str | None:
     return None if Path("/usr/bin/chromium").exists() else "Chromium is missing (/usr/bin/chromium)"
 
 
+def _has_node() -> str | None:
+    missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
+    return f"{' and '.join(missing)} missing (apt-get install nodejs npm)" if missing else None
+
+
 CHECKS = {
     "postgres": _has_postgres,
     "redis": _has_redis,
     "s3": _has_weed,
     "browser": _has_chromium,
     "shared_data": _has_shared_data,
+    "node": _has_node,
 }
 _results: dict[str, str | None] = {}
 

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
+from annotation.forms import MEMBER_ROLE_CHOICES, roles_of_choice
 from annotation.lookups import dataset_or_404
 from annotation.models import (
     ChangeSource,
@@ -133,14 +134,25 @@ class DatasetMemberApi(APIView):
 
     class MemberAddInputSerializer(serializers.Serializer[Any]):
         username = serializers.CharField()
+        role = serializers.ChoiceField(
+            choices=[value for value, _label in MEMBER_ROLE_CHOICES], required=False
+        )
 
     @extend_schema(request=MemberAddInputSerializer, responses={204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
+        """Add a member (``role`` in this dataset: annotator, auditor or both; by default the
+        roles they hold site-wide), or change the role of one who is a member already."""
         dataset = dataset_or_404(request, dataset_id)
         payload = self.MemberAddInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user = get_object_or_404(get_user_model(), username=payload.validated_data["username"])
-        services.dataset_add_member(dataset=dataset, user=user)
+        role = payload.validated_data.get("role")
+        services.dataset_add_member(
+            dataset=dataset,
+            user=user,
+            roles=roles_of_choice(role) if role else None,
+            actor=acting_user(request.user),
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -4,6 +4,7 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
 - **Dataset list columns**: review adds each dataset's work left for the reader.
 - **Sample list buttons and sample page panels**: review adds marking samples as gold items.
 - **Manifest sections**: review records in each release which reviewers it excluded.
+- **Membership changes**: accounts writes every change of a dataset's members to its access log.
 - **The review queue**: annotation owns samples and their statuses but may not import review.
   When its services move samples into or out of review (sent to review, taken down, restored,
   re-prioritised, an import that sends its samples on), they tell the queue through this port,
@@ -175,3 +176,31 @@ def manifest_section_register(key: str, load: Callable[..., Any]) -> None:
 
 def manifest_sections(*, dataset: Dataset) -> dict[str, Any]:
     return {key: load(dataset=dataset) for key, load in sorted(_manifest_sections.items())}
+
+
+@dataclass(frozen=True)
+class MembershipChange:
+    """A change of who works in a dataset: ``before`` and ``after`` are the member's roles
+    in it (None: not a member), ``actor`` who made the change (None: a command or a job)."""
+
+    dataset: Dataset
+    user: User
+    actor: User | None
+    before: frozenset[str] | None
+    after: frozenset[str] | None
+
+
+# Called after every change of a dataset's members, inside its transaction: accounts writes
+# each change to the access log.
+_membership_changed: list[Callable[[MembershipChange], object]] = []
+
+
+def membership_changed_register(callback: Callable[[MembershipChange], object]) -> None:
+    """Call ``callback(change)`` after each change of a dataset's members."""
+    if callback not in _membership_changed:
+        _membership_changed.append(callback)
+
+
+def membership_changed(change: MembershipChange) -> None:
+    for callback in _membership_changed:
+        callback(change)

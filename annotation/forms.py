@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from annotation.models import DatasetKind, TermKind
 from annotation.presets import PRESETS
 from core.forms import Form as MarkedForm
+from core.roles import ANNOTATOR, AUDITOR
 
 
 class DatasetCreateForm(MarkedForm):
@@ -22,8 +23,44 @@ class DatasetCreateForm(MarkedForm):
     description = forms.CharField(label=_("Description"), widget=forms.Textarea, required=False)
 
 
+# The roles a member may hold in one dataset, as one choice.
+MEMBER_ROLE_CHOICES = [
+    (ANNOTATOR, _("Annotator")),
+    (AUDITOR, _("Auditor")),
+    ("both", _("Annotator and auditor")),
+]
+
+
+def roles_of_choice(choice: str) -> frozenset[str]:
+    """The member roles of a ``MEMBER_ROLE_CHOICES`` value."""
+    return frozenset((ANNOTATOR, AUDITOR)) if choice == "both" else frozenset({choice})
+
+
+def choice_of_roles(roles: frozenset[str]) -> str:
+    """The ``MEMBER_ROLE_CHOICES`` value of a member's roles ('' for none)."""
+    if roles >= {ANNOTATOR, AUDITOR}:
+        return "both"
+    return next(iter(roles), "")
+
+
 class MemberAddForm(MarkedForm):
     username = forms.CharField(label=_("Username"), max_length=150)
+    role = forms.ChoiceField(
+        label=_("Role in this dataset"),
+        choices=[("", _("Their own role")), *MEMBER_ROLE_CHOICES],
+        required=False,
+    )
+
+    def roles(self) -> frozenset[str] | None:
+        choice = self.cleaned_data.get("role") or ""
+        return roles_of_choice(choice) if choice else None
+
+
+class MemberRolesForm(MarkedForm):
+    role = forms.ChoiceField(label=_("Role in this dataset"), choices=MEMBER_ROLE_CHOICES)
+
+    def roles(self) -> frozenset[str]:
+        return roles_of_choice(self.cleaned_data["role"])
 
 
 class TermAddForm(MarkedForm):

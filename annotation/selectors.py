@@ -7,7 +7,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.db.models import (
     BooleanField,
@@ -27,6 +26,7 @@ from annotation.extensions import samples_reviewed_by
 from annotation.formats.records import GOLD_KEY
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
+    MEMBER_ROLE_FIELDS,
     Dataset,
     DatasetMembership,
     JobStatus,
@@ -44,7 +44,7 @@ from annotation.models import (
     TermKind,
 )
 from annotation.sample_filters import BulkAction, SampleFilter
-from core.roles import ROLES, is_lead, user_roles
+from core.roles import is_lead, user_roles
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -52,15 +52,17 @@ if TYPE_CHECKING:
     AnyUser = User | AnonymousUser
 
 
-def dataset_visible(user: AnyUser, dataset_field: str = "pk") -> Func:
-    """The condition "the user may see the dataset ``dataset_field``", for a queryset's
-    filter: annotation's SQL function ``annotation_dataset_visible`` (migration 0014), which
-    the review loop's own statements call too, so the rule is written once. A lead sees every
-    dataset; anybody else the datasets they are a member of."""
+def dataset_visible(user: AnyUser, dataset_field: str = "pk", role: str | None = None) -> Func:
+    """The condition "the user may see the dataset ``dataset_field`` (and work in it in
+    ``role``, when given)", for a queryset's filter: annotation's SQL function
+    ``annotation_dataset_visible`` (migration 0015), which the review loop's own statements call
+    too, so the rule is written once. A lead sees and works in every dataset; anybody else in
+    the datasets they are a member of, in the roles their membership there holds."""
     return Func(
         F(dataset_field),
         Value(user.pk),
         Value(is_lead(user)),
+        Value(role),
         function="annotation_dataset_visible",
         output_field=BooleanField(),
     )
@@ -68,12 +70,19 @@ def dataset_visible(user: AnyUser, dataset_field: str = "pk") -> Func:
 
 def dataset_list_visible(*, user: AnyUser, role: str | None = None) -> QuerySet[Dataset]:
     """Leads see every dataset; everybody else only the datasets they are members of (and,
-    with ``role``, only while they hold that role)."""
+    with ``role``, only those whose membership holds that role)."""
     if not user.is_authenticated:
         return Dataset.objects.none()
     if role is not None and role not in user_roles(user) and not is_lead(user):
         return Dataset.objects.none()
-    return Dataset.objects.filter(dataset_visible(user))
+    return Dataset.objects.filter(dataset_visible(user, role=role))
+
+
+def dataset_role_allows(*, user: AnyUser, dataset: Dataset, role: str) -> bool:
+    """Whether the user works in this dataset in ``role`` (leads in every role)."""
+    if is_lead(user):
+        return True
+    return dataset_list_visible(user=user, role=role).filter(pk=dataset.pk).exists()
 
 
 def dataset_get_visible(
@@ -131,20 +140,20 @@ def taxonomy_by_kind(*, dataset: Dataset) -> list[TermsOfKind]:
 @dataclass(frozen=True)
 class Member:
     membership: DatasetMembership
-    roles: list[str]
+    roles: list[str]  # the roles the member holds in this dataset, by name
 
 
 def dataset_members(*, dataset: Dataset) -> list[Member]:
-    """The dataset's members by username, each with their role names; two queries."""
+    """The dataset's members by username, each with the roles they hold in it; one query."""
     memberships = (
         DatasetMembership.objects.filter(dataset=dataset)
         .select_related("user")
-        .prefetch_related(
-            Prefetch("user__groups", queryset=Group.objects.filter(name__in=ROLES).order_by("name"))
-        )
         .order_by("user__username")
     )
-    return [Member(m, [g.name for g in m.user.groups.all()]) for m in memberships]
+    return [
+        Member(m, [role for role, field in MEMBER_ROLE_FIELDS.items() if getattr(m, field)])
+        for m in memberships
+    ]
 
 
 def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Sample]:
@@ -307,7 +316,7 @@ class SampleCard:
 
 
 def sample_card_from(value: Any) -> SampleCard:
-    """A card as the SQL function ``annotation_sample_card`` (migration 0014) answers it."""
+    """A card as the SQL function ``annotation_sample_card`` (migration 0015) answers it."""
     card = dict(json.loads(value) if isinstance(value, str | bytes) else value)
     media = [
         {"role": role, "asset_id": asset, "mime_type": mime}
@@ -332,11 +341,16 @@ def sample_card(*, sample_id: int) -> SampleCard | None:
     return None if value is None else sample_card_from(value)
 
 
-def sample_get_visible(*, user: AnyUser, sample_id: int, with_media: bool = True) -> Sample | None:
-    """A sample the user may see, with its dataset (and its pair and media unless told not)."""
+def sample_get_visible(
+    *, user: AnyUser, sample_id: int, with_media: bool = True, role: str | None = None
+) -> Sample | None:
+    """A sample the user may see (and work on in ``role``, when given), with its dataset (and
+    its pair and media unless told not)."""
     if not user.is_authenticated:
         return None
-    samples = Sample.objects.filter(dataset_visible(user, "dataset_id"), pk=sample_id)
+    if role is not None and role not in user_roles(user) and not is_lead(user):
+        return None
+    samples = Sample.objects.filter(dataset_visible(user, "dataset_id", role), pk=sample_id)
     if not with_media:
         return samples.select_related("dataset").first()
     return (

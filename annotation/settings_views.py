@@ -15,10 +15,18 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation import selectors, services
-from annotation.forms import MemberAddForm, PresetLoadForm, TermAddForm, TermRenameForm
+from annotation.forms import (
+    MEMBER_ROLE_CHOICES,
+    MemberAddForm,
+    MemberRolesForm,
+    PresetLoadForm,
+    TermAddForm,
+    TermRenameForm,
+    choice_of_roles,
+)
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, TaxonomyTerm
-from core.roles import ANNOTATOR, AUDITOR, LEAD, is_lead
+from core.roles import ANNOTATOR, AUDITOR, LEAD, acting_user, is_lead
 
 ROLE_LABELS = {
     ANNOTATOR: gettext_lazy("Annotator"),
@@ -46,7 +54,10 @@ def dataset_members(request: HttpRequest, dataset_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             membership = services.dataset_add_member_by_username(
-                dataset=dataset, username=form.cleaned_data["username"]
+                dataset=dataset,
+                username=form.cleaned_data["username"],
+                roles=form.roles(),
+                actor=acting_user(request.user),
             )
         except ValidationError as exc:
             form.add_error("username", exc)
@@ -56,13 +67,22 @@ def dataset_members(request: HttpRequest, dataset_id: int) -> HttpResponse:
             )
             return redirect("annotation:dataset_members", dataset_id=dataset.pk)
     members = [
-        (member, [str(ROLE_LABELS[role]) for role in member.roles])
+        (
+            member,
+            [str(ROLE_LABELS[role]) for role in member.roles],
+            choice_of_roles(frozenset(member.roles)),
+        )
         for member in selectors.dataset_members(dataset=dataset)
     ]
     return render(
         request,
         "annotation/dataset_members.html",
-        {"dataset": dataset, "form": form, "members": members},
+        {
+            "dataset": dataset,
+            "form": form,
+            "members": members,
+            "role_choices": MEMBER_ROLE_CHOICES,
+        },
         status=400 if form.errors else 200,
     )
 
@@ -73,8 +93,34 @@ def dataset_member_remove(request: HttpRequest, dataset_id: int, user_id: int) -
     user = get_user_model().objects.filter(pk=user_id).first()
     if user is None:
         raise Http404(_("No such user."))
-    services.dataset_remove_member(dataset=dataset, user=user)
+    services.dataset_remove_member(dataset=dataset, user=user, actor=acting_user(request.user))
     messages.success(request, _("%(username)s was removed.") % {"username": user.get_username()})
+    return redirect("annotation:dataset_members", dataset_id=dataset.pk)
+
+
+@require_POST
+def dataset_member_roles(request: HttpRequest, dataset_id: int, user_id: int) -> HttpResponse:
+    """Change the roles a member holds in this dataset (annotator, auditor or both)."""
+    dataset = _lead_dataset(request, dataset_id)
+    user = get_user_model().objects.filter(pk=user_id).first()
+    if user is None:
+        raise Http404(_("No such user."))
+    form = MemberRolesForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Choose annotator, auditor or both."))
+    else:
+        try:
+            services.dataset_member_set_roles(
+                dataset=dataset, user=user, roles=form.roles(), actor=acting_user(request.user)
+            )
+        except ValidationError as exc:
+            _errors(request, exc)
+        else:
+            messages.success(
+                request,
+                _("%(username)s's role in this dataset was changed.")
+                % {"username": user.get_username()},
+            )
     return redirect("annotation:dataset_members", dataset_id=dataset.pk)
 
 

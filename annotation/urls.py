@@ -24,6 +24,11 @@ urlpatterns = [
         name="dataset_member_remove",
     ),
     path(
+        "datasets/<int:dataset_id>/members/<int:user_id>/roles/",
+        settings_views.dataset_member_roles,
+        name="dataset_member_roles",
+    ),
+    path(
         "datasets/<int:dataset_id>/taxonomy/",
         settings_views.dataset_taxonomy,
         name="dataset_taxonomy",

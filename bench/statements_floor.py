@@ -47,7 +47,7 @@ NO_CONTENT = 204
 SAMPLE = """
 SELECT s.id, s.dataset_id, s.status, d.kind FROM annotation_sample s
 JOIN annotation_dataset d ON d.id = s.dataset_id
-WHERE s.id = %(sample)s AND annotation_dataset_visible(d.id, %(me)s, false)
+WHERE s.id = %(sample)s AND annotation_dataset_visible(d.id, %(me)s, false, 'annotator')
 """
 
 

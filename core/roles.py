@@ -94,7 +94,10 @@ def require_lead(request: HttpRequest, message: str | Promise | None = None) -> 
         raise PermissionDenied(message or _("Only project leads may do this."))
 
 
+REVIEWERS_ONLY = _("Only annotators may claim or submit review work.")
+
+
 def require_reviewer(request: HttpRequest) -> None:
     """Refuse (403, with the reason) a request of someone who may not do review work."""
     if not is_reviewer(request.user):
-        raise PermissionDenied(_("Only annotators may claim or submit review work."))
+        raise PermissionDenied(REVIEWERS_ONLY)

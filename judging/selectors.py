@@ -13,6 +13,7 @@ from annotation.selectors import dataset_list_visible
 from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
     JUDGE_JOB_RETRYABLE,
+    AuditRating,
     ChunkStatus,
     Judge,
     JudgeCheck,
@@ -351,3 +352,15 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
         prompt_versions=sorted(versions),
         prompt_version=prompt_version,
     )
+
+
+def ratings_done_by(*, user_ids: list[int]) -> dict[int, int]:
+    """How many audit ratings each of these users made (any audit), in one query."""
+    rows = (
+        AuditRating.objects.filter(auditor_id__in=user_ids)
+        .order_by()
+        .values_list("auditor_id")
+        .annotate(n=Count("id"))
+        .values_list("auditor_id", "n")
+    )
+    return dict(rows)

@@ -45,6 +45,15 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "axes",
+    # The second factor: TOTP devices and recovery codes (django-otp), checked by accounts'
+    # sign-in; single sign-on through OpenID Connect (django-allauth's social accounts).
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.openid_connect",
     "core",
     "accounts",
     "annotation",
@@ -65,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "mmooc_site.middleware.LoginRequiredMiddleware",
+    # django-allauth's: runs its login flows' redirects (single sign-on only, here).
+    "allauth.account.middleware.AccountMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -72,6 +83,9 @@ MIDDLEWARE = [
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
+    # The second step of a password sign-in (a TOTP or recovery code), through authenticate()
+    # so that django-axes counts a wrong code and locks out as it does for a wrong password.
+    "accounts.backends.SecondFactorBackend",
 ]
 
 ROOT_URLCONF = "mmooc_site.urls"
@@ -88,6 +102,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.people",
             ],
         },
     },
@@ -343,6 +358,10 @@ elif S3_BUCKET:
 else:
     _s3_origins = []
 CSP_MEDIA_ORIGINS = env.list("CSP_MEDIA_ORIGINS", default=_s3_origins)
+# Single sign-on starts with a form posted to the site that redirects to the identity
+# provider, which form-action must allow.
+_oidc_scheme, _, _oidc_host = env.str("OIDC_ISSUER", default="").partition("://")
+CSP_FORM_ORIGINS = [f"{_oidc_scheme}://{_oidc_host.split('/', 1)[0]}"] if _oidc_host else []
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
@@ -354,7 +373,7 @@ CONTENT_SECURITY_POLICY = {
         "font-src": [SELF],
         "object-src": [NONE],
         "base-uri": [SELF],
-        "form-action": [SELF],
+        "form-action": [SELF, *CSP_FORM_ORIGINS],
         "frame-ancestors": [NONE],
     }
 }
@@ -368,9 +387,81 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 AXES_IPWARE_PROXY_COUNT = env.int("AXES_PROXY_COUNT", default=0)
+# What django-axes leaves out of the request data it keeps of a failed sign-in.
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "password", "code", "old_password"]
 
 # API tokens expire after API_TOKEN_DAYS; a user makes and revokes theirs on their token page.
 API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=30)
+
+# E-mail (invitations, password resets): printed on the console in the embedded run (DEBUG),
+# sent by SMTP otherwise.
+EMAIL_BACKEND = env.str(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="review-studio@localhost")
+
+# People (accounts): invitations expire after INVITATION_DAYS; with REQUIRE_LEAD_2FA (on
+# outside the embedded run) a lead signs in with a password only together with a second
+# factor, and sets one up at the first sign-in.
+INVITATION_DAYS = env.int("INVITATION_DAYS", default=7)
+REQUIRE_LEAD_2FA = env.bool("REQUIRE_LEAD_2FA", default=not DEBUG)
+OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Review studio")
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600)
+
+# Single sign-on through OpenID Connect (django-allauth), on when OIDC_ISSUER is set. People
+# whose OIDC_GROUPS_CLAIM holds a group of OIDC_GROUP_ROLES ("idp-group=role,…", a role being
+# lead, annotator or auditor) get that role; others get no access until a lead grants it.
+OIDC_ISSUER = env.str("OIDC_ISSUER", default="")
+OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
+OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
+OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="Single sign-on")
+OIDC_SCOPES = env.list("OIDC_SCOPES", default=["openid", "profile", "email"])
+OIDC_GROUPS_CLAIM = env.str("OIDC_GROUPS_CLAIM", default="groups")
+OIDC_GROUP_ROLES = env.dict("OIDC_GROUP_ROLES", default={})
+OIDC_EMAIL_AUTHENTICATION = env.bool("OIDC_EMAIL_AUTHENTICATION", default=False)
+if OIDC_ISSUER and not OIDC_CLIENT_ID:
+    raise ImproperlyConfigured("OIDC_ISSUER is set: set OIDC_CLIENT_ID (and OIDC_CLIENT_SECRET).")
+SOCIALACCOUNT_PROVIDERS = {
+    "openid_connect": {
+        "SCOPE": OIDC_SCOPES,
+        "OAUTH_PKCE_ENABLED": True,
+        "APPS": [
+            {
+                "provider_id": "sso",
+                "name": OIDC_PROVIDER_NAME,
+                "client_id": OIDC_CLIENT_ID,
+                "secret": OIDC_CLIENT_SECRET,
+                "settings": {"server_url": OIDC_ISSUER},
+            }
+        ]
+        if OIDC_ISSUER
+        else [],
+    }
+}
+# django-allauth serves single sign-on only: people sign in with a password through Django's
+# own login view (accounts.sign_in_views), and no account is made but by an invitation or by
+# the identity provider.
+SOCIALACCOUNT_ONLY = True
+ACCOUNT_ADAPTER = "accounts.sso.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts.sso.SocialAccountAdapter"
+ACCOUNT_EMAIL_VERIFICATION = "none"
+ACCOUNT_LOGIN_METHODS = {"username"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email"]
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_LOGIN_ON_GET = False
+SOCIALACCOUNT_STORE_TOKENS = False
+SOCIALACCOUNT_EMAIL_AUTHENTICATION = OIDC_EMAIL_AUTHENTICATION
+SOCIALACCOUNT_EMAIL_AUTHENTICATION_AUTO_CONNECT = OIDC_EMAIL_AUTHENTICATION
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from accounts import sign_in_views
 from mmooc_site import views
 
 # The API first: its paths all start with "api/", which no page's pattern matches, and
@@ -16,13 +17,14 @@ urlpatterns = [
     path("api/", include("judging.api_urls")),
     path("api/schema/", views.api_schema, name="api_schema"),
     path("", views.home, name="home"),
-    path("login/", views.LoginView.as_view(), name="login"),
+    path("login/", sign_in_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/setlang/", views.set_language, name="set_language"),
     path("healthz/", views.healthz, name="healthz"),
     path("livez/", views.livez, name="livez"),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
+    path("sso/", include("accounts.sso_urls")),
     path("", include("annotation.urls")),
     path("", include(("review.urls", "review"), namespace="review")),
     path("", include(("judging.urls", "judging"), namespace="judging")),

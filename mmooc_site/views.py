@@ -6,22 +6,24 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from django.views.i18n import set_language as django_set_language
 
-from accounts import services
+from accounts import people, services
 from core.roles import acting_user
 from mmooc_site import health
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
+    """A person's work (a page that says access must be granted, for someone without any)."""
+    user = acting_user(request.user)
+    if user is not None and not people.has_access(user):
+        return redirect("accounts:no_access")
     return redirect("annotation:dataset_list")
 
 
@@ -63,16 +65,6 @@ def api_schema(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     return response
 
 
-def _remember_language(response: HttpResponse, language: str) -> None:
-    response.set_cookie(
-        settings.LANGUAGE_COOKIE_NAME,
-        language,
-        max_age=365 * 24 * 3600,
-        samesite="Lax",
-        secure=settings.SESSION_COOKIE_SECURE,
-    )
-
-
 @login_not_required
 @require_POST
 def set_language(request: HttpRequest) -> HttpResponse:
@@ -83,15 +75,3 @@ def set_language(request: HttpRequest) -> HttpResponse:
     if user is not None and language in dict(settings.LANGUAGES):
         services.user_set_language(user=user, language=language)
     return response
-
-
-class LoginView(auth_views.LoginView):
-    """Django's login, which also restores the language the user chose before."""
-
-    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        response = super().form_valid(form)
-        user = acting_user(form.get_user())
-        language = services.user_language(user=user) if user else ""
-        if language:
-            _remember_language(response, language)
-        return response

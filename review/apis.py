@@ -22,9 +22,12 @@ from review.models import Comment, Decision, RejectReason, ReviewSettings
 from review.queue import services as queue_services
 
 
-def _sample(request: Request, sample_id: int, *, with_media: bool = True) -> Sample:
+def _sample(
+    request: Request, sample_id: int, *, with_media: bool = True, role: str | None = None
+) -> Sample:
+    """The sample, when the user may see it (and work on it in ``role``); otherwise 404."""
     sample = annotation_selectors.sample_get_visible(
-        user=request.user, sample_id=sample_id, with_media=with_media
+        user=request.user, sample_id=sample_id, with_media=with_media, role=role
     )
     if sample is None:
         raise NotFound()
@@ -231,7 +234,7 @@ class DraftApi(APIView):
 
     @extend_schema(responses=DraftSerializer)
     def get(self, request: Request, sample_id: int) -> Response:
-        sample = _sample(request, sample_id)
+        sample = _sample(request, sample_id, role=ANNOTATOR)
         workbench_draft = selectors.draft_get(reviewer=request_user(request), sample=sample)
         if workbench_draft is None:
             raise NotFound()
@@ -240,7 +243,7 @@ class DraftApi(APIView):
     @extend_schema(request=DraftSerializer, responses={204: None})
     def put(self, request: Request, sample_id: int) -> Response:
         """Keep the reviewer's form state; the page saves it as they work."""
-        sample = _sample(request, sample_id)
+        sample = _sample(request, sample_id, role=ANNOTATOR)
         payload = self.DraftSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.draft_save(
@@ -258,7 +261,7 @@ class SkipApi(APIView):
     @extend_schema(request=SkipInputSerializer, responses={204: None})
     def post(self, request: Request, sample_id: int) -> Response:
         """Set the sample aside with a reason; it comes back with ``skipped`` claims."""
-        sample = _sample(request, sample_id)
+        sample = _sample(request, sample_id, role=ANNOTATOR)
         payload = self.SkipInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         queue_services.slot_skip(

@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, NoteKey, Sample, SampleStatus, TaxonomyTerm, TermKind
 from core import charts
-from core.roles import is_lead
+from core.roles import ANNOTATOR, is_lead
 from review import editing
 from review.models import (
     Comment,
@@ -48,8 +48,8 @@ def review_settings_get(*, dataset: Dataset) -> ReviewSettings:
 
 
 def review_get_own(*, reviewer: User, review_id: int) -> Review | None:
-    """One of the reviewer's own reviews, on a dataset they can still see."""
-    datasets = annotation_selectors.dataset_list_visible(user=reviewer)
+    """One of the reviewer's own reviews, on a dataset they still review in."""
+    datasets = annotation_selectors.dataset_list_visible(user=reviewer, role=ANNOTATOR)
     return Review.objects.filter(pk=review_id, reviewer=reviewer, dataset__in=datasets).first()
 
 
@@ -213,10 +213,11 @@ def judge_votes(sample: Sample) -> list[dict[str, Any]]:
     return [v for v in votes if isinstance(v, dict)]
 
 
-def workbench_get(*, user: User, sample_id: int) -> Workbench | None:
-    """The sample as its reviewer sees it: blind review hides others' verdicts and the
-    judges' votes; otherwise judge votes show only when the lead turned hints on."""
-    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id)
+def workbench_get(*, user: User, sample_id: int, role: str | None = None) -> Workbench | None:
+    """The sample as its reviewer sees it (None unless the user may see it, and work on it in
+    ``role`` when given): blind review hides others' verdicts and the judges' votes;
+    otherwise judge votes show only when the lead turned hints on."""
+    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id, role=role)
     if sample is None:
         return None
     settings = review_settings_get(dataset=sample.dataset)
@@ -459,3 +460,15 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
 
 def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
+
+
+def reviews_done_by(*, user_ids: list[int]) -> dict[int, int]:
+    """How many reviews each of these users submitted (any dataset), in one query."""
+    rows = (
+        Review.objects.filter(reviewer_id__in=user_ids)
+        .order_by()
+        .values_list("reviewer_id")
+        .annotate(n=Count("id"))
+        .values_list("reviewer_id", "n")
+    )
+    return dict(rows)

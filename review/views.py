@@ -13,8 +13,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
-from core.roles import is_lead, is_reviewer, request_user, require_lead, require_reviewer
+from core.roles import (
+    ANNOTATOR,
+    REVIEWERS_ONLY,
+    is_lead,
+    is_reviewer,
+    request_user,
+    require_lead,
+    require_reviewer,
+)
 from review import selectors, services
 from review import work as review_work
 from review.exclusions import selectors as consensus_selectors
@@ -48,7 +57,10 @@ def dataset_queue(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "overview": overview,
             "settings_form": form,
             "is_lead": is_lead(request.user),
-            "can_review": is_reviewer(request.user),
+            "can_review": is_reviewer(request.user)
+            and annotation_selectors.dataset_role_allows(
+                user=request.user, dataset=dataset, role=ANNOTATOR
+            ),
         },
     )
 
@@ -99,7 +111,7 @@ def queue_fill(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def claim_next(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Lease the next sample and open it; back to the queue when nothing is left."""
     require_reviewer(request)
-    dataset = dataset_or_404(request, dataset_id)
+    dataset = dataset_or_404(request, dataset_id, role=ANNOTATOR, refusal=REVIEWERS_ONLY)
     sample_id: int | None = None
     if request.POST.get("sample"):
         try:

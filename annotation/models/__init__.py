@@ -6,6 +6,7 @@ models live in one module per theme; the apps import them from here.
 """
 
 from annotation.models.datasets import (
+    MEMBER_ROLE_FIELDS,
     Dataset,
     DatasetKind,
     DatasetMembership,
@@ -39,6 +40,7 @@ from annotation.models.snapshots import Snapshot, SnapshotEntry
 from core.jobs import JobStatus
 
 __all__ = [
+    "MEMBER_ROLE_FIELDS",
     "ChangeSource",
     "Dataset",
     "DatasetKind",

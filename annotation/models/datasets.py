@@ -9,6 +9,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from core.fields import created_by_field
+from core.roles import ANNOTATOR, AUDITOR
 
 
 class DatasetKind(models.TextChoices):
@@ -56,12 +57,24 @@ class Dataset(models.Model):
         return self.name
 
 
+# The flag of a membership that grants each role a member may hold in a dataset.
+MEMBER_ROLE_FIELDS = {ANNOTATOR: "annotates", AUDITOR: "audits"}
+
+
 class DatasetMembership(models.Model):
-    """Access to a dataset: annotators and auditors see only the datasets they belong to."""
+    """Access to a dataset: annotators and auditors see only the datasets they belong to, and
+    work in each in the roles their membership holds (an annotator in one dataset may be an
+    auditor in another, or both in one). Leads need no membership: they see every dataset."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    annotates = models.BooleanField(
+        _("annotator"), default=False, help_text=_("Reviews the dataset's samples.")
+    )
+    audits = models.BooleanField(
+        _("auditor"), default=False, help_text=_("Rates the dataset's audit items.")
     )
     added_at = models.DateTimeField(auto_now_add=True)
 

@@ -24,9 +24,11 @@ from annotation.services.datasets import (
     dataset_create,
     dataset_deletable,
     dataset_delete,
+    dataset_member_set_roles,
     dataset_remove_member,
     dataset_set_archived,
     dataset_set_auto_send,
+    member_roles,
 )
 from annotation.services.media import media_asset_derive, media_asset_store, media_assets_derive
 from annotation.services.samples import (
@@ -56,6 +58,7 @@ __all__ = [
     "dataset_create",
     "dataset_deletable",
     "dataset_delete",
+    "dataset_member_set_roles",
     "dataset_remove_member",
     "dataset_send_imports_on",
     "dataset_set_archived",
@@ -63,6 +66,7 @@ __all__ = [
     "media_asset_derive",
     "media_asset_store",
     "media_assets_derive",
+    "member_roles",
     "sample_advance_status",
     "sample_bulk_job_create",
     "sample_bulk_job_run",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.extensions import dataset_has_reviews
+from annotation.extensions import MembershipChange, dataset_has_reviews, membership_changed
 from annotation.models import (
+    MEMBER_ROLE_FIELDS,
     Dataset,
     DatasetKind,
     DatasetMembership,
@@ -21,7 +24,7 @@ from annotation.models import (
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
-from core.roles import ANNOTATOR, AUDITOR, user_roles
+from core.roles import ANNOTATOR, AUDITOR
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -101,21 +104,130 @@ def dataset_set_auto_send(*, dataset: Dataset, enabled: bool) -> Dataset:
     return dataset
 
 
-def dataset_add_member(*, dataset: Dataset, user: User) -> DatasetMembership:
-    membership, _created = DatasetMembership.objects.get_or_create(dataset=dataset, user=user)
-    return membership
-
-
-def dataset_remove_member(*, dataset: Dataset, user: User) -> None:
-    DatasetMembership.objects.filter(dataset=dataset, user=user).delete()
-
-
 MEMBER_ROLES = (ANNOTATOR, AUDITOR)
 
 
-def dataset_add_member_by_username(*, dataset: Dataset, username: str) -> DatasetMembership:
+def member_roles(membership: DatasetMembership) -> frozenset[str]:
+    """The roles a membership holds in its dataset."""
+    return frozenset(
+        role for role, field in MEMBER_ROLE_FIELDS.items() if getattr(membership, field)
+    )
+
+
+def _role_flags(roles: frozenset[str]) -> dict[str, bool]:
+    return {field: role in roles for role, field in MEMBER_ROLE_FIELDS.items()}
+
+
+def _checked_roles(roles: Iterable[str]) -> frozenset[str]:
+    wanted = frozenset(roles)
+    unknown = wanted - set(MEMBER_ROLES)
+    if unknown:
+        raise ValidationError(
+            _("A member is an annotator or an auditor, not “%(role)s”.")
+            % {"role": ", ".join(sorted(unknown))},
+            code="unknown_role",
+        )
+    return wanted
+
+
+def _site_member_roles(user: User) -> frozenset[str]:
+    """The member roles a user holds site-wide (their role groups), read afresh."""
+    names = user.groups.filter(name__in=MEMBER_ROLES).values_list("name", flat=True)
+    return frozenset(names)
+
+
+def _site_roles_follow(user: User) -> None:
+    """Keep the user's site-wide member roles equal to the roles they hold in their datasets.
+
+    The role groups are what the site's role checks read before any dataset is named (the
+    review and audit pages, the token's roles); each dataset's own test reads its
+    membership. A user without memberships keeps the roles they were given.
+    """
+    flags = list(
+        DatasetMembership.objects.filter(user=user).values_list(*MEMBER_ROLE_FIELDS.values())
+    )
+    if not flags:
+        return
+    held = {role for i, role in enumerate(MEMBER_ROLE_FIELDS) if any(row[i] for row in flags)}
+    for role in MEMBER_ROLES:
+        group = Group.objects.get_or_create(name=role)[0]
+        if role in held:
+            user.groups.add(group)
+        else:
+            user.groups.remove(group)
+    if hasattr(user, "_role_cache"):
+        del user._role_cache
+
+
+@transaction.atomic
+def dataset_add_member(
+    *,
+    dataset: Dataset,
+    user: User,
+    roles: Iterable[str] | None = None,
+    actor: User | None = None,
+) -> DatasetMembership:
+    """Make ``user`` a member of ``dataset`` in ``roles`` (annotator, auditor or both; None:
+    the member roles they hold site-wide). A member already there keeps their membership, in
+    ``roles`` when given."""
+    wanted = _site_member_roles(user) if roles is None else _checked_roles(roles)
+    membership, created = DatasetMembership.objects.select_for_update().get_or_create(
+        dataset=dataset, user=user, defaults=_role_flags(wanted)
+    )
+    before = None if created else member_roles(membership)
+    if not created:
+        if roles is None or before == wanted:
+            return membership
+        for field, value in _role_flags(wanted).items():
+            setattr(membership, field, value)
+        membership.save(update_fields=list(MEMBER_ROLE_FIELDS.values()))
+    _site_roles_follow(user)
+    membership_changed(MembershipChange(dataset, user, actor, before, wanted))
+    return membership
+
+
+@transaction.atomic
+def dataset_member_set_roles(
+    *, dataset: Dataset, user: User, roles: Iterable[str], actor: User | None = None
+) -> DatasetMembership:
+    """Change the roles a member holds in one dataset (at least one)."""
+    wanted = _checked_roles(roles)
+    if not wanted:
+        raise ValidationError(
+            _("Give a member at least one role in the dataset, or remove them."), code="no_role"
+        )
+    if not DatasetMembership.objects.filter(dataset=dataset, user=user).exists():
+        raise ValidationError(
+            _("“%(username)s” is not a member of this dataset.")
+            % {"username": user.get_username()},
+            code="not_member",
+        )
+    return dataset_add_member(dataset=dataset, user=user, roles=wanted, actor=actor)
+
+
+@transaction.atomic
+def dataset_remove_member(*, dataset: Dataset, user: User, actor: User | None = None) -> None:
+    membership = (
+        DatasetMembership.objects.select_for_update().filter(dataset=dataset, user=user).first()
+    )
+    if membership is None:
+        return
+    before = member_roles(membership)
+    membership.delete()
+    _site_roles_follow(user)
+    membership_changed(MembershipChange(dataset, user, actor, before, None))
+
+
+def dataset_add_member_by_username(
+    *,
+    dataset: Dataset,
+    username: str,
+    roles: Iterable[str] | None = None,
+    actor: User | None = None,
+) -> DatasetMembership:
     """Add an annotator or auditor to a dataset by username, refusing with a reason a name
-    that is unknown, a user who is neither, or one who is already a member."""
+    that is unknown or deactivated, a user who is neither (when ``roles`` is not given), or
+    one who is already a member."""
     username = username.strip()
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
@@ -123,7 +235,14 @@ def dataset_add_member_by_username(*, dataset: Dataset, username: str) -> Datase
             _("There is no user named “%(username)s”.") % {"username": username},
             code="unknown_user",
         )
-    if not set(MEMBER_ROLES) & user_roles(user):
+    if not user.is_active:
+        raise ValidationError(
+            _("“%(username)s” is deactivated; reactivate them on the People page first.")
+            % {"username": username},
+            code="inactive_user",
+        )
+    wanted = _site_member_roles(user) if roles is None else _checked_roles(roles)
+    if not wanted:
         raise ValidationError(
             _(
                 "“%(username)s” is neither an annotator nor an auditor; only they are added as "
@@ -137,7 +256,7 @@ def dataset_add_member_by_username(*, dataset: Dataset, username: str) -> Datase
             _("“%(username)s” is already a member of this dataset.") % {"username": username},
             code="already_member",
         )
-    return dataset_add_member(dataset=dataset, user=user)
+    return dataset_add_member(dataset=dataset, user=user, roles=wanted, actor=actor)
 
 
 def dataset_set_archived(*, dataset: Dataset, archived: bool) -> Dataset:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, Sample
 from annotation.selectors import dataset_list_visible
-from core.roles import is_auditor
+from core.roles import AUDITOR, is_auditor
 from judging.audit import rubric
 from judging.consensus import ANSWERABLE, UNANSWERABLE
 from judging.extraction import is_refusal
@@ -232,12 +232,12 @@ def audit_set_list(*, dataset: Dataset) -> QuerySet[AuditSet]:
 
 
 def audit_set_get_visible(*, user: AnyUser, audit_set_id: int) -> AuditSet | None:
-    """The audit set, when the user is an auditor or lead who may see its dataset."""
+    """The audit set, when the user is a lead or an auditor in its dataset."""
     if not is_auditor(user):
         return None
     return (
         AuditSet.objects.select_related("dataset")
-        .filter(pk=audit_set_id, dataset__in=dataset_list_visible(user=user))
+        .filter(pk=audit_set_id, dataset__in=dataset_list_visible(user=user, role=AUDITOR))
         .first()
     )
 
@@ -260,7 +260,7 @@ def audit_item_for_rating(*, user: User, item_id: int) -> RatingItem | None:
     item = (
         AuditItem.objects.select_related("audit_set__dataset", "sample", "response")
         .prefetch_related(annotation_selectors.sample_media_prefetch("sample__media_links"))
-        .filter(pk=item_id, audit_set__dataset__in=dataset_list_visible(user=user))
+        .filter(pk=item_id, audit_set__dataset__in=dataset_list_visible(user=user, role=AUDITOR))
         .first()
     )
     if item is None:

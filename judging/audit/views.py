@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -18,7 +19,7 @@ from annotation.lookups import dataset_or_404
 from annotation.models import Dataset
 from core import charts
 from core import csv as safe_csv
-from core.roles import acting_user, is_auditor, is_lead, require_lead
+from core.roles import AUDITOR, acting_user, is_auditor, is_lead, require_lead
 from judging.audit import computations, planner, rubric, selectors, services
 from judging.audit.forms import AuditSetForm
 from judging.audit.statistics import statistics_rows
@@ -27,14 +28,17 @@ from judging.models import AuditSet
 MAX_SETS_SHOWN = 50
 
 
+AUDITORS_ONLY = gettext_lazy("Only auditors and project leads may see the audit.")
+
+
 def _require_auditor(request: HttpRequest) -> None:
     if not is_auditor(request.user):
-        raise PermissionDenied(_("Only auditors and project leads may see the audit."))
+        raise PermissionDenied(AUDITORS_ONLY)
 
 
 def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
     _require_auditor(request)
-    return dataset_or_404(request, dataset_id)
+    return dataset_or_404(request, dataset_id, role=AUDITOR, refusal=AUDITORS_ONLY)
 
 
 def _audit_set(request: HttpRequest, audit_set_id: int) -> AuditSet:

@@ -10,7 +10,8 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotation.models import Dataset, JobStatus
-from core.roles import is_auditor
+from annotation.selectors import dataset_list_visible
+from core.roles import AUDITOR, is_auditor, is_lead
 from judging.models import AuditLease
 
 if TYPE_CHECKING:
@@ -62,7 +63,12 @@ def auditor_work(*, auditor: User, dataset_ids: list[int]) -> dict[int, AuditorW
 
 def dataset_list_audits(*, user: User, datasets: list[Dataset]) -> dict[int, AuditorWork]:
     """What the dataset list shows beside each dataset for an auditor (or lead): the audit
-    items waiting for them, and a link to the dataset's audits. Nothing for other users."""
+    items waiting for them, and a link to the dataset's audits, for the datasets they audit
+    in. Nothing for other users."""
     if not is_auditor(user):
         return {}
-    return auditor_work(auditor=user, dataset_ids=[d.pk for d in datasets])
+    ids = [d.pk for d in datasets]
+    if not is_lead(user):
+        audited = dataset_list_visible(user=user, role=AUDITOR).filter(pk__in=ids)
+        ids = list(audited.values_list("pk", flat=True))
+    return auditor_work(auditor=user, dataset_ids=ids)

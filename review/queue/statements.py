@@ -14,10 +14,10 @@ one (on the sample asked for, when one is), or leases the next slot: one stateme
 trip, atomic without a transaction of its own. Two concurrent claims of one reviewer both find
 no lease held; the second to write trips the partial unique index ``uniq_open_lease`` and
 raises IntegrityError, and its retry renews the first one's lease (``core.leases``). It leases
-nothing in a dataset the reviewer may not see (annotation's SQL function
-``annotation_dataset_visible``) and answers, with the lease, the dataset's gold rate (0 when
-the dataset has no gold item, so that a claim with gold off looks for none) and the leased
-sample's card (``annotation_sample_card``).
+nothing in a dataset the reviewer may not review in (annotation's SQL function
+``annotation_dataset_visible`` with the annotator role) and answers, with the lease, the
+dataset's gold rate (0 when the dataset has no gold item, so that a claim with gold off looks
+for none) and the leased sample's card (``annotation_sample_card``).
 
 Plain text and psycopg, with no Django, so that ``bench/bench_review.py`` times the very
 statements the site runs. Parameters, by name: ``dataset``, ``me`` (the reviewer), ``lead``
@@ -80,7 +80,7 @@ WITH conf AS (
             )
             ELSE 0
         END AS gold_rate
-    WHERE annotation_dataset_visible(%(dataset)s, %(me)s, %(lead)s)
+    WHERE annotation_dataset_visible(%(dataset)s, %(me)s, %(lead)s, 'annotator')
 ),
 held AS (
     UPDATE {slot} h SET lease_expires_at = %(now)s + conf.lease

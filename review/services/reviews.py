@@ -21,6 +21,7 @@ from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
 from core.leases import OPEN_SINCE
+from core.roles import ANNOTATOR
 from review.gold import services as gold_services
 from review.models import (
     Comment,
@@ -122,10 +123,10 @@ def review_submit_visible(
     decision: str,
     **verdict: Unpack[Verdict],
 ) -> SubmitResult | None:
-    """:func:`review_submit` on a sample given by its id; None when the reviewer may not see
-    the sample."""
+    """:func:`review_submit` on a sample given by its id; None when the reviewer may not
+    review in the sample's dataset."""
     sample = annotation_selectors.sample_get_visible(
-        user=reviewer, sample_id=sample_id, with_media=False
+        user=reviewer, sample_id=sample_id, with_media=False, role=ANNOTATOR
     )
     if sample is None:
         return None

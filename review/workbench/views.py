@@ -16,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors as annotation_selectors
-from core.roles import is_lead, request_user, require_reviewer
+from core.roles import ANNOTATOR, is_lead, request_user, require_reviewer
 from review import editing, selectors, services
 from review import work as review_work
 from review.forms import ReviewSubmitForm, field_labels
@@ -44,7 +44,7 @@ def workbench(request: HttpRequest, sample_id: int) -> HttpResponse:
     so Back fetches it again instead of showing the form as it was."""
     require_reviewer(request)
     user = request_user(request)
-    bench = selectors.workbench_get(user=user, sample_id=sample_id)
+    bench = selectors.workbench_get(user=user, sample_id=sample_id, role=ANNOTATOR)
     if bench is None:
         raise Http404(_("No such sample."))
     sample = bench.sample
@@ -148,7 +148,7 @@ def review_post(request: HttpRequest, sample_id: int) -> HttpResponse:
     to the workbench with the reason."""
     require_reviewer(request)
     user = request_user(request)
-    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id)
+    sample = annotation_selectors.sample_get_visible(user=user, sample_id=sample_id, role=ANNOTATOR)
     if sample is None:
         raise Http404(_("No such sample."))
     form = ReviewSubmitForm(request.POST, fields=editing.reviewable_fields(sample.dataset.kind))

@@ -1,6 +1,6 @@
 /* Behaviour every page shares, kept out of the markup so the Content-Security-Policy can
-   refuse all inline code: the language menu submits itself, and an image viewer takes its
-   image's aspect ratio, no taller than 70% of the window. */
+   refuse all inline code: the language menu submits itself, an image viewer takes its
+   image's aspect ratio, no taller than 70% of the window, and copy buttons copy. */
 (function () {
   "use strict";
 
@@ -25,4 +25,23 @@
   }
   sizeViewers(document);
   window.StudioSite = { sizeViewers: sizeViewers };
+
+  /* A button with data-copy="ID" copies the value of the field ID (an invitation's link). */
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var field = document.getElementById(button.dataset.copy);
+      if (!field) {
+        return;
+      }
+      field.select();
+      var done = function () {
+        button.textContent = button.dataset.copied || button.textContent;
+      };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(field.value).then(done, function () {});
+      } else if (document.execCommand("copy")) {
+        done();
+      }
+    });
+  });
 })();

@@ -16,6 +16,7 @@ from PIL import Image
 
 from annotation import services
 from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleStatus
+from core.roles import ANNOTATOR
 
 
 def png_bytes(
@@ -49,9 +50,9 @@ class UserFactory(factory.django.DjangoModelFactory[User]):
 
     @post_generation  # type: ignore[untyped-decorator]
     def member_of(self, create: bool, extracted: Dataset | None, **kwargs: Any) -> None:
-        """``UserFactory.create(member_of=dataset)``: a member of the dataset."""
+        """``UserFactory.create(member_of=dataset)``: an annotating member of the dataset."""
         if extracted is not None:
-            services.dataset_add_member(dataset=extracted, user=self)  # type: ignore[arg-type]
+            services.dataset_add_member(dataset=extracted, user=self, roles={ANNOTATOR})  # type: ignore[arg-type]
 
 
 class DatasetFactory(factory.django.DjangoModelFactory[Dataset]):

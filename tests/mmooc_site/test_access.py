@@ -25,6 +25,12 @@ PUBLIC = {
     "favicon.ico",
     "admin/login/",
     "admin/logout/",
+    # Password reset: asking for a link, and the pages after it (none shows whether an
+    # account exists).
+    "password-reset/",
+    "password-reset/sent/",
+    "password-reset/<uidb64>/<token>/",
+    "password-reset/done/",
 }
 
 

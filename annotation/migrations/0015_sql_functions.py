@@ -5,8 +5,10 @@ sample's card, move a sample's status on or keep a note on it calls one of these
 annotation's tables and rules stay written once, here, and the ORM services run the same
 functions (``annotation.selectors``, ``annotation.services``):
 
-- ``annotation_dataset_visible(dataset, user, lead)``: whether the user may see the dataset
-  (a lead sees every one; anybody else the datasets they are a member of);
+- ``annotation_dataset_visible(dataset, user, lead, role)``: whether the user may see the
+  dataset, and work in it in ``role`` when one is given ('annotator', 'auditor'; NULL: any):
+  a lead sees and works in every one; anybody else in the datasets they are a member of, in
+  the roles their membership there holds;
 - ``annotation_sample_card(sample)``: what a reviewer is shown of a sample as one JSON object
   (its dataset's kind, external id, status, question, the label fields of both kinds and its
   media as [role, asset id, MIME type], in order); NULL when there is no such sample;
@@ -23,15 +25,20 @@ from django.db import migrations
 
 FUNCTIONS = [
     (
-        "annotation_dataset_visible(bigint, integer, boolean)",
+        "annotation_dataset_visible(bigint, integer, boolean, varchar)",
         """
 CREATE OR REPLACE FUNCTION annotation_dataset_visible(
-    p_dataset bigint, p_user integer, p_lead boolean
+    p_dataset bigint, p_user integer, p_lead boolean, p_role varchar
 ) RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
     SELECT p_lead OR EXISTS (
         SELECT 1 FROM annotation_datasetmembership m
         WHERE m.dataset_id = p_dataset AND m.user_id = p_user
+          AND CASE p_role
+              WHEN 'annotator' THEN m.annotates
+              WHEN 'auditor' THEN m.audits
+              ELSE true
+          END
     )
 $$;
 """,
@@ -134,7 +141,7 @@ $$;
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0013_import_status_finished_with_errors")]
+    dependencies = [("annotation", "0014_membership_roles")]
 
     operations = [
         migrations.RunSQL(sql=create, reverse_sql=f"DROP FUNCTION IF EXISTS {signature};")

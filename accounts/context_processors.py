@@ -1,0 +1,15 @@
+"""What every page's top bar needs to know of the signed-in person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.functional import SimpleLazyObject
+
+from core.roles import is_lead
+
+
+def people(request: HttpRequest) -> dict[str, Any]:
+    """``user_is_lead``: whether to show the People link (read only when a page asks)."""
+    return {"user_is_lead": SimpleLazyObject(lambda: is_lead(request.user))}
