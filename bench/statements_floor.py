@@ -8,10 +8,10 @@ prepared-statement cursor (``core.prepared``), with the least Python around them
 serializers, no ORM, no model instances, a fixed answer.
 
 - ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles
-  (``core.authentication``); the throttle (``core.throttling.allow_call``: a block's
-  ``INCRBY`` + ``EXPIRE`` in one round trip through ``core.redis_wire`` when this process's
-  reserved calls are spent, none otherwise); the claim with the dataset's visibility test and
-  the sample's card (``review.services.claim_sql.claim_card_sql``);
+  (``core.authentication``); the throttle (``core.throttling.count_call``: the user's
+  ``INCR`` + ``EXPIRE`` in one round trip through redis-py, as the site's throttle sends
+  them); the claim with the dataset's visibility test and the sample's card
+  (``review.services.claim_sql.claim_card_sql``);
 - ``POST /floor/statements/submit/``: the token and the throttle again; then in one
   transaction the slot lock reading the sample and its dataset with the visibility test
   (``review.services.slot_locks``), the review write with a first review's status step or,
@@ -45,9 +45,8 @@ from annotation.services.status_sql import Statement, status_step_cte
 from core.authentication import _token_user_sql
 from core.lease_sql import DEFAULT_LEASE_SECONDS
 from core.prepared import hot_cursor
-from core.redis_wire import cache_redis
 from core.roles import ANNOTATOR, ROLES, roles_remember
-from core.throttling import UserRateThrottle, allow_call
+from core.throttling import UserRateThrottle, count_call
 from review.models import ReviewSettings, Slot
 from review.services.claim_sql import claim_card_sql
 from review.services.slot_locks import slots_locked_with_sample_sql
@@ -89,12 +88,9 @@ def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
         return None
     user_id: int = row[2]  # the user's columns follow the token's age and the roles
     if "throttle" not in DROP:
-        shared = cache_redis()
-        if shared is not None:
-            client, prefix = shared
-            limit, duration = _rate()
-            counter = f"{prefix}:throttle:throttle_user_{user_id}"
-            allow_call(client, counter, limit=limit, duration=duration, now=time.time())
+        _limit, duration = _rate()
+        window = int(time.time() // duration)
+        count_call(f"throttle_user_{user_id}:{window}", timeout=duration + 1)
     return user_id, row[6]
 
 

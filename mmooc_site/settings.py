@@ -192,12 +192,19 @@ REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
 # when REDIS_URL is set, otherwise a database table (made by `migrate`, mmooc_site 0003).
+# A Redis that does not answer costs a request at most CACHE_TIMEOUT_SECONDS (redis-py's
+# connections from Django's pool do not retry): the API's rate limit then lets calls through.
+CACHE_TIMEOUT_SECONDS = env.float("CACHE_TIMEOUT_SECONDS", default=2.0)
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="mmooc"),
+            "OPTIONS": {
+                "socket_connect_timeout": CACHE_TIMEOUT_SECONDS,
+                "socket_timeout": CACHE_TIMEOUT_SECONDS,
+            },
         }
     }
 else:
@@ -276,7 +283,7 @@ REST_FRAMEWORK = {
         "core.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
+        "core.throttling.AnonRateThrottle",
         "core.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
