@@ -13,8 +13,10 @@ from kombu.transport import TRANSPORT_ALIASES
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
 
 # kombu's own filesystem transport loses messages under concurrency (celery/kombu#1551);
-# "filesystem://" is served by the patched transport instead.
+# "filesystem://" is served by the patched transport instead. Its Redis transport makes a
+# worker exit when Redis drops while a message is unacknowledged (mmooc_site.redisbroker).
 TRANSPORT_ALIASES["filesystem"] = "mmooc_site.fsbroker:Transport"
+TRANSPORT_ALIASES["redis"] = TRANSPORT_ALIASES["rediss"] = "mmooc_site.redisbroker:Transport"
 
 app = Celery("mmooc_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -227,9 +227,24 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="default")
+# The periodic sweeps have a queue of their own, which workers read too (a worker started
+# without -Q reads both): sweeps that piled up while no worker ran never look like a backlog
+# of jobs to the sweep (core.jobs.broker_queue_size counts the jobs' queue only).
+CELERY_SWEEP_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.sweeps"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name}
+    for name in (CELERY_TASK_DEFAULT_QUEUE, CELERY_SWEEP_QUEUE)
+}
+CELERY_TASK_ROUTES = {"*.sweep_jobs": {"queue": CELERY_SWEEP_QUEUE}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker outlives its broker: it tries to reconnect for as long as the broker is away
+# (Celery's default gives up after 100 attempts, about 45 minutes), and a task running when
+# the connection drops runs to its end (its writes go to PostgreSQL, fenced by its attempt;
+# the job sweep deals with a message lost meanwhile) rather than being cancelled.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("redis"):
     # How soon the Redis broker hands a message whose worker died to another worker (kombu's

@@ -158,7 +158,7 @@ def celery_worker(
             "-l",
             "info",
             "-Q",
-            queue,
+            f"{queue},{queue}.sweeps",  # the jobs' queue and the sweeps' (settings)
             "-c",
             str(concurrency),
             "--without-gossip",
