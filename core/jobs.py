@@ -145,10 +145,18 @@ def job_finish(claim: Claim, *, status: str, message: str = "", **fields: Any) -
     )
 
 
-def job_release(claim: Claim, *, message: str) -> bool:
-    """Put a claimed job back in the queue (its task is sent again by the caller or a sweep)."""
+def job_release(claim: Claim, *, message: str, attempt_used: bool = True) -> bool:
+    """Put a claimed job back in the queue (its task is sent again by the caller or a sweep).
+    ``attempt_used=False`` gives the attempt back: the job could not work because a service
+    it shares with every job was away (Redis), which says nothing about the job itself, so it
+    waits for the service rather than running out of attempts."""
+    fields: dict[str, Any] = {}
+    if not attempt_used:
+        fields["attempts"] = claim.attempt - 1
     return bool(
-        claim.mine().update(status=JobStatus.QUEUED, queued_at=timezone.now(), message=message)
+        claim.mine().update(
+            status=JobStatus.QUEUED, queued_at=timezone.now(), message=message, **fields
+        )
     )
 
 
