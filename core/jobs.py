@@ -160,6 +160,22 @@ def job_release(claim: Claim, *, message: str, attempt_used: bool = True) -> boo
     )
 
 
+# How long a job that waits for a service shared by every job (the media storage) waits
+# before it tries again.
+SERVICE_RETRY_SECONDS = 10
+
+
+def job_wait(claim: Claim, *, message: str, send: Callable[[], object]) -> bool:
+    """Put a claimed job back in the queue without using up its attempt, because a service
+    every job shares is away (``core.outages``); ``send`` sends its task again (with a delay,
+    ``SERVICE_RETRY_SECONDS``), and the sweep sends it should that fail. False when the job
+    was no longer this attempt's."""
+    if not job_release(claim, message=message, attempt_used=False):
+        return False
+    job_send_queued(claim.model, claim.pk, send)
+    return True
+
+
 class Heartbeat:
     """Beats for a claimed job: from a thread every JOB_HEARTBEAT_SECONDS while the worker
     lives, and from the working code at each batch (``beat``), which also notices a cancel."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,9 +108,7 @@ def test_twenty_redis_restarts_during_imports_judge_chunks_and_sweeps(
                     model = JudgeJob
                 job_id = started.json()["id"]
                 wait_until(
-                    lambda model=model, job_id=job_id: (
-                        model.objects.get(pk=job_id).status != JobStatus.QUEUED
-                    ),
+                    partial(_started, model, job_id),
                     timeout=90,
                     what=f"job {job_id} to start",
                 )
@@ -128,9 +127,7 @@ def test_twenty_redis_restarts_during_imports_judge_chunks_and_sweeps(
                 )
                 judge_jobs[waited.json()["id"]] = len(waiting_responses)
                 wait_until(
-                    lambda lost=lost: (
-                        log_path.read_text().count("Connection to broker lost") > lost
-                    ),
+                    partial(_more, log_path, "Connection to broker lost", lost),
                     timeout=60,
                     what="the worker to see Redis go",
                 )
@@ -139,9 +136,7 @@ def test_twenty_redis_restarts_during_imports_judge_chunks_and_sweeps(
                 returned_at = time.monotonic()
                 assert worker.poll() is None, log_path.read_text()[-3000:]
                 wait_until(
-                    lambda connected=connected: (
-                        log_path.read_text().count("Connected to redis://") > connected
-                    ),
+                    partial(_more, log_path, "Connected to redis://", connected),
                     timeout=60,
                     what=f"the worker to reconnect after outage {outage + 1}",
                 )
@@ -169,17 +164,26 @@ def test_twenty_redis_restarts_during_imports_judge_chunks_and_sweeps(
         assert job.status == JobStatus.SUCCEEDED, job.message
         assert (job.rows_done, job.imported, job.rejected) == (IMPORT_ROWS, IMPORT_ROWS, 0)
         assert Sample.objects.filter(dataset=job.dataset).count() == IMPORT_ROWS
-    for job in JudgeJob.objects.filter(pk__in=judge_jobs):
-        assert job.status == JobStatus.SUCCEEDED, job.message
-        verdicts = Verdict.objects.filter(job=job)
+    for judge_job in JudgeJob.objects.filter(pk__in=judge_jobs):
+        assert judge_job.status == JobStatus.SUCCEEDED, judge_job.message
+        verdicts = Verdict.objects.filter(job=judge_job)
         assert verdicts.count() == verdicts.values("response").distinct().count()
-        assert verdicts.count() == judge_jobs[job.pk]
+        assert verdicts.count() == judge_jobs[judge_job.pk]
         assert not verdicts.exclude(error_kind="").exists()
     assert set(answers) <= {200, 201, 202, 204, 503}, answers
     print(
         f"\nredis restarts: {OUTAGES}, answers {dict(answers)}, jobs ended {ended_after:.0f} s "
         "after Redis's last return"
     )
+
+
+def _started(model: Any, pk: int) -> bool:
+    return bool(model.objects.get(pk=pk).status != JobStatus.QUEUED)
+
+
+def _more(log: Path, line: str, than: int) -> bool:
+    """Whether the log holds the line more than ``than`` times."""
+    return log.read_text().count(line) > than
 
 
 def _worker_log(worker: Any) -> Path:
