@@ -1,7 +1,8 @@
 """The supervised production shape (deploy/supervisord.conf): supervisord runs the web
-processes, the Celery worker and beat, and starts again, within seconds, any of them that
-exits (here: SIGKILLed with its children, as a crash or the OOM killer would); a job created
-while the worker is down ends once it is back."""
+processes and the Celery worker (beat a thread of it), and starts again, within seconds, any
+of them that exits (here: SIGKILLed with its children, as a crash or the OOM killer would); a
+job created while the worker is down ends once it is back, and one whose message was never
+sent ends too (only beat's sweep sends it)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import time
 import urllib.request
 import xmlrpc.client
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from django.db import connection
 
 from annotation.imports import services as import_services
 from annotation.models import ImportJob, JobStatus, Sample
+from core.jobs import NEVER_SENT
 from tests.annotation.imports_support import b64, dataset_for, image, mmooc_record, write_lines
 from tests.conftest import site_broker
 from tests.support.processes import ROOT, RedisServer, children, free_port, wait_until
@@ -86,6 +89,10 @@ def _crash(pid: int) -> None:
             os.kill(victim, signal.SIGKILL)
 
 
+def _import_ended(pk: int) -> bool:
+    return ImportJob.objects.get(pk=pk).status not in (JobStatus.QUEUED, JobStatus.RUNNING)
+
+
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -126,7 +133,7 @@ def supervised(transactional_db: None, tmp_path: Path) -> Iterator[tuple[Supervi
         }
         shape = Supervised(var_dir, env)
         try:
-            for name in ("web", "worker", "beat"):
+            for name in ("web", "worker"):
                 wait_until(
                     lambda name=name: shape.running(name) is not None,  # type: ignore[misc]
                     timeout=60,
@@ -141,11 +148,12 @@ def supervised(transactional_db: None, tmp_path: Path) -> Iterator[tuple[Supervi
             shape.stop()
 
 
-def test_a_killed_worker_web_or_beat_is_running_again_within_ten_seconds(
+def test_a_killed_worker_or_web_is_running_again_within_ten_seconds(
     supervised: tuple[Supervised, str], tmp_path: Path
 ) -> None:
     """Each program, SIGKILLed with its children, runs again under a new pid within 10 s; the
-    web answers again, and an import created while the worker was down ends once it is back."""
+    web answers again, an import created while the worker was down ends once it is back, and
+    an import whose task was never sent ends too: beat's sweep (in the new worker) sends it."""
     shape, web = supervised
     picture = b64(image(1))
     source = write_lines(
@@ -156,7 +164,7 @@ def test_a_killed_worker_web_or_beat_is_running_again_within_ten_seconds(
 
     app.conf.task_always_eager = False
     try:
-        for name in ("worker", "web", "beat"):
+        for name in ("worker", "web"):
             pid = shape.running(name)
             assert pid is not None
             killed_at = time.monotonic()
@@ -176,13 +184,24 @@ def test_a_killed_worker_web_or_beat_is_running_again_within_ten_seconds(
             )
             assert time.monotonic() - killed_at < RESTART_WITHIN, name
         wait_until(lambda: _answers(f"{web}/livez/"), timeout=60, what="the web again")
-        wait_until(
-            lambda: ImportJob.objects.get(pk=job.pk).status not in (JobStatus.QUEUED, "running"),
-            timeout=120,
-            what="the import created while the worker was down",
+        unsent = import_services.import_job_create(
+            dataset=dataset_for("mmooc", "mmooc"),
+            format="mmooc",
+            source_kind="server_path",
+            source=str(source),
+            trusted=True,
+            queue=False,
         )
+        ImportJob.objects.filter(pk=unsent.pk).update(queued_at=NEVER_SENT)
+        for pending in (job, unsent):
+            wait_until(
+                partial(_import_ended, pending.pk),
+                timeout=120,
+                what=f"the import {pending.pk} to end",
+            )
     finally:
         app.conf.task_always_eager = True
-    job.refresh_from_db()
-    assert job.status == JobStatus.SUCCEEDED, job.message
-    assert Sample.objects.filter(dataset=dataset).count() == 20
+    for ended in (job, unsent):
+        ended.refresh_from_db()
+        assert ended.status == JobStatus.SUCCEEDED, ended.message
+        assert Sample.objects.filter(dataset=ended.dataset).count() == 20

@@ -34,7 +34,8 @@ def probe_worker(folder: Path, broker: str, transport: str) -> Iterator[subproce
     folder.mkdir(parents=True, exist_ok=True)
     log_path = folder / "worker.log"
     env = {
-        **os.environ,
+        # Without Django: Celery's Django fix-up would load the site (and its transport).
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"},
         "PROBE_BROKER": broker,
         "PROBE_TRANSPORT": transport,
         "PROBE_DIR": str(folder),

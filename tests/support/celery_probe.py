@@ -19,7 +19,8 @@ from kombu.transport import TRANSPORT_ALIASES
 if os.environ.get("PROBE_TRANSPORT") == "site":
     TRANSPORT_ALIASES["redis"] = "mmooc_site.redisbroker:Transport"
 
-app = Celery("probe", broker=os.environ.get("PROBE_BROKER", "memory://"))
+# Not the current app: the test process importing this module keeps the site's app current.
+app = Celery("probe", broker=os.environ.get("PROBE_BROKER", "memory://"), set_as_current=False)
 app.conf.update(
     task_acks_late=True,
     task_reject_on_worker_lost=True,
