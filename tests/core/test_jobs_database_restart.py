@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -254,6 +255,7 @@ def _restart_during_jobs(
         }
     finally:
         server.start()
+    back_at = time.monotonic()
     assert {name: code for name, (code, _body) in codes.items()} == {
         "api": 503,
         "start": 503,
@@ -270,6 +272,7 @@ def _restart_during_jobs(
         return all(state in ("succeeded", "failed", "cancelled") for (state,) in states)
 
     wait_until(ended, timeout=DEADLINE, what="every job to end after the restart")
+    print(f"\nevery job ended {time.monotonic() - back_at:.0f} s after PostgreSQL was back")
     ((status, rows_done, imported_count, message),) = _rows(
         database, "SELECT status, rows_done, imported, message FROM annotation_importjob"
     )

@@ -92,9 +92,8 @@ def test_anonymous_callers_are_counted_by_address(
         request.user = AnonymousUser()
         return AnonRateThrottle().allow_request(request, None)  # type: ignore[arg-type]
 
-    first, second = f"10.9.{free_port() % 250}.1", f"10.9.{free_port() % 250}.2"
-    assert [allowed(first) for _ in range(3)] == [True, True, False]
-    assert allowed(second)
+    assert [allowed("10.9.0.1") for _ in range(3)] == [True, True, False]
+    assert allowed("10.9.0.2")
 
 
 @pytest.mark.redis
