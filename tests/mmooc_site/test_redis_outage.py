@@ -77,7 +77,7 @@ def test_every_signed_in_call_and_job_start_answers_while_redis_is_down(
     assert claim.status_code == 200, claim.content
     with django_capture_on_commit_callbacks(execute=True):
         upload = SimpleUploadedFile("rows.jsonl", b"{}\n")
-        started = {
+        started: dict[Any, Any] = {
             ImportJob: lead_api.post(
                 reverse("api_dataset_imports", args=[imported.pk]),
                 {"format": "mmooc", "source_kind": "upload", "file": upload},
@@ -101,7 +101,7 @@ def test_every_signed_in_call_and_job_start_answers_while_redis_is_down(
         }
     codes = {model.__name__: response.status_code for model, response in started.items()}
     assert codes == {"ImportJob": 201, "Snapshot": 201, "JudgeJob": 201, "SampleBulkJob": 202}
-    jobs = {model: model.objects.get(pk=r.json()["id"]) for model, r in started.items()}
+    jobs: dict[Any, Any] = {m: m.objects.get(pk=r.json()["id"]) for m, r in started.items()}
     for model, job in jobs.items():
         assert job.status == JobStatus.QUEUED, model
         assert job.message == broker_down_message(), model
