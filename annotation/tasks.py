@@ -6,24 +6,45 @@ the services, never the other way round.
 
 from __future__ import annotations
 
-from celery import shared_task
+from typing import Any
+
+from celery import Task, shared_task
 
 from annotation.imports.services import import_job_run, import_jobs_sweep
 from annotation.services.bulk_jobs import sample_bulk_job_run, sample_bulk_jobs_sweep
-from annotation.services.media import media_asset_derive, media_assets_derive
+from annotation.services.media import (
+    media_asset_derive,
+    media_assets_derive,
+    media_derivations_sweep,
+)
 from annotation.snapshots.services import snapshot_build, snapshots_sweep
+from core.outages import storage_unreachable
+
+# Derivation tried again this often while the media storage is away (a derivative already
+# stored is kept and used, so a retry writes only what is missing).
+STORAGE_RETRY_SECONDS = 30
 
 
-@shared_task(name="annotation.derive_media_asset", acks_late=True, max_retries=3)
-def derive_media_asset(asset_id: int) -> None:
+@shared_task(name="annotation.derive_media_asset", acks_late=True, bind=True, max_retries=None)
+def derive_media_asset(self: Task[Any, Any], asset_id: int) -> None:
     """Make the thumbnail or waveform peaks of one asset (a no-op when already derived)."""
-    media_asset_derive(asset_id=asset_id)
+    try:
+        media_asset_derive(asset_id=asset_id)
+    except Exception as exc:
+        if storage_unreachable(exc):
+            raise self.retry(exc=exc, countdown=STORAGE_RETRY_SECONDS) from exc
+        raise
 
 
-@shared_task(name="annotation.derive_media_assets", acks_late=True)
-def derive_media_assets(asset_ids: list[int]) -> None:
+@shared_task(name="annotation.derive_media_assets", acks_late=True, bind=True, max_retries=None)
+def derive_media_assets(self: Task[Any, Any], asset_ids: list[int]) -> None:
     """Derive the thumbnails or peaks of a batch of assets an import stored (idempotent)."""
-    media_assets_derive(asset_ids=asset_ids)
+    try:
+        media_assets_derive(asset_ids=asset_ids)
+    except Exception as exc:
+        if storage_unreachable(exc):
+            raise self.retry(exc=exc, countdown=STORAGE_RETRY_SECONDS) from exc
+        raise
 
 
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
@@ -47,7 +68,8 @@ def run_sample_bulk_job(job_id: int) -> None:
 @shared_task(name="annotation.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
     """Run by Celery beat: resume imports, snapshots and bulk actions whose worker died or
-    whose message was lost."""
+    whose message was lost, and derive the media whose derivation's message was lost."""
     import_jobs_sweep()
     snapshots_sweep()
     sample_bulk_jobs_sweep()
+    media_derivations_sweep()

@@ -8,8 +8,9 @@ transactions, the product's own statement texts (``core.authentication.TOKEN_USE
 ``SETTLE``) through Django's own cursor, with the least Python around them: no DRF, no
 serializers, no ORM, no model instances, a fixed answer.
 
-- ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles; the throttle's
-  counter on the shared cache (one round trip); the claim with the dataset's visibility test
+- ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles; the throttle
+  (``core.throttling.count_call``: the user's ``INCR`` + ``EXPIRE`` in one round trip, as the
+  site's throttle sends them); the claim with the dataset's visibility test
   and the sample's card;
 - ``POST /floor/statements/submit/``: the token and the throttle again; the sample with its
   dataset when visible (the site reads it through the ORM); then in one transaction the slot
@@ -26,10 +27,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 import uuid
+from functools import cache
 from typing import Any
 
-from django.core.cache import cache
 from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -37,6 +39,7 @@ from django.views.decorators.csrf import csrf_exempt
 from core.authentication import TOKEN_USER
 from core.leases import DEFAULT_LEASE_SECONDS
 from core.roles import ROLES
+from core.throttling import UserRateThrottle, count_call
 from review.models import ReviewSettings
 from review.queue import statements
 from review.services import submit_sql
@@ -51,9 +54,16 @@ WHERE s.id = %(sample)s AND annotation_dataset_visible(d.id, %(me)s, false, 'ann
 """
 
 
+@cache
+def _rate() -> tuple[int, int]:
+    """The site's per-user rate (API_THROTTLE_USER): calls and period in seconds."""
+    throttle = UserRateThrottle()
+    return throttle.num_requests, int(throttle.duration)
+
+
 def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
-    """The token statement and a throttle counter's round trip (its answer unused: the floor
-    never answers 429); the user's id and username (None: no such token)."""
+    """The token statement and the throttle's round trip (its answer unused: the floor never
+    answers 429); the user's id and username (None: no such token)."""
     key = request.headers.get("Authorization", "")[6:]
     cursor.execute(TOKEN_USER, {"roles": ROLE_NAMES, "key": key})
     row = cursor.fetchone()
@@ -62,9 +72,9 @@ def _authenticate(cursor: Any, request: HttpRequest) -> tuple[int, str] | None:
     names = [column.name for column in cursor.description]
     user = dict(zip(names, row, strict=True))
     if "throttle" not in DROP:
-        counter = f"floor-throttle-{user['id']}"
-        if not cache.add(counter, 1, 60):
-            cache.incr(counter)
+        _limit, duration = _rate()
+        window = int(time.time() // duration)
+        count_call(f"throttle_user_{user['id']}:{window}", timeout=duration + 1)
     return user["id"], user["username"]
 
 

@@ -145,11 +145,35 @@ def job_finish(claim: Claim, *, status: str, message: str = "", **fields: Any) -
     )
 
 
-def job_release(claim: Claim, *, message: str) -> bool:
-    """Put a claimed job back in the queue (its task is sent again by the caller or a sweep)."""
+def job_release(claim: Claim, *, message: str, attempt_used: bool = True) -> bool:
+    """Put a claimed job back in the queue (its task is sent again by the caller or a sweep).
+    ``attempt_used=False`` gives the attempt back: the job could not work because a service
+    it shares with every job was away (Redis), which says nothing about the job itself, so it
+    waits for the service rather than running out of attempts."""
+    fields: dict[str, Any] = {}
+    if not attempt_used:
+        fields["attempts"] = claim.attempt - 1
     return bool(
-        claim.mine().update(status=JobStatus.QUEUED, queued_at=timezone.now(), message=message)
+        claim.mine().update(
+            status=JobStatus.QUEUED, queued_at=timezone.now(), message=message, **fields
+        )
     )
+
+
+# How long a job that waits for a service shared by every job (the media storage) waits
+# before it tries again.
+SERVICE_RETRY_SECONDS = 10
+
+
+def job_wait(claim: Claim, *, message: str, send: Callable[[], object]) -> bool:
+    """Put a claimed job back in the queue without using up its attempt, because a service
+    every job shares is away (``core.outages``); ``send`` sends its task again (with a delay,
+    ``SERVICE_RETRY_SECONDS``), and the sweep sends it should that fail. False when the job
+    was no longer this attempt's."""
+    if not job_release(claim, message=message, attempt_used=False):
+        return False
+    job_send_queued(claim.model, claim.pk, send)
+    return True
 
 
 class Heartbeat:

@@ -8,7 +8,6 @@ import uuid
 from django.core.cache import cache
 from django.db import connection
 
-from core import redis_wire
 from mmooc_site.celery import app
 
 logger = logging.getLogger(__name__)
@@ -26,11 +25,13 @@ def database_ok() -> bool:
 
 
 def _redis_ping(url: str) -> bool:
-    """A ping on a connection of its own, without loading kombu's Redis transport and
-    redis-py (see core.redis_wire)."""
-    client = redis_wire.RedisWire(url, timeout=_TIMEOUT)
+    """A ping with redis-py on a connection of its own, closed after it (kombu's connection
+    would retry and keep a pool)."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=_TIMEOUT, socket_timeout=_TIMEOUT)
     try:
-        return client.ping()
+        return bool(client.ping())
     finally:
         client.close()
 
@@ -50,19 +51,12 @@ def broker_ok() -> bool:
 
 
 def cache_round_trip(key: str) -> bool:
-    """Write, read and delete a key in the cache (on Redis without loading redis-py)."""
-    shared = redis_wire.cache_redis()
-    if shared is None:
-        cache.set(key, "1", timeout=10)
-        ok = bool(cache.get(key) == "1")
-        cache.delete(key)
-        return ok
-    client, prefix = shared
-    full = f"{prefix}:healthz:{key}"
-    _set, value, _deleted = client.execute(
-        ("SET", full, "1", "EX", 10), ("GET", full), ("DEL", full)
-    )
-    return value == b"1"
+    """Write, read and delete a key through Django's cache API."""
+    name = f"healthz:{key}"
+    cache.set(name, "1", timeout=10)
+    ok = bool(cache.get(name) == "1")
+    cache.delete(name)
+    return ok
 
 
 def cache_ok() -> bool:

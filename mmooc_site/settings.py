@@ -210,12 +210,19 @@ REDIS_URL = env.str("REDIS_URL", default="")
 
 # One cache shared by every web and worker process (throttle counts, cached figures): Redis
 # when REDIS_URL is set, otherwise a database table (made by `migrate`, core 0001).
+# A Redis that does not answer costs a request at most CACHE_TIMEOUT_SECONDS (redis-py's
+# connections from Django's pool do not retry): the API's rate limit then lets calls through.
+CACHE_TIMEOUT_SECONDS = env.float("CACHE_TIMEOUT_SECONDS", default=2.0)
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="mmooc"),
+            "OPTIONS": {
+                "socket_connect_timeout": CACHE_TIMEOUT_SECONDS,
+                "socket_timeout": CACHE_TIMEOUT_SECONDS,
+            },
         }
     }
 else:
@@ -238,9 +245,24 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="default")
+# The periodic sweeps have a queue of their own, which workers read too (a worker started
+# without -Q reads both): sweeps that piled up while no worker ran never look like a backlog
+# of jobs to the sweep (core.jobs.broker_queue_size counts the jobs' queue only).
+CELERY_SWEEP_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.sweeps"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name}
+    for name in (CELERY_TASK_DEFAULT_QUEUE, CELERY_SWEEP_QUEUE)
+}
+CELERY_TASK_ROUTES = {"*.sweep_jobs": {"queue": CELERY_SWEEP_QUEUE}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker outlives its broker: it tries to reconnect for as long as the broker is away
+# (Celery's default gives up after 100 attempts, about 45 minutes), and a task running when
+# the connection drops runs to its end (its writes go to PostgreSQL, fenced by its attempt;
+# the job sweep deals with a message lost meanwhile) rather than being cancelled.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("redis"):
     # How soon the Redis broker hands a message whose worker died to another worker (kombu's
@@ -294,7 +316,7 @@ REST_FRAMEWORK = {
         "core.authentication.ExpiringTokenAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
+        "core.throttling.AnonRateThrottle",
         "core.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {

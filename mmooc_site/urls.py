@@ -30,3 +30,6 @@ urlpatterns = [
     path("", include(("judging.urls", "judging"), namespace="judging")),
     path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
 ]
+
+# A database that cannot be reached is a 503, not a 500 (mmooc_site.views.server_error).
+handler500 = "mmooc_site.views.server_error"

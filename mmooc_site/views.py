@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
+from django.utils.html import escape
+from django.utils.translation import gettext as _
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from django.views.i18n import set_language as django_set_language
@@ -40,6 +45,31 @@ def healthz(request: HttpRequest) -> HttpResponse:
         "down": down,
     }
     return JsonResponse(body, status=503 if down else 200)
+
+
+DATABASE_RETRY_AFTER_SECONDS = 10
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The site's handler500: a request that failed because the database could not be reached
+    (a restart, a network cut: Django's OperationalError or InterfaceError, raised by a view,
+    DRF or a middleware) is a 503 with Retry-After, JSON under /api/, a plain page elsewhere,
+    built without the database; anything else is Django's own 500."""
+    error = sys.exc_info()[1]
+    if not isinstance(error, OperationalError | InterfaceError):
+        return defaults.server_error(request)
+    message = _("The database cannot be reached right now. Try again in a few seconds.")
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": message}, status=503)
+    else:
+        title = _("Temporarily unavailable")
+        response = HttpResponse(
+            f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
+            f"<p>{escape(message)}</p>",
+            status=503,
+        )
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_SECONDS)
+    return response
 
 
 @login_not_required

@@ -41,6 +41,7 @@ from annotation.services.media import (
     FileWrites,
     NewAsset,
     media_assets_insert,
+    media_derive_send,
     media_files_storing,
     media_inspect,
     media_max_bytes,
@@ -53,7 +54,6 @@ from annotation.services.samples import (
 )
 from core.jobs import JobStopped
 from core.lookups import AnyOf
-from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -369,7 +369,7 @@ class ImportRun:
                 raise JobStopped
             stored = [asset_ids[sha] for sha in new_assets if sha in asset_ids]
             if stored:
-                transaction.on_commit(lambda: enqueue("annotation.derive_media_assets", stored))
+                transaction.on_commit(lambda: media_derive_send(stored))
 
     def _record_versions(self, recorded: list[tuple[Row, Sample, list[dict[str, Any]]]]) -> None:
         """Keep each written row as the sample's imported version, for the next re-import."""

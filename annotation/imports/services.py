@@ -61,7 +61,17 @@ from annotation.models import (
 )
 from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
-from core.jobs import Claim, JobStatus, JobStopped, job_claim, job_heartbeat
+from core.jobs import (
+    SERVICE_RETRY_SECONDS,
+    Claim,
+    JobStatus,
+    JobStopped,
+    job_claim,
+    job_heartbeat,
+    job_wait,
+)
+from core.outages import storage_down_message, storage_unreachable
+from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -426,7 +436,18 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 "file again leaves them unchanged."
             ) % {"done": run.counts.rows_done}
         _finish(claim, run, JobStatus.FAILED, message)
-    except Exception:
+    except Exception as exc:
+        if storage_unreachable(exc):
+            logger.warning("import job %s waits for the media storage", job.pk, exc_info=True)
+            job_wait(
+                claim,
+                message=storage_down_message(),
+                send=lambda: enqueue(
+                    "annotation.run_import_job", job.pk, countdown=SERVICE_RETRY_SECONDS
+                ),
+            )
+            job.refresh_from_db()
+            return job
         logger.exception("import job %s failed", job.pk)
         _finish(claim, run, JobStatus.FAILED, _("The import stopped because of an internal error."))
     else:

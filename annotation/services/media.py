@@ -7,6 +7,7 @@ batch of one.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import mimetypes
 import os
@@ -27,6 +28,7 @@ from django.utils import timezone
 from annotation import media_checks
 from annotation.models import MediaAsset, MediaKind
 from core.bulk import rows_insert_new
+from core.jobs import job_send
 from core.tasks import enqueue
 
 # The workbench shows an image from a display copy at most this many pixels on its longer side
@@ -249,7 +251,7 @@ def media_asset_store(
         files.wait()
         asset = MediaAsset.objects.get(sha256=sha)
         # Deriving is safe to run twice: an asset a concurrent writer stored is left alone.
-        transaction.on_commit(lambda: enqueue("annotation.derive_media_asset", asset.pk))
+        transaction.on_commit(lambda: media_derive_send([asset.pk]))
     return asset
 
 
@@ -257,6 +259,33 @@ def media_asset_store(
 # thumbnail (re-encoding a 24×24 PNG costs more than it saves, and a file more to store).
 OWN_THUMBNAIL_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 THUMBNAIL_SIZE = 320
+
+
+def media_derive_send(asset_ids: Sequence[int]) -> None:
+    """Send the derivation of assets just stored (call on commit). A broker that does not
+    take it is logged and left to ``media_derivations_sweep``, never an error of the write."""
+    ids = list(asset_ids)
+    job_send(lambda: enqueue("annotation.derive_media_assets", ids))
+
+
+# An asset still underived this long after it was stored lost its derivation's message.
+UNDERIVED_AFTER = dt.timedelta(minutes=5)
+SWEEP_BATCH = 500
+
+
+def media_derivations_sweep(*, now: dt.datetime | None = None) -> int:
+    """Send again the derivation of assets stored more than ``UNDERIVED_AFTER`` ago and
+    still underived (their message was lost: a broker down when it was sent, a restart of
+    Redis), in batches; the assets sent (a partial index serves the query)."""
+    before = (now or timezone.now()) - UNDERIVED_AFTER
+    ids = list(
+        MediaAsset.objects.filter(derived_at__isnull=True, created_at__lt=before)
+        .order_by("pk")
+        .values_list("pk", flat=True)[: SWEEP_BATCH * 20]
+    )
+    for start in range(0, len(ids), SWEEP_BATCH):
+        media_derive_send(ids[start : start + SWEEP_BATCH])
+    return len(ids)
 
 
 def media_asset_derive(*, asset_id: int) -> MediaAsset | None:

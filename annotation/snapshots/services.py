@@ -51,6 +51,7 @@ from annotation.snapshots.selectors import (
 )
 from core import jobs
 from core.jobs import RETRYABLE, Heartbeat, JobStopped, SweepResult
+from core.outages import storage_down_message, storage_unreachable
 from core.tasks import enqueue
 
 if TYPE_CHECKING:
@@ -198,8 +199,19 @@ def snapshot_build(*, snapshot_id: int, chunk_size: int = CHUNK_SIZE) -> Snapsho
     except JobStopped:
         logger.info("snapshot %s was taken over", snapshot_id)
     except Exception as exc:
-        logger.exception("snapshot %s failed", snapshot_id)
         SnapshotEntry.objects.filter(snapshot=snapshot).delete()
+        if storage_unreachable(exc):
+            logger.warning("snapshot %s waits for the media storage", snapshot_id, exc_info=True)
+            jobs.job_wait(
+                claim,
+                message=storage_down_message(),
+                send=lambda: enqueue(
+                    "annotation.build_snapshot", snapshot_id, countdown=jobs.SERVICE_RETRY_SECONDS
+                ),
+            )
+            snapshot.refresh_from_db()
+            return snapshot
+        logger.exception("snapshot %s failed", snapshot_id)
         jobs.job_finish(
             claim,
             status=JobStatus.FAILED,

@@ -20,7 +20,7 @@ from core.jobs import (
 )
 from core.tasks import enqueue
 from judging.models import CHUNK_FINISHED, ChunkStatus, JudgeJobChunk
-from judging.services.chunks import judge_chunk_items
+from judging.services.chunks import SharedStoreUnavailable, judge_chunk_items
 from judging.services.jobs import judge_job_finish_if_done
 from judging.services.lanes import lane_run
 
@@ -28,12 +28,15 @@ logger = logging.getLogger(__name__)
 
 
 def _retry_or_fail(claim: Claim, exc: BaseException) -> None:
-    """Queue the chunk again after a growing delay, or give it up after its last attempt."""
+    """Queue the chunk again after a growing delay, or give it up after its last attempt.
+    Calls that could not reach the rate-limit store (Redis away) use up no attempt: the chunk
+    keeps its verdicts and waits for Redis, however often it goes away."""
     reason = f"{type(exc).__name__}: {exc}"[:2000]
-    if claim.attempt >= settings.JOB_MAX_ATTEMPTS:
+    store_away = isinstance(exc, SharedStoreUnavailable)
+    if claim.attempt >= settings.JOB_MAX_ATTEMPTS and not store_away:
         job_finish(claim, status=ChunkStatus.FAILED, message=gave_up_message(claim.attempt, reason))
         return
-    if job_release(claim, message=reason):
+    if job_release(claim, message=reason, attempt_used=not store_away):
         delay = min(60, 5 * 2 ** (claim.attempt - 1))
         job_send_queued(
             JudgeJobChunk,

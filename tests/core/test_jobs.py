@@ -11,6 +11,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from annotation.models import ImportJob, JobStatus
+from annotation.tasks import sweep_jobs
 from core import jobs
 from tests.annotation.factories import mmooc_dataset
 
@@ -173,3 +174,32 @@ def test_the_broker_queue_size_is_read_from_redis(settings: Any) -> None:
             assert jobs.broker_queue_size() == 1
         finally:
             queue(connection.default_channel).purge()
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_sweeps_piled_up_in_the_broker_never_hide_a_lost_job(settings: Any) -> None:
+    """Beat's sweeps go to a queue of their own: two dozen of them waiting unread (no worker
+    ran meanwhile) leave the jobs' queue empty, so a queued job whose message was lost is sent
+    again after the usual timeout, not after ten."""
+    from mmooc_site.celery import app
+
+    assert app.amqp.router.route({}, "annotation.sweep_jobs")["queue"].name == (
+        settings.CELERY_SWEEP_QUEUE
+    )
+    lost = queued_job(queued_at=ago(settings.JOB_QUEUED_TIMEOUT_SECONDS + 5))
+    sweeps = app.amqp.queues[settings.CELERY_SWEEP_QUEUE]
+    app.conf.task_always_eager = False
+    try:
+        for _ in range(24):
+            sweep_jobs.apply_async(expires=30)
+        with app.connection_for_write() as connection:
+            declared: Any = sweeps(connection.default_channel).queue_declare(passive=True)
+        assert declared.message_count == 24
+        assert jobs.broker_queue_size() == 0
+        sent: list[int] = []
+        assert jobs.job_sweep_lost(ImportJob, send=sent.append).resent == [lost.pk]
+    finally:
+        app.conf.task_always_eager = True
+        with app.connection_for_write() as connection:
+            sweeps(connection.default_channel).purge()

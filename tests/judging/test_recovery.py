@@ -70,33 +70,60 @@ def test_a_cancel_ends_a_running_job_at_once(django_capture_on_commit_callbacks:
     assert not Verdict.objects.filter(job=job).exists()
 
 
-def test_redis_failures_are_retried_not_recorded_and_a_chunk_is_given_up_with_its_reason(
+def test_redis_failures_are_retried_not_recorded_and_use_up_no_attempt(
     django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
 ) -> None:
-    """Items whose calls could not reach Redis get no verdict; the chunk is queued again
-    (its other verdicts kept); after JOB_MAX_ATTEMPTS attempts it fails, and so does the
-    job, with the reason."""
+    """Items whose calls could not reach Redis get no verdict; the chunk is queued again (its
+    other verdicts kept), as often as Redis goes away, without using up its attempts (Redis,
+    not the chunk, was the problem); once Redis answers the chunk ends with every verdict."""
     job = planned_job(django_capture_on_commit_callbacks, n=5)
     chunk = JudgeJobChunk.objects.get(job=job)
     unlucky = set(chunk.item_ids[:2])
+    real = chunks._outcomes
     monkeypatch.setattr(chunks, "_outcomes", redis_down_for(unlucky))
     sent: list[Any] = []
     monkeypatch.setattr(tasks.run_judge_chunk, "apply_async", lambda *a, **k: sent.append(a))
 
-    assert services.judge_chunk_run(chunk_id=chunk.pk) == 0
-    chunk.refresh_from_db()
-    assert (chunk.status, chunk.attempts) == (ChunkStatus.QUEUED, 1)
-    assert "rate-limit store" in chunk.message and sent == [((chunk.pk,),)]
+    for _outage in range(settings.JOB_MAX_ATTEMPTS + 2):
+        assert services.judge_chunk_run(chunk_id=chunk.pk) == 0
+        chunk.refresh_from_db()
+        assert (chunk.status, chunk.attempts) == (ChunkStatus.QUEUED, 0)
+        assert "rate-limit store" in chunk.message
+    assert sent == [((chunk.pk,),)] * (settings.JOB_MAX_ATTEMPTS + 2)
     assert Verdict.objects.filter(job=job).count() == 3
     assert not Verdict.objects.filter(job=job).exclude(error_kind="").exists()
+    job.refresh_from_db()
+    assert job.status == JobStatus.RUNNING
 
-    for _attempt in range(settings.JOB_MAX_ATTEMPTS - 1):
+    monkeypatch.setattr(chunks, "_outcomes", real)
+
+    services.judge_chunk_run(chunk_id=chunk.pk)
+    chunk.refresh_from_db()
+    job.refresh_from_db()
+    assert (chunk.status, chunk.attempts) == (ChunkStatus.DONE, 1)
+    assert job.status == JobStatus.SUCCEEDED, job.message
+    assert Verdict.objects.filter(job=job).count() == 5
+
+
+def test_a_chunk_failing_each_attempt_is_given_up_with_its_reason(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """Any other failure uses up an attempt; after JOB_MAX_ATTEMPTS the chunk fails, and so
+    does the job, with the reason; a Retry runs what is missing."""
+    job = planned_job(django_capture_on_commit_callbacks, n=5)
+    chunk = JudgeJobChunk.objects.get(job=job)
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("the judge's answer could not be read")
+
+    monkeypatch.setattr(chunks, "_outcomes", broken)
+    monkeypatch.setattr(tasks.run_judge_chunk, "apply_async", lambda *a, **k: None)
+    for _attempt in range(settings.JOB_MAX_ATTEMPTS):
         services.judge_chunk_run(chunk_id=chunk.pk)
     chunk.refresh_from_db()
     job.refresh_from_db()
-    assert chunk.status == ChunkStatus.FAILED and "rate-limit store" in chunk.message
-    assert job.status == JobStatus.FAILED and "rate-limit store" in job.message
-    assert Verdict.objects.filter(job=job).count() == 3
+    assert chunk.status == ChunkStatus.FAILED and "could not be read" in chunk.message
+    assert job.status == JobStatus.FAILED and "could not be read" in job.message
 
     monkeypatch.undo()
     with django_capture_on_commit_callbacks(execute=True):

@@ -71,64 +71,74 @@ def wait_until(condition: Callable[[], bool], *, timeout: float, what: str) -> N
     raise TimeoutError(f"gave up waiting for {what} after {timeout:.0f} s")
 
 
-@contextmanager
-def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
-    """A SeaweedFS server with an S3 endpoint on free ports; yields the endpoint URL."""
-    s3, master, volume, filer = free_port(), free_port(), free_port(), free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
-    # With an identity configured, SeaweedFS refuses anonymous requests, as a real bucket does.
-    config = workdir / "s3.json"
-    config.write_text(
-        json.dumps(
-            {
-                "identities": [
-                    {
-                        "name": "tests",
-                        "credentials": [{"accessKey": "test", "secretKey": "test"}],
-                        "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-                    }
-                ]
-            }
+class SeaweedServer:
+    """A SeaweedFS server with an S3 endpoint on free ports, which a test may stop and start
+    again on the same ports and folder (its data kept)."""
+
+    def __init__(self, weed: str, workdir: Path) -> None:
+        self.weed, self.workdir = weed, workdir
+        self.ports = {name: free_port() for name in ("s3", "master", "volume", "filer")}
+        self.grpc = {name: free_port() for name in ("master", "volume", "filer", "s3")}
+        self.endpoint = f"http://127.0.0.1:{self.ports['s3']}"
+        self.process: subprocess.Popen[bytes] | None = None
+        workdir.mkdir(parents=True, exist_ok=True)
+        # With an identity configured, SeaweedFS refuses anonymous requests, as a real
+        # bucket does.
+        self.config = workdir / "s3.json"
+        self.config.write_text(
+            json.dumps(
+                {
+                    "identities": [
+                        {
+                            "name": "tests",
+                            "credentials": [{"accessKey": "test", "secretKey": "test"}],
+                            "actions": ["Admin", "Read", "Write", "List", "Tagging"],
+                        }
+                    ]
+                }
+            )
         )
-    )
-    log = open(workdir / "weed.log", "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [
-            weed,
-            "server",
-            f"-dir={workdir}",
-            "-ip=127.0.0.1",
-            "-ip.bind=127.0.0.1",
-            f"-master.port={master}",
-            f"-volume.port={volume}",
-            f"-filer.port={filer}",
-            "-filer",
-            "-s3",
-            f"-s3.port={s3}",
-            f"-s3.config={config}",
-            "-master.volumeSizeLimitMB=64",
-            # The default of 8 volumes fills up after two buckets (one bucket per test).
-            "-volume.max=0",
-            # Listeners nobody here uses, on fixed default ports two servers would fight over;
-            # and no telemetry: the machine has no network.
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            "-master.telemetry=false",
-            f"-master.port.grpc={free_port()}",
-            f"-volume.port.grpc={free_port()}",
-            f"-filer.port.grpc={free_port()}",
-            f"-s3.port.grpc={free_port()}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    endpoint = f"http://127.0.0.1:{s3}"
-    try:
-        client = s3_client(endpoint)
+
+    def start(self) -> None:
+        log = open(self.workdir / "weed.log", "ab")  # noqa: SIM115 - the process keeps it
+        ports, grpc = self.ports, self.grpc
+        self.process = subprocess.Popen(
+            [
+                self.weed,
+                "server",
+                f"-dir={self.workdir}",
+                "-ip=127.0.0.1",
+                "-ip.bind=127.0.0.1",
+                f"-master.port={ports['master']}",
+                f"-volume.port={ports['volume']}",
+                f"-filer.port={ports['filer']}",
+                "-filer",
+                "-s3",
+                f"-s3.port={ports['s3']}",
+                f"-s3.config={self.config}",
+                "-master.volumeSizeLimitMB=64",
+                # The default of 8 volumes fills up after two buckets (one bucket per test).
+                "-volume.max=0",
+                # Listeners nobody here uses, on fixed default ports two servers would fight
+                # over; and no telemetry: the machine has no network.
+                "-s3.port.iceberg=0",
+                "-s3.port.lance=0",
+                "-master.telemetry=false",
+                f"-master.port.grpc={grpc['master']}",
+                f"-volume.port.grpc={grpc['volume']}",
+                f"-filer.port.grpc={grpc['filer']}",
+                f"-s3.port.grpc={grpc['s3']}",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        client = s3_client(self.endpoint)
+        process = self.process
 
         def ready() -> bool:
             if process.poll() is not None:
-                raise RuntimeError((workdir / "weed.log").read_text()[-2000:])
+                raise RuntimeError((self.workdir / "weed.log").read_text()[-2000:])
             try:
                 client.list_buckets()
                 return True
@@ -136,14 +146,27 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
                 return False
 
         wait_until(ready, timeout=60, what="SeaweedFS's S3 endpoint")
-        yield endpoint
-    finally:
-        process.terminate()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
         try:
-            process.wait(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@contextmanager
+def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
+    """A SeaweedFS server with an S3 endpoint on free ports; yields the endpoint URL."""
+    server = SeaweedServer(weed, workdir)
+    try:
+        server.start()
+        yield server.endpoint
+    finally:
+        server.stop()
 
 
 @contextmanager
@@ -168,7 +191,7 @@ def celery_worker(
             "-l",
             "info",
             "-Q",
-            queue,
+            f"{queue},{queue}.sweeps",  # the jobs' queue and the sweeps' (settings)
             "-c",
             str(concurrency),
             "--without-gossip",
