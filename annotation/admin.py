@@ -15,6 +15,10 @@ from annotation.models import (
     Snapshot,
     SnapshotEntry,
     TaxonomyTerm,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookWatermark,
 )
 
 
@@ -144,3 +148,27 @@ class SnapshotEntryAdmin(admin.ModelAdmin[SnapshotEntry]):
     list_display = ["snapshot", "external_id", "content_hash"]
     list_select_related = ["snapshot"]
     raw_id_fields = ["snapshot", "sample"]
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin[WebhookEndpoint]):
+    list_display = ["url", "dataset", "enabled", "created_at"]
+    list_filter = ["enabled"]
+    # The signing secrets are shown once, on the site's page; never here.
+    exclude = ["secret", "previous_secret"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin[WebhookDelivery]):
+    list_display = ["message_id", "event", "endpoint", "status", "tries", "created_at"]
+    list_filter = ["status", "event"]
+
+
+@admin.register(WebhookAttempt)
+class WebhookAttemptAdmin(admin.ModelAdmin[WebhookAttempt]):
+    list_display = ["delivery", "number", "status_code", "started_at"]
+
+
+@admin.register(WebhookWatermark)
+class WebhookWatermarkAdmin(admin.ModelAdmin[WebhookWatermark]):
+    list_display = ["dataset", "event", "seen_until"]

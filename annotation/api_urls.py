@@ -1,9 +1,31 @@
 from django.urls import include, path
 
 from annotation import apis
+from annotation.webhooks import apis as webhook_apis
 
 urlpatterns = [
     path("me/", apis.MeApi.as_view(), name="api_me"),
+    path("webhooks/", webhook_apis.EndpointListCreateApi.as_view(), name="api_webhooks"),
+    path(
+        "webhooks/<int:endpoint_id>/test/",
+        webhook_apis.EndpointTestApi.as_view(),
+        name="api_webhook_test",
+    ),
+    path(
+        "webhooks/<int:endpoint_id>/deliveries/",
+        webhook_apis.EndpointDeliveriesApi.as_view(),
+        name="api_webhook_deliveries",
+    ),
+    path(
+        "webhook-deliveries/<int:delivery_id>/",
+        webhook_apis.DeliveryApi.as_view(),
+        name="api_webhook_delivery",
+    ),
+    path(
+        "webhook-deliveries/<int:delivery_id>/redeliver/",
+        webhook_apis.DeliveryRedeliverApi.as_view(),
+        name="api_webhook_redeliver",
+    ),
     path("datasets/", apis.DatasetListCreateApi.as_view(), name="api_datasets"),
     path("datasets/<int:dataset_id>/", apis.DatasetDetailApi.as_view(), name="api_dataset"),
     path(

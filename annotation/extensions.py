@@ -5,6 +5,8 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
 - **Sample list buttons and sample page panels**: review adds marking samples as gold items.
 - **Manifest sections**: review records in each release which reviewers it excluded.
 - **Membership changes**: accounts writes every change of a dataset's members to its access log.
+- **Work from another tool**: an import of a Label Studio export hands its completed
+  annotations to review (reviews) and its predictions to judging (verdicts).
 - **The review queue**: annotation owns samples and their statuses but may not import review.
   When its services move samples into or out of review (sent to review, taken down, restored,
   re-prioritised, an import that sends its samples on), they tell the queue through this port,
@@ -204,3 +206,66 @@ def membership_changed_register(callback: Callable[[MembershipChange], object]) 
 def membership_changed(change: MembershipChange) -> None:
     for callback in _membership_changed:
         callback(change)
+
+
+# Work done in another annotation tool that an import brings along (Label Studio's completed
+# annotations and predictions): review keeps the annotations as reviews, judging the
+# predictions as a judge's verdicts. Each handler returns notes for the import's summary.
+
+
+@dataclass(frozen=True)
+class ImportedAnnotation:
+    """A person's labels of one sample, made in another tool."""
+
+    sample_id: int
+    key: str  # stable across imports of the same export (the tool's ids)
+    email: str
+    user_id: str
+    name: str
+    labels: dict[str, str]
+    rejected: bool
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ImportedPrediction:
+    """A model's labels of one sample, made in another tool."""
+
+    sample_id: int
+    model_version: str
+    labels: dict[str, str]
+    score: float | None
+
+
+_annotations_handler: Callable[..., list[str]] | None = None
+_predictions_handler: Callable[..., list[str]] | None = None
+
+
+def imported_work_register(
+    *,
+    annotations: Callable[..., list[str]] | None = None,
+    predictions: Callable[..., list[str]] | None = None,
+) -> None:
+    """Take imported annotations (review) or predictions (judging): ``handler(dataset=…,
+    items=[…], by=user or None) -> notes``."""
+    global _annotations_handler, _predictions_handler
+    if annotations is not None:
+        _annotations_handler = annotations
+    if predictions is not None:
+        _predictions_handler = predictions
+
+
+def imported_annotations(
+    *, dataset: Dataset, items: list[ImportedAnnotation], by: User | None
+) -> list[str]:
+    if _annotations_handler is None or not items:
+        return []
+    return _annotations_handler(dataset=dataset, items=items, by=by)
+
+
+def imported_predictions(
+    *, dataset: Dataset, items: list[ImportedPrediction], by: User | None
+) -> list[str]:
+    if _predictions_handler is None or not items:
+        return []
+    return _predictions_handler(dataset=dataset, items=items, by=by)

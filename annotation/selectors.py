@@ -393,6 +393,16 @@ def sample_ids_by_external_id(*, dataset: Dataset, external_ids: Iterable[str]) 
     )
 
 
+def sample_order(*, dataset: Dataset, split: str = "") -> list[tuple[int, str, str]]:
+    """(id, external id, reference answer) of a dataset's samples in import order: the order
+    an evaluation harness's positional ``doc_id`` counts in. With ``split``, only that split's
+    samples, when the dataset has any of it."""
+    rows = Sample.objects.filter(dataset=dataset)
+    if split and rows.filter(split=split).exists():
+        rows = rows.filter(split=split)
+    return list(rows.order_by("id").values_list("id", "external_id", "reference_answer"))
+
+
 def sample_label_rows(
     *, dataset: Dataset, fields: Iterable[str], chunk_size: int = 2000
 ) -> Iterator[tuple[Any, ...]]:

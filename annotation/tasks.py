@@ -18,6 +18,7 @@ from annotation.services.media import (
     media_derivations_sweep,
 )
 from annotation.snapshots.services import snapshot_build, snapshots_sweep
+from annotation.webhooks.services import webhook_delivery_run, webhooks_sweep
 from core.outages import storage_unreachable
 
 # Derivation tried again this often while the media storage is away (a derivative already
@@ -67,9 +68,17 @@ def run_sample_bulk_job(job_id: int) -> None:
 
 @shared_task(name="annotation.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
-    """Run by Celery beat: resume imports, snapshots and bulk actions whose worker died or
-    whose message was lost, and derive the media whose derivation's message was lost."""
+    """Run by Celery beat: resume imports, snapshots, bulk actions and webhook deliveries whose
+    worker died or whose message was lost, emit the webhook events of samples' statuses, and
+    derive the media whose derivation's message was lost."""
     import_jobs_sweep()
     snapshots_sweep()
     sample_bulk_jobs_sweep()
+    webhooks_sweep()
     media_derivations_sweep()
+
+
+@shared_task(name="annotation.deliver_webhook", acks_late=True, soft_time_limit=5 * 60)
+def deliver_webhook(delivery_id: int) -> None:
+    """Make a webhook delivery's next attempt; early or repeated messages do nothing."""
+    webhook_delivery_run(delivery_id=delivery_id)

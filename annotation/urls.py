@@ -1,10 +1,31 @@
 from django.urls import include, path
 
 from annotation import sample_views, settings_views, views
+from annotation.webhooks import views as webhook_views
 
 app_name = "annotation"
 
 urlpatterns = [
+    path("webhooks/", webhook_views.webhook_list, name="webhook_list"),
+    path("webhooks/<int:endpoint_id>/", webhook_views.webhook_detail, name="webhook_detail"),
+    path("webhooks/<int:endpoint_id>/rotate/", webhook_views.webhook_rotate, name="webhook_rotate"),
+    path("webhooks/<int:endpoint_id>/test/", webhook_views.webhook_test, name="webhook_test"),
+    path("webhooks/<int:endpoint_id>/delete/", webhook_views.webhook_delete, name="webhook_delete"),
+    path(
+        "webhooks/deliveries/<int:delivery_id>/",
+        webhook_views.webhook_delivery,
+        name="webhook_delivery",
+    ),
+    path(
+        "webhooks/deliveries/<int:delivery_id>/redeliver/",
+        webhook_views.webhook_redeliver,
+        name="webhook_redeliver",
+    ),
+    path(
+        "datasets/<int:dataset_id>/webhooks/",
+        webhook_views.dataset_webhooks,
+        name="dataset_webhooks",
+    ),
     path("datasets/", views.dataset_list, name="dataset_list"),
     path("datasets/new/", views.dataset_create, name="dataset_create"),
     path("datasets/<int:dataset_id>/", views.dataset_detail, name="dataset_detail"),

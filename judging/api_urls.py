@@ -36,5 +36,10 @@ urlpatterns = [
         apis.ResponseImportApi.as_view(),
         name="api_response_import",
     ),
+    path(
+        "datasets/<int:dataset_id>/responses/inspect/",
+        apis.ResponseInspectApi.as_view(),
+        name="api_response_inspect",
+    ),
 ]
 urlpatterns += [path("", include("judging.audit.api_urls"))]  # type: ignore[list-item]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.core.files.storage import default_storage
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -15,14 +16,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.apis import ImportJobOutput
+from annotation.imports.jobs import import_upload_store
 from annotation.lookups import dataset_or_404
-from annotation.models import ImportKind
 from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
 from judging.imports import services as import_services
 from judging.models import Judge, JudgeJob, JudgeKind
+from judging.services.harness import DOC_ORDERS
+from judging.services.responses import AUTO, RESPONSE_FORMAT_CHOICES
 
 MAX_JOBS_LISTED = 50
 
@@ -306,8 +309,20 @@ class ResponseImportApi(APIView):
 
     class ResponseImportInput(serializers.Serializer[Any]):
         file = serializers.FileField(help_text="one file, or a zip of files of the format")
-        format = serializers.ChoiceField(choices=list(services.RESPONSE_FORMATS))
+        format = serializers.ChoiceField(
+            choices=RESPONSE_FORMAT_CHOICES,
+            required=False,
+            default=AUTO,
+            help_text="auto: detected from the files' shape",
+        )
         model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+        doc_order = serializers.ChoiceField(
+            choices=list(DOC_ORDERS),
+            required=False,
+            default="",
+            help_text="lmms-eval: doc_id is the sample's position in the dataset's import "
+            "order, or its external id (required for lmms-eval logs; see the inspect call)",
+        )
 
     @extend_schema(request=ResponseImportInput, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
@@ -316,12 +331,67 @@ class ResponseImportApi(APIView):
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        job = import_services.upload_create(
+        job = import_services.response_upload_create(
             dataset=dataset,
-            kind=ImportKind.RESPONSES,
             format=data["format"],
             upload=data["file"],
             model=data["model"],
+            doc_order=data["doc_order"],
             created_by=acting_user(request.user),
         )
         return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ResponseInspectApi(APIView):
+    """What a response upload holds, without importing it: the format (detected), and for an
+    lmms-eval log how its first rows match the dataset under each doc order."""
+
+    permission_classes = [IsLead]
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InspectInput(serializers.Serializer[Any]):
+        file = serializers.FileField()
+        format = serializers.ChoiceField(
+            choices=RESPONSE_FORMAT_CHOICES, required=False, default=AUTO
+        )
+        model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+    @extend_schema(request=InspectInput, responses={200: OpenApiTypes.OBJECT})
+    def post(self, request: Request, dataset_id: int) -> Response:
+        dataset = dataset_or_404(request, dataset_id)
+        payload = self.InspectInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        source, name = import_upload_store(data["file"])
+        try:
+            inspection = import_services.response_upload_inspect(
+                source=source,
+                source_name=name,
+                format=data["format"],
+                model=data["model"],
+                dataset=dataset,
+            )
+        finally:
+            default_storage.delete(source)
+        plan = inspection.plan
+        return Response(
+            {
+                "format": inspection.format,
+                "doc_order_needed": inspection.needs_doc_order,
+                "files": [
+                    {
+                        "name": f.name,
+                        "model": f.model,
+                        "task": f.task,
+                        "kind": f.kind,
+                        "judges": (
+                            [f.judge_name(m) for m in f.metrics]
+                            if f.harness == "lmms_eval"
+                            else ([f.judge_name()] if f.kind == "evaluated" else [])
+                        ),
+                    }
+                    for f in (plan.files if plan else [])
+                ],
+                "previews": [asdict(p) for p in inspection.previews],
+            }
+        )

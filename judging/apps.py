@@ -25,3 +25,8 @@ class JudgingConfig(AppConfig):
         spec = ImportKindSpec("judging.run_import_job", "judging:dataset_judging")
         import_kind_register(ImportKind.RESPONSES, spec)
         import_kind_register(ImportKind.VERDICTS, spec)
+
+        from judging.services import imported
+
+        # A Label Studio export's predictions become a judge's verdicts.
+        extensions.imported_work_register(predictions=imported.verdicts_from_imported)

@@ -325,7 +325,7 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
                 )
             )
             continue
-        if answer is None or reasoning is None:
+        if answer is None:
             continue
         scored.append(
             ScoreRow(
@@ -336,7 +336,8 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
                 category,
                 question_format,
                 scenario,
-                (answer + reasoning) / 2,
+                # A harness's metric gives an answer score alone: its score is that.
+                float(answer) if reasoning is None else (answer + reasoning) / 2,
                 float(answer),
                 reasoning,
             )

@@ -12,6 +12,11 @@ urlpatterns = [
     path("judges/<int:judge_id>/test/", judge_views.judge_test, name="judge_test"),
     path("datasets/<int:dataset_id>/judging/", views.dataset_judging, name="dataset_judging"),
     path("datasets/<int:dataset_id>/judging/upload/", views.dataset_upload, name="dataset_upload"),
+    path(
+        "datasets/<int:dataset_id>/judging/upload/confirm/",
+        views.dataset_upload_confirm,
+        name="dataset_upload_confirm",
+    ),
     path("datasets/<int:dataset_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("judge-jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("judge-jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),

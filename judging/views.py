@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib import messages
+from django.core import signing
 from django.core.exceptions import ValidationError
+from django.core.files.storage import default_storage
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.imports import jobs as import_jobs
 from annotation.imports import selectors as import_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, ImportKind
@@ -20,7 +25,7 @@ from judging import selectors, services
 from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.imports import services as import_services
-from judging.imports.forms import UploadForm
+from judging.imports.forms import DOC_ORDER_CHOICES, ConfirmForm, UploadForm
 from judging.models import JUDGE_JOB_RETRYABLE, SCORING_TASKS, JudgeJob
 from judging.services import checks as check_services
 
@@ -120,27 +125,155 @@ def _judging_page(
 @require_POST
 def dataset_upload(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """Queue the import of uploaded responses or verdicts and show its job (the judging page
-    again, with the reasons, when the form is wrong)."""
+    again, with the reasons, when the form or the files are wrong). An lmms-eval log first
+    goes to a page where the lead confirms how its doc_id matches the samples."""
     require_lead(request)
     dataset = dataset_or_404(request, dataset_id)
     form = UploadForm(request.POST, request.FILES)
     if form.is_valid():
         data = form.cleaned_data
         try:
-            job = import_services.upload_create(
+            upload = import_jobs.import_upload_bundle(_uploaded_files(data))
+            if data["kind"] == ImportKind.VERDICTS or data["format"] in ("jsonl", "logicvista"):
+                job = import_services.upload_create(
+                    dataset=dataset,
+                    kind=data["kind"],
+                    format=data["format"],
+                    upload=upload,
+                    model=data["model"],
+                    created_by=acting_user(request.user),
+                )
+                return redirect("annotation:import_job", job_id=job.pk)
+            return _kept_upload(request, dataset, upload, data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    models = selectors.response_models(dataset=dataset)
+    return _judging_page(request, dataset, models, upload_form=form, status=400)
+
+
+def _uploaded_files(data: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(path, file) of every file sent: the folder's files under their paths inside it."""
+    files = [(f.name, f) for f in data.get("file") or []]
+    folder = data.get("folder") or []
+    try:
+        paths = json.loads(data.get("folder_paths") or "[]")
+    except ValueError:
+        paths = []
+    if not isinstance(paths, list) or len(paths) != len(folder):
+        paths = [f.name for f in folder]
+    files += [(str(path), f) for path, f in zip(paths, folder, strict=True)]
+    return files
+
+
+def _kept_upload(
+    request: HttpRequest, dataset: Dataset, upload: Any, data: dict[str, Any]
+) -> HttpResponse:
+    """Keep an upload whose format is detected or is a harness's, inspect it, and either
+    queue it or ask the lead to confirm the doc order."""
+    source, source_name = import_jobs.import_upload_store(upload)
+    try:
+        inspection = import_services.response_upload_inspect(
+            source=source,
+            source_name=source_name,
+            format=data["format"],
+            model=data["model"],
+            dataset=dataset,
+        )
+    except ValidationError:
+        default_storage.delete(source)
+        raise
+    if inspection.needs_doc_order:
+        token = signing.dumps(
+            {
+                "dataset": dataset.pk,
+                "source": source,
+                "name": source_name,
+                "format": inspection.format,
+                "model": data["model"],
+            },
+            salt=CONFIRM_SALT,
+        )
+        return _confirm_page(request, dataset, inspection, ConfirmForm(initial={"token": token}))
+    job = import_services.response_stored_create(
+        dataset=dataset,
+        source=source,
+        source_name=source_name,
+        format=inspection.format,
+        model=data["model"],
+        created_by=acting_user(request.user),
+    )
+    messages.success(request, _("Read as %(format)s.") % {"format": inspection.format_name})
+    return redirect("annotation:import_job", job_id=job.pk)
+
+
+CONFIRM_SALT = "judging.upload.confirm"
+CONFIRM_MAX_AGE = 24 * 3600
+
+
+def _confirm_page(
+    request: HttpRequest,
+    dataset: Dataset,
+    inspection: import_services.UploadInspection,
+    form: ConfirmForm,
+    status: int = 200,
+) -> HttpResponse:
+    return render(
+        request,
+        "judging/upload_confirm.html",
+        {
+            "dataset": dataset,
+            "inspection": inspection,
+            "previews": inspection.previews,
+            "orders": [(code, label) for code, label in DOC_ORDER_CHOICES],
+            "form": form,
+        },
+        status=status,
+    )
+
+
+@require_POST
+def dataset_upload_confirm(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The lead's answer on the confirmation page: import with the chosen doc order, or
+    discard the kept upload."""
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
+    form = ConfirmForm(request.POST)
+    try:
+        kept = signing.loads(
+            request.POST.get("token", ""), salt=CONFIRM_SALT, max_age=CONFIRM_MAX_AGE
+        )
+    except signing.BadSignature:
+        messages.error(request, _("This confirmation has expired; upload the files again."))
+        return redirect("judging:dataset_judging", dataset_id=dataset.pk)
+    if kept.get("dataset") != dataset.pk:
+        raise Http404
+    if "discard" in request.POST:
+        default_storage.delete(kept["source"])
+        messages.success(request, _("The upload was discarded; nothing was imported."))
+        return redirect("judging:dataset_judging", dataset_id=dataset.pk)
+    if form.is_valid():
+        try:
+            job = import_services.response_stored_create(
                 dataset=dataset,
-                kind=data["kind"],
-                format=data["format"],
-                upload=data["file"],
-                model=data["model"],
+                source=kept["source"],
+                source_name=kept["name"],
+                format=kept["format"],
+                model=kept["model"],
+                doc_order=form.cleaned_data["doc_order"],
                 created_by=acting_user(request.user),
             )
         except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            return redirect("annotation:import_job", job_id=job.pk)
-    models = selectors.response_models(dataset=dataset)
-    return _judging_page(request, dataset, models, upload_form=form, status=400)
+            messages.error(request, " ".join(exc.messages))
+            return redirect("judging:dataset_judging", dataset_id=dataset.pk)
+        return redirect("annotation:import_job", job_id=job.pk)
+    inspection = import_services.response_upload_inspect(
+        source=kept["source"],
+        source_name=kept["name"],
+        format=kept["format"],
+        model=kept["model"],
+        dataset=dataset,
+    )
+    return _confirm_page(request, dataset, inspection, form, status=400)
 
 
 @require_GET

@@ -498,13 +498,26 @@ LOGGING = {
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
 
-# Judges (judging.calls.egress): a judge's key is read only from a variable whose name starts with
+# Judges (core.egress): a judge's key is read only from a variable whose name starts with
 # this prefix, so no other secret of the workers can be sent to a judge; judges are called only
 # on public addresses unless their host:port is listed (a local vLLM or Ollama, say).
 JUDGE_KEY_ENV_PREFIX = env.str("JUDGE_KEY_ENV_PREFIX", default="JUDGE_KEY_")
 if not JUDGE_KEY_ENV_PREFIX:
     raise ImproperlyConfigured("JUDGE_KEY_ENV_PREFIX cannot be empty.")
 JUDGE_ALLOWED_HOSTS = env.list("JUDGE_ALLOWED_HOSTS", default=[])
+# Webhooks (annotation.webhooks): endpoints follow the judges' egress rules (core.egress), with
+# their own list of host:port entries allowed although not public. A delivery is tried until
+# its endpoint answers 2xx, waiting WEBHOOK_BACKOFF_SECONDS, then twice as long each time (at
+# most WEBHOOK_BACKOFF_MAX_SECONDS), at most WEBHOOK_MAX_ATTEMPTS times and never past
+# WEBHOOK_RETRY_WINDOW_SECONDS after the event; each request waits WEBHOOK_TIMEOUT_SECONDS.
+# After a secret is rotated the old one signs too for WEBHOOK_SECRET_GRACE_SECONDS.
+WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_MAX_ATTEMPTS = env.int("WEBHOOK_MAX_ATTEMPTS", default=8)
+WEBHOOK_BACKOFF_SECONDS = env.float("WEBHOOK_BACKOFF_SECONDS", default=30.0)
+WEBHOOK_BACKOFF_MAX_SECONDS = env.float("WEBHOOK_BACKOFF_MAX_SECONDS", default=3600.0)
+WEBHOOK_RETRY_WINDOW_SECONDS = env.float("WEBHOOK_RETRY_WINDOW_SECONDS", default=24 * 3600.0)
+WEBHOOK_SECRET_GRACE_SECONDS = env.float("WEBHOOK_SECRET_GRACE_SECONDS", default=24 * 3600.0)
 # A judge job's calls to endpoints run in lanes: each lane (one worker process) keeps every
 # judge busy with its share of the judge's concurrency, a call starting as soon as one ends.
 # Match JUDGE_JOB_LANES to the worker processes free for judging; a lane takes at most
@@ -513,3 +526,6 @@ JUDGE_JOB_LANES = env.int("JUDGE_JOB_LANES", default=2)
 JUDGE_LANE_ITEMS = env.int("JUDGE_LANE_ITEMS", default=1000)
 
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["JudgeKindEnum"] = "judging.models.JudgeKind"  # type: ignore[index]
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]["ResponseFormatEnum"] = (  # type: ignore[index]
+    "judging.services.responses.RESPONSE_FORMAT_CHOICES"
+)

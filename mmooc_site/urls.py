@@ -17,6 +17,8 @@ urlpatterns = [
     path("api/", include("judging.api_urls")),
     path("api/schema/", views.api_schema, name="api_schema"),
     path("", views.home, name="home"),
+    path("formats/", views.formats, name="formats"),
+    path("formats/examples/<path:name>", views.format_example, name="format_example"),
     path("login/", sign_in_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/setlang/", views.set_language, name="set_language"),

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import sys
+import zipfile
 from functools import cache
+from pathlib import PurePosixPath
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.views import defaults
@@ -30,6 +33,40 @@ def home(request: HttpRequest) -> HttpResponse:
     if user is not None and not people.has_access(user):
         return redirect("accounts:no_access")
     return redirect("annotation:dataset_list")
+
+
+@require_GET
+def formats(request: HttpRequest) -> HttpResponse:
+    """The reference of every format the site reads and writes, with their fields."""
+    from judging.formats import reference as formats_reference
+
+    return render(
+        request,
+        "formats.html",
+        {"sections": formats_reference.SECTIONS, "examples": formats_reference.example_paths()},
+    )
+
+
+@require_GET
+def format_example(request: HttpRequest, name: str) -> HttpResponse | FileResponse:
+    """An example file of the reference (a folder is sent as a zip)."""
+    from judging.formats import reference as formats_reference
+
+    path = formats_reference.example_paths().get(name)
+    if path is None or not path.exists():
+        raise Http404
+    if path.is_file():
+        return FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for item in sorted(path.rglob("*")):
+            if item.is_file():
+                archive.write(
+                    item, str(PurePosixPath(path.name) / item.relative_to(path).as_posix())
+                )
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{path.name}.zip"'
+    return response
 
 
 @login_not_required

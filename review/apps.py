@@ -8,7 +8,7 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
-        from review import work
+        from review import imported, work
         from review.exclusions import selectors as consensus_selectors
         from review.gold import services as gold_services
         from review.gold import views as gold_views
@@ -37,3 +37,5 @@ class ReviewConfig(AppConfig):
         )
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())
+        # A Label Studio export's completed annotations become reviews.
+        extensions.imported_work_register(annotations=imported.reviews_from_imported)

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from annotation.formats.jsonl import iter_jsonl
+from annotation.formats.labelstudio import LsMapping, iter_labelstudio
 from annotation.formats.logicvista import iter_logicvista
 from annotation.formats.mmooc import iter_mmooc
 from annotation.formats.records import FormatError, ParsedSample, RowError
@@ -37,6 +38,11 @@ class ImportFormat:
     any_kind: bool = False
     # The taxonomy preset of a dataset that an import in this format creates.
     default_preset: str = ""
+    # Run once the rows are stored (``after(job=…, path=…) -> notes``): Label Studio's
+    # annotations and predictions go to review and judging.
+    after: Callable[..., list[str]] | None = None
+    # Offered only where its own page sets the options it needs (the Label Studio mapping).
+    on_import_form: bool = True
 
 
 def _mmooc(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
@@ -61,6 +67,16 @@ def _logicvista(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSa
 
 def _jsonl(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
     return iter_jsonl(source)
+
+
+def _labelstudio(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
+    return iter_labelstudio(source, LsMapping.from_options(options))
+
+
+def _labelstudio_after(**kwargs: Any) -> list[str]:
+    from annotation.imports.labelstudio import labelstudio_after_import
+
+    return labelstudio_after_import(**kwargs)
 
 
 def _release(source: Source, options: Mapping[str, Any]) -> Iterator[ParsedSample | RowError]:
@@ -127,6 +143,16 @@ FORMATS: dict[str, ImportFormat] = {
             any_kind=True,
         ),
         ImportFormat(
+            "labelstudio",
+            _("Label Studio JSON export"),
+            (".json",),
+            DatasetKind.IMAGE_QUESTION,
+            _labelstudio,
+            "json",
+            after=_labelstudio_after,
+            on_import_form=False,
+        ),
+        ImportFormat(
             "release",
             _("This site's own export (Parquet, or a Hugging Face folder's Parquet file)"),
             (".parquet",),
@@ -140,4 +166,4 @@ FORMATS: dict[str, ImportFormat] = {
 
 
 def format_choices() -> list[tuple[str, Promise]]:
-    return [(code, f.label) for code, f in FORMATS.items()]
+    return [(code, f.label) for code, f in FORMATS.items() if f.on_import_form]

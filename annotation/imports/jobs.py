@@ -8,12 +8,16 @@ Samples are imported by ``annotation.imports.services``; the judging app runs it
 
 from __future__ import annotations
 
+import posixpath
+import tempfile
 import uuid
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
@@ -28,7 +32,9 @@ from annotation.models import (
     ImportJobStatus,
     ImportRowError,
     ImportSourceKind,
+    WebhookEvent,
 )
+from annotation.webhooks.services import webhook_event_emit
 from core.jobs import (
     ACTIVE,
     RETRYABLE,
@@ -44,7 +50,6 @@ from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-    from django.core.files import File
 
 
 def import_job_enqueue(job_id: int, kind: str) -> None:
@@ -77,6 +82,32 @@ def import_upload_store(upload: File[Any] | None) -> tuple[str, str]:
     return default_storage.save(stored, upload), source_name
 
 
+def import_upload_bundle(files: list[tuple[str, File[Any]]]) -> File[Any]:
+    """Several uploaded files as one zip (the form sent a folder or a handful of files),
+    each under its path inside the folder: a path that climbs out of it, or is absolute, is
+    refused. The zip is a temporary file, removed when closed."""
+    if len(files) == 1 and "/" not in files[0][0].replace("\\", "/").strip("/"):
+        return files[0][1]  # one file, not inside a folder: kept as it is
+    # Closed (and removed) with the File returned, once stored.
+    bundle = tempfile.TemporaryFile(suffix=".zip")  # noqa: SIM115
+    with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as archive:
+        seen: set[str] = set()
+        for path, upload in files:
+            name = posixpath.normpath(path.replace("\\", "/")).lstrip("/")
+            if not name or name == "." or name.startswith("../") or name in seen:
+                raise ValidationError(
+                    _("The upload holds a file with a bad or repeated path: %(path)s")
+                    % {"path": path},
+                    code="bad_path",
+                )
+            seen.add(name)
+            with archive.open(name, "w") as out:
+                for chunk in upload.chunks():
+                    out.write(chunk)
+    bundle.seek(0)
+    return File(bundle, name="upload.zip")
+
+
 @transaction.atomic
 def import_upload_job_create(
     *,
@@ -94,6 +125,35 @@ def import_upload_job_create(
     """
     import_dataset_check_open(dataset)
     source, source_name = import_upload_store(upload)
+    return import_stored_job_create(
+        dataset=dataset,
+        kind=kind,
+        format=format,
+        source=source,
+        source_name=source_name,
+        options=options,
+        created_by=created_by,
+    )
+
+
+@transaction.atomic
+def import_stored_job_create(
+    *,
+    dataset: Dataset,
+    kind: str,
+    format: str,
+    source: str,
+    source_name: str,
+    options: dict[str, str] | None = None,
+    created_by: User | None = None,
+) -> ImportJob:
+    """Record the import of an upload already kept in the storage (``import_upload_store``;
+    a lead confirmed how to read it) and queue it on commit."""
+    import_dataset_check_open(dataset)
+    if not default_storage.exists(source):
+        raise ValidationError(
+            _("The uploaded file is no longer kept; upload it again."), code="no_file"
+        )
     job = ImportJob.objects.create(
         dataset=dataset,
         kind=kind,
@@ -109,9 +169,35 @@ def import_upload_job_create(
 
 
 def import_job_finish(claim: Claim, *, counts: Counts | None, status: str, message: str) -> None:
-    """End a claimed job with its counts (unless it was cancelled or taken over meanwhile)."""
+    """End a claimed job with its counts (unless it was cancelled or taken over meanwhile),
+    and tell the webhooks that want it."""
     fields = counts.fields() if counts is not None else {}
-    job_finish(claim, status=status, message=message, **fields)
+    if job_finish(claim, status=status, message=message, **fields):
+        job = (
+            ImportJob.objects.filter(pk=claim.pk)
+            .values(
+                "dataset_id",
+                "kind",
+                "format",
+                "source_name",
+                "status",
+                "total_rows",
+                "imported",
+                "unchanged",
+                "updated",
+                "rejected",
+                "message",
+            )
+            .first()
+        )
+        if job is not None:
+            data: dict[str, Any] = dict(job)
+            dataset_id = data.pop("dataset_id")
+            webhook_event_emit(
+                event=WebhookEvent.IMPORT_FINISHED,
+                dataset=dataset_id,
+                data={"import": {"id": claim.pk, **data}},
+            )
 
 
 def import_job_conclude(claim: Claim, *, counts: Counts, summary: str) -> bool:

@@ -144,6 +144,8 @@ class ImportRun:
         self.track_media_owners = track_media_owners
         self.media_of: dict[str, list[Media]] = {}
         self.pairs: list[tuple[str, str]] = []
+        # What the format's after-step did (Label Studio's reviews and verdicts).
+        self.notes: list[str] = []
         self.reason = _("Import job #%(job)s") % {"job": job.pk}
 
     # -- checking ------------------------------------------------------------------------

@@ -344,7 +344,7 @@ def _finish(claim: Claim, run: ImportRun | None, status: str, message: str) -> N
 
 def _summary(run: ImportRun) -> str:
     counts = run.counts
-    parts = [
+    parts: list[str] = [
         _(
             "%(imported)s imported, %(unchanged)s unchanged, %(updated)s updated, "
             "%(rejected)s rejected."
@@ -376,7 +376,7 @@ def _summary(run: ImportRun) -> str:
             )
             % {"count": counts.adjudication}
         )
-    return " ".join(parts)
+    return " ".join([*parts, *run.notes])
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
@@ -421,6 +421,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                     heartbeat.beat()
                     run.process(chunk)
             run.link_pairs()
+            if fmt.after is not None:
+                heartbeat.beat()
+                run.notes += fmt.after(job=job, path=opened.dataset_path)
     except JobStopped:
         logger.info("import job %s was cancelled or taken over", job.pk)
     except (FormatError, SourceError, ArchiveError) as exc:

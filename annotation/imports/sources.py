@@ -398,7 +398,7 @@ def count_rows(path: Path, fmt: ImportFormat) -> int:
             ) from exc
     if fmt.counting == "json":
         document = read_json_document(path)
-        if not isinstance(document, dict):
+        if not isinstance(document, dict | list):
             return 0  # the reader explains what is wrong with it
         count = len(document)
     elif fmt.counting == "tsv":

@@ -37,10 +37,19 @@ from annotation.models.samples import (
     SampleStatus,
 )
 from annotation.models.snapshots import Snapshot, SnapshotEntry
+from annotation.models.webhooks import (
+    SUBSCRIBABLE,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookWatermark,
+)
 from core.jobs import JobStatus
 
 __all__ = [
     "MEMBER_ROLE_FIELDS",
+    "SUBSCRIBABLE",
     "ChangeSource",
     "Dataset",
     "DatasetKind",
@@ -68,4 +77,9 @@ __all__ = [
     "SnapshotEntry",
     "TaxonomyTerm",
     "TermKind",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookWatermark",
 ]

@@ -21,8 +21,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.extensions import review_queue_sync
-from annotation.models import ChangeSource, Dataset, Sample, SampleRevision, SampleStatus
+from annotation.models import (
+    ChangeSource,
+    Dataset,
+    Sample,
+    SampleRevision,
+    SampleStatus,
+    WebhookEvent,
+)
 from annotation.sample_filters import BulkAction, SampleFilter
+from annotation.webhooks.services import IDS_IN_EVENT, webhook_event_emit
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -177,6 +185,22 @@ def samples_take_down(
     )
     if moved:
         review_queue_sync(dataset=dataset)
+        taken = [i for i, _r, s in rows if s != SampleStatus.REMOVED]
+        ids = list(
+            Sample.objects.filter(pk__in=taken[:IDS_IN_EVENT])
+            .order_by("id")
+            .values_list("external_id", flat=True)
+        )
+        webhook_event_emit(
+            event=WebhookEvent.TAKEDOWN,
+            dataset=dataset,
+            data={
+                "count": moved,
+                "external_ids": ids,
+                "reason": reason,
+                "by": by.get_username() if by is not None else None,
+            },
+        )
     return BulkResult(changed=moved, skipped=len(rows) - moved)
 
 

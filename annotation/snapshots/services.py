@@ -31,6 +31,7 @@ from annotation.models import (
     SampleStatus,
     Snapshot,
     SnapshotEntry,
+    WebhookEvent,
 )
 from annotation.selectors import taxonomy_view
 from annotation.services.samples import LABEL_FIELDS
@@ -49,6 +50,7 @@ from annotation.snapshots.selectors import (
     snapshot_sample_chunks,
     snapshot_samples,
 )
+from annotation.webhooks.services import webhook_event_emit
 from core import jobs
 from core.jobs import RETRYABLE, Heartbeat, JobStopped, SweepResult
 from core.outages import storage_down_message, storage_unreachable
@@ -65,8 +67,9 @@ EXPORT_FORMATS: dict[str, Any] = {
     "tsv": gettext_lazy("VLMEvalKit TSV"),
     "hf": gettext_lazy("Hugging Face datasets folder (zip)"),
     "mmooc": gettext_lazy("MMOOC split layout (zip)"),
+    "labelstudio": gettext_lazy("Label Studio JSON (zip with its label config)"),
 }
-IMAGE_ONLY_FORMATS = frozenset({"tsv", "mmooc"})
+IMAGE_ONLY_FORMATS = frozenset({"tsv", "mmooc", "labelstudio"})
 DEFAULT_STATUSES = (SampleStatus.VERIFIED.value,)
 CHUNK_SIZE = 1000
 
@@ -285,6 +288,10 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
             version=dataset.version,
         )
         notes["splits"] = write_hf_folder(records, out, card=card, with_audio=trimodal)
+    elif snapshot.format == "labelstudio":
+        from annotation.snapshots.exports.labelstudio import write_labelstudio
+
+        notes["tasks"] = write_labelstudio(records, out)
     else:
         from annotation.snapshots.exports.mmooc_layout import write_mmooc_layout
 
@@ -343,6 +350,26 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
         total=snapshot.total,
     ):
         raise JobStopped
+    webhook_event_emit(
+        event=WebhookEvent.SNAPSHOT_BUILT,
+        dataset=dataset,
+        data={
+            "snapshot": {
+                "id": snapshot.pk,
+                "name": snapshot.name,
+                "format": snapshot.format,
+                "samples": tally.samples,
+                "file": artifact,
+                "manifest_sha256": file_sha256_bytes(_json(manifest).encode("utf-8")),
+            }
+        },
+    )
+
+
+def file_sha256_bytes(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def _records(snapshot: Snapshot, chunk_size: int, heartbeat: Heartbeat) -> Iterator[ExportRecord]:

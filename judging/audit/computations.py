@@ -18,7 +18,8 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext
 
-from annotation.models import Dataset, JobStatus
+from annotation.models import Dataset, JobStatus, WebhookEvent
+from annotation.webhooks.services import webhook_event_emit
 from core import computations, jobs
 from core.computations import Stored, stored_state
 from core.jobs import SweepResult
@@ -117,12 +118,36 @@ def computation_run(*, computation_id: int) -> AuditComputation | None:
     """Compute a queued row and store its result (safe to run twice: a row computed or being
     computed by a live worker is left alone). A request that came in while it ran queues the
     next run."""
-    return computations.computation_run(
+    computed: list[bool] = []
+
+    def compute(row: AuditComputation) -> dict[str, Any]:
+        result = _compute(row)
+        computed.append(True)
+        return result
+
+    row = computations.computation_run(
         AuditComputation,
         computation_id,
-        compute=lambda row: _compute(row),
+        compute=compute,
         send=lambda pk: _send(pk),
     )
+    if (
+        computed
+        and row is not None
+        and row.kind == ComputationKind.AUDIT_STATISTICS
+        and row.status == JobStatus.SUCCEEDED
+        and row.computed_at is not None
+    ):
+        webhook_event_emit(
+            event=WebhookEvent.AUDIT_STATISTICS_COMPUTED,
+            dataset=row.dataset_id,
+            data={
+                "audit_set": {"id": row.audit_set_id, "task": row.task},
+                "computed_at": row.computed_at.isoformat(),
+                "seconds": row.seconds,
+            },
+        )
+    return row
 
 
 def audit_statistics_compute(*, audit_set: AuditSet) -> AuditComputation | None:

@@ -18,6 +18,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
@@ -111,7 +112,8 @@ def _response_frame(dataset: Dataset, task: str) -> Iterator[FrameRow]:
     ).order_by()
     raw: Iterator[tuple[int, int, int, object]]
     if task == AuditTask.SCORING:
-        scored = verdicts.filter(answer_score__isnull=False, reasoning_score__isnull=False)
+        # A harness's metric gives an answer score alone (its reasoning score is empty).
+        scored = verdicts.filter(answer_score__isnull=False)
         raw = (
             (r, j, rep, (a, s))
             for r, j, rep, a, s in scored.values_list(
@@ -146,8 +148,12 @@ def _response_frame(dataset: Dataset, task: str) -> Iterator[FrameRow]:
             continue
         if task == AuditTask.SCORING:
             answers = {vote[0] for vote in per.values()}  # type: ignore[index]
-            reasons = [float(vote[1]) for vote in per.values()]  # type: ignore[index]
-            disagree = len(answers) > 1 or max(reasons) - min(reasons) >= 0.5
+            reasons = [
+                float(vote[1])  # type: ignore[index]
+                for vote in per.values()
+                if vote[1] is not None  # type: ignore[index]
+            ]
+            disagree = len(answers) > 1 or bool(reasons and max(reasons) - min(reasons) >= 0.5)
             # The judges' scores carry no refusal label: refusals are found by the rule
             # extractor's patterns, the same ones the judges' rule pass uses.
             rare = is_refusal(row[7])
@@ -449,8 +455,14 @@ def audit_population_scores(audit_set: AuditSet) -> list[tuple[int, str, str, fl
         task=VERDICT_TASK[task], response__dataset_id=audit_set.dataset_id, error_kind="", repeat=0
     ).order_by()
     if task == AuditTask.SCORING:
-        verdicts = verdicts.filter(answer_score__isnull=False, reasoning_score__isnull=False)
-        score: Any = (F("answer_score") + F("reasoning_score")) / Value(2.0)
+        verdicts = verdicts.filter(answer_score__isnull=False)
+        # MMOOC's overall score, or the answer score of a verdict that has no reasoning score
+        # (a harness's metric).
+        score: Any = Coalesce(
+            (F("answer_score") + F("reasoning_score")) / Value(2.0),
+            F("answer_score") * Value(1.0),
+            output_field=FloatField(),
+        )
     else:
         verdicts = verdicts.filter(label__in=["safe", "unsafe"])
         score = Case(

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from judging.calls.egress import EndpointRefused, url_target
+from core.egress import EndpointRefused, url_target
 from judging.calls.output import JudgeOutput, MalformedOutput, parse_judge_output
 from judging.prompts import PromptTemplate, render
 
@@ -105,12 +105,12 @@ def make_client(
     """An AsyncOpenAI client whose own retries are off, so judge_with_retries owns them.
 
     Its connections go only to public addresses, or to the ``host:port`` entries of
-    `allowed_hosts`, checked on the address each connection actually uses (judging.calls.egress);
+    `allowed_hosts`, checked on the address each connection actually uses (core.egress);
     redirects are not followed. EndpointRefused for a URL that is not http(s).
     """
     from openai import AsyncOpenAI
 
-    from judging.calls.egress_transport import guarded_client
+    from core.egress_transport import guarded_client
 
     url_target(base_url)
     return AsyncOpenAI(

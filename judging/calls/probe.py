@@ -13,8 +13,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from core.egress import EndpointRefused
 from judging.calls.client import classify_error, make_client
-from judging.calls.egress import EndpointRefused
 from judging.calls.output import MalformedOutput, parse_judge_output
 
 if TYPE_CHECKING:

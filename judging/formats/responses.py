@@ -18,11 +18,54 @@ from annotation.formats.records import (
     json_safe,
     message,
 )
+from annotation.formats.spec import Field, FormatSpec
 from annotation.formats.textio import Source, iter_json_objects, read_json_document, source_name
 
-ID_FIELDS = ("id", "question_id", "sample_id", "index")
-MODEL_FIELDS = ("model", "model_name")
-RESPONSE_FIELDS = ("response", "answer", "prediction", "output")
+RESPONSES_JSONL = FormatSpec(
+    code="jsonl",
+    title="Model responses: JSON lines",
+    direction="in",
+    carries="responses",
+    layout="One response a line; a zip of several files is several files.",
+    fields=(
+        Field(
+            "id",
+            "The sample's external id",
+            required=True,
+            aliases=("question_id", "sample_id", "index"),
+        ),
+        Field(
+            "model",
+            "The evaluated model (required unless the upload names the model)",
+            aliases=("model_name",),
+        ),
+        Field(
+            "response",
+            "The model's response, kept exactly (null is the empty response)",
+            required=True,
+            aliases=("answer", "prediction", "output"),
+        ),
+    ),
+    example="responses/responses.jsonl",
+    notes=("Other fields are kept in the response's extra.",),
+)
+LOGICVISTA_ANSWERS = FormatSpec(
+    code="logicvista",
+    title="Model responses: LogicVista answer file",
+    direction="in",
+    carries="responses",
+    layout="<MODEL>-answers.json: an object of answers keyed by the items' ids.",
+    fields=(
+        Field("<key>", "The sample's external id", required=True),
+        Field("answer", "The model's response, kept exactly", required=True),
+        Field("reasoning", "Kept in the response's extra"),
+    ),
+    example="responses/GPT4-answers.json",
+)
+
+ID_FIELDS = RESPONSES_JSONL.names("id")
+MODEL_FIELDS = RESPONSES_JSONL.names("model")
+RESPONSE_FIELDS = RESPONSES_JSONL.names("response")
 _ANSWER_FILE = re.compile(r"^(?P<model>.+)-answers\.json$", re.IGNORECASE)
 
 

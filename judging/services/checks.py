@@ -17,9 +17,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core import egress
 from core.jobs import JobStatus, SweepResult, job_claim, job_enqueue, job_finish, job_sweep
 from core.tasks import enqueue
-from judging.calls import egress
 from judging.calls.probe import ProbeError, ProbeResult, ProbeTarget
 from judging.calls.probe import probe as probe  # re-exported: tests replace it here
 from judging.models import Judge, JudgeCheck, JudgeKind

@@ -29,8 +29,10 @@ from annotation.models import (
     JobStatus,
     NoteKey,
     SampleStatus,
+    WebhookEvent,
 )
 from annotation.models import Sample as SampleRow
+from annotation.webhooks.services import webhook_event_emit
 from core.jobs import gave_up_message, job_enqueue, job_send_queued
 from core.tasks import enqueue
 from judging import models
@@ -375,6 +377,20 @@ def judge_job_end(*, job: JudgeJob) -> None:
         job.status = JudgeJobStatus.SUCCEEDED
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "message", "finished_at"])
+    webhook_event_emit(
+        event=WebhookEvent.JUDGE_JOB_FINISHED,
+        dataset=job.dataset_id,
+        data={
+            "judge_job": {
+                "id": job.pk,
+                "task": job.task,
+                "status": job.status,
+                "message": job.message,
+                "judges": sorted(job.job_judges.values_list("judge__name", flat=True)),
+                "verdicts_wanted": job.total,
+            }
+        },
+    )
     # Whatever the ending, the verdicts it made count: the frames and audit figures follow.
     computations.dataset_figures_request(dataset_id=job.dataset_id, judge_tasks=[job.task])
     if job.task == JudgeTask.ANSWERABILITY and job.status in (

@@ -2,7 +2,7 @@
 
 A judge's key comes only from a variable named with JUDGE_KEY_ENV_PREFIX, and its base URL
 must be http(s) on a public address unless JUDGE_ALLOWED_HOSTS lists its host:port: checked
-when a judge is saved and again when it is called (judging.calls.egress).
+when a judge is saved and again when it is called (core.egress).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from core import egress
 from core.jobs import ACTIVE
-from judging.calls import egress
 from judging.models import Judge, JudgeJobChunk, JudgeJobJudge, JudgeKind, Verdict
 from judging.prompts import PROMPTS
 
@@ -212,7 +212,7 @@ def judge_api_key(judge: Judge) -> str:
 
 def judge_base_url(judge: Judge) -> str:
     """The judge's base URL if it is http(s); ValueError (egress.EndpointRefused) otherwise.
-    The address itself is checked on each connection (judging.calls.egress)."""
+    The address itself is checked on each connection (core.egress)."""
     egress.url_target(judge.base_url)
     return judge.base_url
 

@@ -1,4 +1,5 @@
-"""Evaluated models' responses: imported from JSON lines or LogicVista answer files."""
+"""Evaluated models' responses: imported from JSON lines or LogicVista answer files (the
+harnesses' outputs, which bring verdicts too, in ``judging.services.harness``)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,16 @@ from annotation import selectors as annotation_selectors
 from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source
 from annotation.models import Dataset
+from core.bulk import rows_insert
 from judging.audit import computations
 from judging.formats.responses import ParsedResponse, iter_logicvista_answers, iter_responses_jsonl
 from judging.models import ModelResponse, Verdict
 
-RESPONSE_FORMATS = ("jsonl", "logicvista")
+# "auto": detected from the upload's shape (judging.formats.harness.detect_format).
+AUTO = "auto"
+HARNESS_FORMATS = ("lmms_eval", "vlmevalkit")
+RESPONSE_FORMATS = ("jsonl", "logicvista", *HARNESS_FORMATS)
+RESPONSE_FORMAT_CHOICES = [AUTO, *RESPONSE_FORMATS]
 BATCH = 1000
 
 
@@ -56,6 +62,7 @@ def _batches(
 
 
 def response_reader(source: Source, fmt: str, model: str) -> Iterator[ParsedResponse | RowError]:
+    """The reader of a file of one model's responses in a row-per-response format."""
     if fmt == "jsonl":
         return iter_responses_jsonl(source, model=model)
     if fmt == "logicvista":
@@ -108,7 +115,7 @@ def response_import_batch(
             sample_id__in=sample_ids.values(), model_name__in={row.model for row in parsed}
         )
     }
-    new: list[ModelResponse] = []
+    new: list[dict[str, object]] = []
     changed: list[ModelResponse] = []
     for row in parsed:
         sample_id = sample_ids.get(row.external_id)
@@ -136,13 +143,13 @@ def response_import_batch(
         current = existing.get((sample_id, row.model))
         if current is None:
             new.append(
-                ModelResponse(
-                    dataset=dataset,
-                    sample_id=sample_id,
-                    model_name=row.model,
-                    response=row.response,
-                    extra=row.extra,
-                )
+                {
+                    "dataset_id": dataset.pk,
+                    "sample_id": sample_id,
+                    "model_name": row.model,
+                    "response": row.response,
+                    "extra": row.extra,
+                }
             )
         elif current.response == row.response and current.extra == row.extra:
             summary.unchanged += 1
@@ -150,7 +157,9 @@ def response_import_batch(
             current.response, current.extra = row.response, row.extra
             current.updated_at = timezone.now()
             changed.append(current)
-    ModelResponse.objects.bulk_create(new, batch_size=500)
+    # COPY on PostgreSQL (core.bulk): bulk_create's client-side quoting of wide rows cost
+    # more than the database's own work.
+    rows_insert(ModelResponse, new)
     ModelResponse.objects.bulk_update(changed, ["response", "extra", "updated_at"], batch_size=500)
     # Verdicts on a response's old text no longer hold.
     Verdict.objects.filter(response__in=[r.pk for r in changed]).delete()

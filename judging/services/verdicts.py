@@ -21,21 +21,27 @@ from judging.calls.output import (
     ScoringOutput,
     parse_judge_output,
 )
+from judging.formats.verdicts import VERDICTS_JSONL
 from judging.models import Judge, JudgeTask, ModelResponse, Verdict, VerdictSource
 from judging.services.jobs import job_task_for
 from judging.services.judges import judge_get_or_create_external
 from judging.services.responses import ImportSummary
 
 DEFAULT_PROMPT_VERSION = "external"
+# The names of a line's fields, as the format reference lists them (judging.formats.verdicts).
+_ID = VERDICTS_JSONL.names("sample_id")
+_MODEL = VERDICTS_JSONL.names("model")
+_LABEL = VERDICTS_JSONL.names("label")
+_REASON = VERDICTS_JSONL.names("rationale")
 _COMPARED = ("label", "category", "answer_score", "reasoning_score", "rationale")
 
 
 def _verdict_payload(task: str, record: dict[str, Any]) -> dict[str, Any]:
     """The line as the judge output it stands for, checked by the same rules as live output."""
-    reason = record.get("rationale", record.get("reason", ""))
+    reason = record.get(_REASON[0], record.get(_REASON[1], ""))
     if task == JudgeTask.ANSWERABILITY:
         data: dict[str, Any] = {
-            "answerable": record.get("label", record.get("answerable")),
+            "answerable": record.get(_LABEL[0], record.get(_LABEL[1])),
             "category": record.get("category"),
             "reason": reason,
         }
@@ -114,7 +120,7 @@ def verdict_import_record(
         summary.rejected.append(
             RowError(
                 row,
-                _text(record, "sample_id", "id", "question_id"),
+                _text(record, *_ID),
                 _("line %(row)s: %(reason)s") % {"row": row, "reason": reason},
             )
         )
@@ -130,7 +136,7 @@ def _import_line(
     judges: dict[str, Judge],
     summary: ImportSummary,
 ) -> str:
-    external_id = _text(record, "sample_id", "id", "question_id")
+    external_id = _text(record, *_ID)
     judge_name = _text(record, "judge")
     if not external_id or not judge_name:
         raise ValidationError(_("the line needs a sample_id and a judge"))
@@ -145,7 +151,7 @@ def _import_line(
         )
     response = None
     if task != JudgeTask.ANSWERABILITY:
-        model = _text(record, "model", "model_name")
+        model = _text(record, *_MODEL)
         response = ModelResponse.objects.filter(sample_id=sample_id, model_name=model).first()
         if response is None:
             raise ValidationError(

@@ -274,8 +274,9 @@ def test_export_runs_a_fixed_number_of_queries_per_chunk() -> None:
     # Fixed part: the claim (a savepoint, the locked read, the update, its release), load,
     # clear entries, progress reset, count, total, the empty last chunk, previous snapshot,
     # diff counts and lists, the manifest's sections from other apps (review's excluded
-    # reviewers), the final fenced update, the reload (and ANALYZE on PostgreSQL).
-    fixed = 22 + (connection.vendor == "postgresql")
+    # reviewers), the final fenced update, the webhook endpoints that want snapshot.built,
+    # the reload (and ANALYZE on PostgreSQL).
+    fixed = 23 + (connection.vendor == "postgresql")
     assert two_chunks == fixed + 2 * 6
 
 

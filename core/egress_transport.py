@@ -1,7 +1,7 @@
-"""The network layer of judge calls: resolve, check, then connect to the checked address.
+"""The network layer of outgoing calls: resolve, check, then connect to the checked address.
 
-Kept apart from the rules (:mod:`judging.calls.egress`) so that only the processes that make judge
-calls load httpx and httpcore.
+Kept apart from the rules (:mod:`core.egress`) so that only the processes that make judge calls
+or deliver webhooks load httpx and httpcore.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import anyio
 import httpcore2
 import httpx2
 
-from judging.calls.egress import (
+from core.egress import (
+    JUDGE_SETTING,
     Address,
     EndpointRefused,
     _addresses,
@@ -28,8 +29,9 @@ from judging.calls.egress import (
 class GuardedBackend(httpcore2.AsyncNetworkBackend):
     """Resolves, checks and connects to the checked address itself; refuses unix sockets."""
 
-    def __init__(self, allowed: frozenset[str]) -> None:
+    def __init__(self, allowed: frozenset[str], setting: str = JUDGE_SETTING) -> None:
         self.allowed = allowed
+        self.setting = setting
         self._inner = httpcore2.AnyIOBackend()
 
     async def _resolve(self, host: str, port: int, timeout: float | None) -> list[Address]:
@@ -57,7 +59,7 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         checked = host_port(host, port) not in self.allowed
         refusal = _refusal(host, port, addresses) if checked else None
         if refusal is not None:
-            raise EndpointRefused(refusal.english())
+            raise EndpointRefused(refusal.english(self.setting))
         error: Exception = httpcore2.ConnectError(f"no address for {host}")
         for address in addresses:
             try:
@@ -86,7 +88,7 @@ class GuardedBackend(httpcore2.AsyncNetworkBackend):
         timeout: float | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        raise EndpointRefused("refused: judges are called over TCP only")
+        raise EndpointRefused("refused: calls go over TCP only")
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
@@ -96,22 +98,33 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
     """httpx's transport with the connection pool on a `GuardedBackend`; no proxies from the
     environment (a proxy would connect on the worker's behalf, unchecked)."""
 
-    def __init__(self, allowed: frozenset[str], limits: httpx2.Limits) -> None:
+    def __init__(
+        self, allowed: frozenset[str], limits: httpx2.Limits, setting: str = JUDGE_SETTING
+    ) -> None:
         super().__init__(limits=limits, trust_env=False)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=httpx2.create_ssl_context(trust_env=False),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
-            network_backend=GuardedBackend(allowed),
+            network_backend=GuardedBackend(allowed, setting),
         )
 
 
-def guarded_client(allowed: frozenset[str], *, timeout_s: float) -> httpx2.AsyncClient:
-    """An HTTP client for judge calls: checked addresses, no redirects, no env proxies."""
-    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+def guarded_client(
+    allowed: frozenset[str],
+    *,
+    timeout_s: float,
+    setting: str = JUDGE_SETTING,
+    max_connections: int = 1000,
+) -> httpx2.AsyncClient:
+    """An HTTP client for outgoing calls: checked addresses, no redirects, no env proxies;
+    refusals name ``setting``, the allowed-hosts setting to change."""
+    limits = httpx2.Limits(
+        max_connections=max_connections, max_keepalive_connections=min(100, max_connections)
+    )
     return httpx2.AsyncClient(
-        transport=GuardedTransport(allowed, limits),
+        transport=GuardedTransport(allowed, limits, setting),
         timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 5.0)),
         follow_redirects=False,
         trust_env=False,

@@ -1,12 +1,14 @@
-"""Where judge calls may go: keys only from prefixed variables, http(s) only, public hosts only.
+"""Where the site's outgoing calls may go (judge calls, webhook deliveries): http(s) only, public
+hosts only, and for judges keys only from prefixed variables.
 
-Django-free. The services check a judge's settings when it is saved; every call connects
-through ``judging.calls.egress_transport.GuardedTransport``, whose network backend resolves the
-host itself, checks every address and then connects to that very address, so a DNS answer
-that changes between the check and the connection (DNS rebinding) cannot reach a refused
-address. Loopback, private, link-local, cloud-metadata and other non-public addresses are
-refused unless the URL's ``host:port`` is in the allowed set (JUDGE_ALLOWED_HOSTS), so a local
-vLLM or Ollama can be allowed explicitly. Redirects are never followed.
+Django-free, shared by every feature that calls out. The services check a URL when it is saved;
+every call connects through ``core.egress_transport.GuardedTransport``, whose network backend
+resolves the host itself, checks every address and then connects to that very address, so a
+DNS answer that changes between the check and the connection (DNS rebinding) cannot reach a
+refused address. Loopback, private, link-local, cloud-metadata and other non-public addresses
+are refused unless the URL's ``host:port`` is in the allowed set of the feature's setting
+(``JUDGE_ALLOWED_HOSTS``, ``WEBHOOK_ALLOWED_HOSTS``), so a local vLLM, Ollama or receiver can be
+allowed explicitly. Redirects are never followed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,12 @@ METADATA = {
 }
 
 
+# The setting that lists the allowed host:port entries, named in refusals (judges by default).
+JUDGE_SETTING = "JUDGE_ALLOWED_HOSTS"
+
+
 class EndpointRefused(ValueError):
-    """A judge call that may not be made; the message says why and what to change."""
+    """A call that may not be made; the message says why and what to change."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -41,16 +47,16 @@ class EndpointRefused(ValueError):
 @dataclass(frozen=True)
 class Refusal:
     """Why an address is refused: `reason` is loopback, private, link-local, metadata or
-    non-public; `host_port` is what JUDGE_ALLOWED_HOSTS would have to list."""
+    non-public; `host_port` is what the allowed-hosts setting would have to list."""
 
     host_port: str
     address: str
     reason: str
 
-    def english(self) -> str:
+    def english(self, setting: str = JUDGE_SETTING) -> str:
         return (
             f"refused: {self.host_port} resolves to {self.address}, a {self.reason} address; "
-            f"list {self.host_port} in JUDGE_ALLOWED_HOSTS to allow it"
+            f"list {self.host_port} in {setting} to allow it"
         )
 
 
@@ -65,12 +71,12 @@ def suggested_key_env(name: str, prefix: str) -> str:
 
 
 def host_port(host: str, port: int) -> str:
-    """The ``host:port`` form JUDGE_ALLOWED_HOSTS lists (IPv6 in brackets, lower case)."""
+    """The ``host:port`` form the allowed-hosts settings list (IPv6 in brackets, lower case)."""
     host = host.strip("[]").rstrip(".").lower()
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def parse_allowed_hosts(entries: Iterable[str]) -> frozenset[str]:
+def parse_allowed_hosts(entries: Iterable[str], setting: str = JUDGE_SETTING) -> frozenset[str]:
     """Normalised ``host:port`` entries; ValueError names an entry without a port."""
     allowed = set()
     for raw in entries:
@@ -81,9 +87,9 @@ def parse_allowed_hosts(entries: Iterable[str]) -> frozenset[str]:
         try:
             port = parsed.port
         except ValueError as exc:
-            raise ValueError(f"JUDGE_ALLOWED_HOSTS entry {entry!r} has a bad port") from exc
+            raise ValueError(f"{setting} entry {entry!r} has a bad port") from exc
         if not parsed.hostname or port is None:
-            raise ValueError(f"JUDGE_ALLOWED_HOSTS entry {entry!r} is not host:port")
+            raise ValueError(f"{setting} entry {entry!r} is not host:port")
         allowed.add(host_port(parsed.hostname, port))
     return frozenset(allowed)
 
@@ -104,7 +110,7 @@ def url_target(url: str) -> tuple[str, int]:
 
 
 def address_reason(address: Address) -> str | None:
-    """Why a judge may not be called at this address, or None for a public one."""
+    """Why this address may not be called, or None for a public one."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address in METADATA:

@@ -1,5 +1,6 @@
-"""Where judge calls may go (judging.calls.egress): key variables by prefix, http(s) URLs, and only
-public addresses unless host:port is allowed, checked on the address actually connected to."""
+"""Where outgoing calls may go (core.egress, core.egress_transport), as judge calls use them:
+key variables by prefix, http(s) URLs, and only public addresses unless host:port is allowed,
+checked on the address actually connected to."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from judging.calls import egress
+from core import egress
 from judging.calls.client import JudgeOutcome, RetryPolicy, judge_with_retries, make_client
 from tests.support.fake_openai import FakeOpenAI
 

@@ -1,0 +1,1 @@
+"""Webhooks that tell other systems what happened here (Standard Webhooks, signed)."""
