@@ -7,7 +7,7 @@ import sys
 
 def main() -> None:
     """Run administrative tasks."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

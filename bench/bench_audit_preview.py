@@ -49,7 +49,7 @@ def _setup() -> None:
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
     os.environ["SECURE_SSL_REDIRECT"] = "0"
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     url = os.environ["DATABASE_URL"]
     from bench.support import ensure_database
 

@@ -40,7 +40,7 @@ def _setup(media_root: str) -> None:
     os.environ["S3_BUCKET"] = ""
     os.environ.setdefault("VAR_DIR", str(ROOT / "var" / "bench"))
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     import django
 
     django.setup()

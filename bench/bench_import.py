@@ -45,7 +45,7 @@ def setup_django(workdir: Path) -> None:
     os.environ["MEDIA_ROOT"] = str(workdir / "media")
     os.environ["CELERY_BROKER_URL"] = "memory://"
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "mmooc_site.settings"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "mmooc_site.settings.production"
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -40,7 +40,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings_test")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.test")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
 os.environ.setdefault("CELERY_QUEUE", f"bench-{uuid.uuid4().hex[:8]}")
 

@@ -94,7 +94,7 @@ def _peak_mb() -> int:
 
 def _django(db_url: str) -> None:
     os.environ["DATABASE_URL"] = db_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings_test")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.test")
     import django
 
     django.setup()

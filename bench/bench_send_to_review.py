@@ -31,7 +31,7 @@ def _setup() -> None:
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 32)
     os.environ.setdefault("VAR_DIR", str(ROOT / "var" / "bench"))
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     url = os.environ["DATABASE_URL"]
     if url.startswith("postgres"):
         from bench.support import ensure_database

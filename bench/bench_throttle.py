@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _setup(redis_url: str) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     os.environ.setdefault("SECRET_KEY", "bench-only-" + "x" * 40)
     os.environ["REDIS_URL"] = redis_url
     os.environ["CACHE_KEY_PREFIX"] = f"bench-throttle-{uuid.uuid4().hex[:8]}"

@@ -4,7 +4,7 @@ The site's own settings (same middleware, database connection and gunicorn worke
 floor's URLs instead of the product's; used by ``bench_review.py`` only, never deployed.
 """
 
-from mmooc_site.settings import *  # noqa: F403
+from mmooc_site.settings.production import *  # noqa: F403
 
 ROOT_URLCONF = "bench.floor_urls"
 MIDDLEWARE = [m for m in MIDDLEWARE if "LoginRequired" not in m]  # noqa: F405

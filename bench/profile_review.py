@@ -31,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
 os.environ.setdefault("SECRET_KEY", "profile-only-" + "x" * 40)
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,127.0.0.1")

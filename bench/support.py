@@ -48,7 +48,7 @@ def production_env(*, database_url: str, var_dir: Path, **extra: str) -> dict[st
     return {
         **os.environ,
         "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "SECRET_KEY": "bench-only-" + "x" * 40,
         "DEBUG": "0",
         "SECURE_SSL_REDIRECT": "0",

@@ -11,7 +11,7 @@ from celery.signals import worker_before_create_process
 from click import Option
 from kombu.transport import TRANSPORT_ALIASES
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
 
 # kombu's own filesystem transport loses messages under concurrency (celery/kombu#1551);
 # "filesystem://" is served by the patched transport instead. Its Redis transport makes a

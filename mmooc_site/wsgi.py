@@ -6,7 +6,7 @@ import os
 from django.core.wsgi import get_wsgi_application
 from django.urls import get_resolver
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
 
 application = get_wsgi_application()
 

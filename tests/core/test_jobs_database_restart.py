@@ -67,7 +67,7 @@ print(json.dumps({"token": api_token_create(user=lead).key, "imported": imported
 def _env(database_url: str, redis_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
         "CELERY_BROKER_URL": redis_url,

@@ -113,7 +113,7 @@ def supervised(transactional_db: None, tmp_path: Path) -> Iterator[tuple[Supervi
         env = {
             **os.environ,
             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
-            "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+            "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
             "DATABASE_URL": (
                 f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/"
                 f"{db['NAME']}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -74,13 +75,19 @@ def test_the_filesystem_broker_loses_no_message_between_two_worker_processes(
 
 def test_production_refuses_to_start_without_a_secret_key(tmp_path: Path) -> None:
     """With DEBUG off and no SECRET_KEY, the settings refuse to load, saying why."""
-    env = {"PATH": "/usr/bin:/bin", "DEBUG": "0", "VAR_DIR": str(tmp_path)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DEBUG": "0",
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": os.environ["DATABASE_URL"],
+    }
     result = subprocess.run(
         [
             sys.executable,
             "-c",
             "import django, os; "
-            "os.environ['DJANGO_SETTINGS_MODULE'] = 'mmooc_site.settings'; django.setup()",
+            "os.environ['DJANGO_SETTINGS_MODULE'] = 'mmooc_site.settings.production'; "
+            "django.setup()",
         ],
         env=env,
         capture_output=True,

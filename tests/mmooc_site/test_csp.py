@@ -45,7 +45,7 @@ def _policy_in_production(**env: str) -> dict[str, list[str]]:
         env={
             "PATH": os.environ.get("PATH", ""),
             "SECRET_KEY": "p" * 60,
-            "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+            "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
             "DATABASE_URL": os.environ["DATABASE_URL"],
             **env,
         },

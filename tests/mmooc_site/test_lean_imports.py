@@ -56,7 +56,7 @@ def _loaded(code: str, tmp_path: Path, **extra: str) -> list[str]:
     """The heavy libraries that a fresh Python process running ``code`` has loaded."""
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "DEBUG": "0",
         "SECRET_KEY": "lean-imports-test-" + "x" * 40,
         "VAR_DIR": str(tmp_path),

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_ENV = {
     "PATH": os.environ.get("PATH", ""),
     "SECRET_KEY": "k" * 20 + "-production-like-secret-key-of-enough-length-" + "z" * 20,
-    "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+    "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
     # The one setting production needs besides its secret: the database (never connected to).
     "DATABASE_URL": os.environ["DATABASE_URL"],
 }

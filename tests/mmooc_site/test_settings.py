@@ -38,7 +38,7 @@ def test_importing_the_settings_makes_no_folder_start_up_and_the_broker_make_the
     var = tmp_path / "var"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "DEBUG": "1",
         "VAR_DIR": str(var),
         "CELERY_BROKER_URL": "filesystem://localhost//",
@@ -72,7 +72,7 @@ def test_the_settings_refuse_any_database_but_postgresql(url: str) -> None:
     does not start and says why in one sentence."""
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "DEBUG": "1",
         "DATABASE_URL": url,
     }
@@ -85,7 +85,7 @@ def test_a_unix_socket_folder_is_given_as_the_urls_encoded_host() -> None:
     """postgres://user@%2Fpath%2Fto%2Fsockets:5432/name connects through that folder."""
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "DEBUG": "1",
         "DATABASE_URL": "postgres://postgres@%2Fvar%2Frun%2Fpostgresql:5433/site",
     }
@@ -101,3 +101,30 @@ def test_a_unix_socket_folder_is_given_as_the_urls_encoded_host() -> None:
         "site",
         "django.db.backends.postgresql",
     ]
+
+
+def _variables_read(module: Path) -> list[str]:
+    """The names of the variables a settings module reads (``env.<kind>("NAME", ...)``)."""
+    import ast
+
+    names = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "env"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.append(node.args[0].value)
+    return names
+
+
+def test_each_variable_is_read_once_in_the_settings_package_and_listed_in_the_readme() -> None:
+    package = ROOT / "mmooc_site" / "settings"
+    read = [name for module in sorted(package.glob("*.py")) for name in _variables_read(module)]
+    assert len(read) > 60  # the walk finds the reads (a rename of `env` would hide them)
+    assert sorted(name for name in set(read) if read.count(name) > 1) == []
+    readme = (ROOT / "README.md").read_text()
+    assert sorted(name for name in set(read) if f"`{name}`" not in readme) == []

@@ -1,4 +1,5 @@
-"""Settings for the test suite: the real settings, with test defaults put in the environment first.
+"""Settings for the test suite: the production settings, with test defaults put in the
+environment first, so that every process a test starts (a worker, a server) shares them.
 
 Services still come from the environment (DATABASE_URL, REDIS_URL): `python3 dev.py test`
 sets DATABASE_URL (its embedded PostgreSQL unless one is given); the default here is the
@@ -25,9 +26,9 @@ os.environ.setdefault("REQUIRE_LEAD_2FA", "0")
 os.environ.setdefault("API_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("API_THROTTLE_USER", "100000/minute")
 os.environ.setdefault("CACHE_KEY_PREFIX", f"tests-{uuid.uuid4().hex[:8]}")
-os.environ.setdefault("VAR_DIR", str(Path(__file__).resolve().parent.parent / "var" / "test"))
+os.environ.setdefault("VAR_DIR", str(Path(__file__).resolve().parents[2] / "var" / "test"))
 
-from mmooc_site.settings import *  # noqa: E402,F403
+from mmooc_site.settings.production import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 if not REDIS_URL:  # noqa: F405 - no cache table to create in every test database

@@ -1,6 +1,8 @@
-"""Settings, all read from the environment with defaults that run locally with nothing installed.
+"""The settings every process shares, each read once from the environment, with defaults that
+run locally with nothing installed. Every variable is listed in the README.
 
-Every setting is listed in the README. Production (DEBUG off) refuses to start without SECRET_KEY.
+Not a settings module of its own: `mmooc_site.settings.production` (the default of manage.py,
+WSGI and Celery) adds what makes DEBUG-off safe, `mmooc_site.settings.test` the suite's defaults.
 """
 
 from datetime import timedelta
@@ -15,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 django_stubs_ext.monkeypatch()
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 if (BASE_DIR / ".env").exists():
@@ -23,10 +25,6 @@ if (BASE_DIR / ".env").exists():
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = "insecure-local-development-key-only-for-debug"  # noqa: S105
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -354,19 +352,7 @@ SPECTACULAR_SETTINGS = {
 
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
-# HTTPS: with DEBUG off every protection is on, each with a variable (named like the setting)
-# to turn it off, e.g. SECURE_SSL_REDIRECT=0 when nothing in front of the site speaks TLS.
-# The site expects a TLS-terminating proxy that sets X-Forwarded-Proto.
-_HTTPS = not DEBUG
-SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_HTTPS)
-SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
-SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=_HTTPS)
-CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=_HTTPS)
-SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _HTTPS else 0)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=_HTTPS)
-SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=_HTTPS)
-if env.bool("SECURE_PROXY_SSL_HEADER", default=_HTTPS):
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 
 # Content-Security-Policy (django-csp): scripts and styles only from the site's own static
 # files, no inline code at all. Media are served by the site, or on S3 by a redirect to a
@@ -382,7 +368,8 @@ else:
 CSP_MEDIA_ORIGINS = env.list("CSP_MEDIA_ORIGINS", default=_s3_origins)
 # Single sign-on starts with a form posted to the site that redirects to the identity
 # provider, which form-action must allow.
-_oidc_scheme, _, _oidc_host = env.str("OIDC_ISSUER", default="").partition("://")
+OIDC_ISSUER = env.str("OIDC_ISSUER", default="")
+_oidc_scheme, _, _oidc_host = OIDC_ISSUER.partition("://")
 CSP_FORM_ORIGINS = [f"{_oidc_scheme}://{_oidc_host.split('/', 1)[0]}"] if _oidc_host else []
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
@@ -443,7 +430,7 @@ PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3 * 24 * 3600
 # Single sign-on through OpenID Connect (django-allauth), on when OIDC_ISSUER is set. People
 # whose OIDC_GROUPS_CLAIM holds a group of OIDC_GROUP_ROLES ("idp-group=role,…", a role being
 # lead, annotator or auditor) get that role; others get no access until a lead grants it.
-OIDC_ISSUER = env.str("OIDC_ISSUER", default="")
+# (OIDC_ISSUER is read with the Content-Security-Policy above.)
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
 OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
 OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="Single sign-on")
