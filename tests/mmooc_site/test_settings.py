@@ -116,6 +116,7 @@ def _variables_read(module: Path) -> list[str]:
             and node.func.value.id == "env"
             and node.args
             and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
         ):
             names.append(node.args[0].value)
     return names
