@@ -4,8 +4,9 @@ decoded and on screen, over N samples, on two servers.
 - ``browser``: the production shape of the README: gunicorn (``--preload -w 2 -k gthread
   --threads 4``), PostgreSQL, DEBUG off, static files collected and served by WhiteNoise.
 - ``browser_embedded``: the server of ``python3 dev.py run``: ``manage.py runserver
-  --noreload`` with DEBUG on and SQLite under a fresh ``VAR_DIR`` (no Celery worker: the media
-  derivatives are made during the build, inline).
+  --noreload`` with DEBUG on and dev.py's embedded PostgreSQL (started by dev.py's own
+  function in a fresh folder), a fresh ``VAR_DIR`` (no Celery worker: the media derivatives
+  are made during the build, inline).
 
 Each builds its own database from the LogicVista items in ``../shared/data/logicvista`` (real
 text images of about 875 x 230 pixels, pending review, k = 1)
@@ -28,6 +29,7 @@ Prints the figures, and one JSON object on the last line.
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
@@ -248,15 +250,23 @@ def production(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def embedded(args: argparse.Namespace) -> dict[str, Any]:
-    """The server ``python3 dev.py run`` starts: runserver, DEBUG on, SQLite."""
+    """The server ``python3 dev.py run`` starts: runserver, DEBUG on, dev.py's embedded
+    PostgreSQL (started by the same function, in a fresh VAR_DIR, stopped at the end), the
+    filesystem broker."""
+    import dev
+
     var = Path(tempfile.mkdtemp(prefix="bench-browser-embedded-"))
     env = {**_base_env(var), "SECRET_KEY": "bench-only-" + "y" * 40, "DEBUG": "1"}
-    for name in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"):
-        env.pop(name, None)  # dev.py run uses none: SQLite in VAR_DIR, the filesystem broker
+    for name in ("REDIS_URL", "CELERY_BROKER_URL"):
+        env.pop(name, None)  # dev.py run uses neither: the filesystem broker in VAR_DIR
+    folder = Path(tempfile.mkdtemp(prefix="bench-browser-embedded-pg-"))
+    # Registered first, so it runs last: after the server has stopped (at this process's exit).
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    env["DATABASE_URL"] = dev.embedded_database_url(folder)
     port = _free_port()
     command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
     result = _measure_on(env, args, command, port, static=False)
-    return {**result, "server": "runserver --noreload, DEBUG on, SQLite (dev.py run)"}
+    return {**result, "server": "runserver --noreload, DEBUG on, embedded PostgreSQL (dev.py run)"}
 
 
 def measure(
