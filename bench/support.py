@@ -44,9 +44,13 @@ def ensure_database(url: str) -> None:
 def production_env(*, database_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
     """The environment of a bench's site processes: this one's, with the site configured as
     production runs it (DEBUG off, persistent connections) but on plain HTTP on loopback, since
-    no TLS proxy stands in front; ``extra`` adds or overrides variables."""
+    no TLS proxy stands in front, and with Redis as its cache and broker as in the README's
+    production shape (``REDIS_URL``, else the local server's database 0: without it the API
+    throttle would count calls in the database cache table); ``extra`` adds or overrides
+    variables."""
     return {
         **os.environ,
+        "REDIS_URL": os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0",
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "SECRET_KEY": "bench-only-" + "x" * 40,
