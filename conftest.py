@@ -94,3 +94,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if IN_CI:
                 pytest.fail(f"CI needs this service: {reason}", pytrace=False)
             pytest.skip(reason)
+
+
+# Tests that cannot share the machine with others: a real Celery worker process on Redis,
+# Redis or PostgreSQL servers stopped and started, Chromium, the OpenID Connect provider of
+# npm. Under pytest-xdist (``python3 dev.py test`` runs ``--dist loadgroup``) they all go to one
+# worker, one after another; the rest spread over the workers, each on its own test database.
+SERIAL_MARKERS = ("redis", "browser", "node")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if any(item.get_closest_marker(marker) for marker in SERIAL_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("serial"))

@@ -3,6 +3,7 @@
 
     python3 dev.py run    set up, load the demo and run the site with a background worker
     python3 dev.py test   set up, then run ruff, mypy, import-linter, djLint and every test
+                          (in parallel: TEST_WORKERS, default 2; the 25 slowest are listed)
 
 Set-up makes a virtualenv in .venv and installs the pinned requirements with uv (fetched into
 the virtualenv by pip), skipping the install when the requirement files have not changed; the
@@ -171,6 +172,16 @@ def run() -> int:
     return 0
 
 
+def parallel(extra: list[str]) -> list[str]:
+    """pytest-xdist's options: TEST_WORKERS processes (default: the cores, at most 2), each on a
+    test database of its own; tests that cannot share the machine run on one of them in turn
+    (the ``serial`` group of conftest.py). None when the arguments choose for themselves."""
+    if any(arg in {"--numprocesses", "no:xdist"} or arg.startswith("-n") for arg in extra):
+        return []
+    workers = int(os.environ.get("TEST_WORKERS") or min(os.cpu_count() or 1, 2))
+    return ["-n", str(workers), "--dist", "loadgroup"] if workers > 1 else []
+
+
 def test(extra: list[str]) -> int:
     env = with_database(dict(os.environ))
     checks: list[list[str | Path]] = [
@@ -187,7 +198,9 @@ def test(extra: list[str]) -> int:
         failed |= subprocess.run([str(a) for a in check], cwd=ROOT, env=env).returncode != 0  # noqa: S603
     _run(PYTHON, ROOT / "manage.py", "compile_translations", env={**env, "DEBUG": "1"})
     result = subprocess.run(  # noqa: S603
-        [str(PYTHON), "-m", "pytest", *extra], cwd=ROOT, env=env
+        [str(PYTHON), "-m", "pytest", "--durations=25", *parallel(extra), *extra],
+        cwd=ROOT,
+        env=env,
     )
     if failed:
         print("ruff, mypy or djLint found problems (see above).", flush=True)

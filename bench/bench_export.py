@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from annotation.snapshots import services as snapshot_services
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/bench_export"
@@ -165,6 +163,7 @@ def seed(n_samples: int, media_root: Path) -> float:
 def export_child(fmt: str, name: str) -> None:
     """Run one export in this (fresh) process and print its figures as JSON."""
     from annotation.models import Dataset
+    from annotation.snapshots import services as snapshot_services
 
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     dataset = Dataset.objects.get(name=DATASET)

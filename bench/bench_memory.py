@@ -21,7 +21,8 @@ what ``--preload`` and prefork share once; RSS counts shared pages in every proc
 
 Prints the figures as one JSON object on the last line (MB = 2**20 bytes).
 
-Run: DATABASE_URL is not read; give --pg and --redis (defaults: local PostgreSQL, Redis db 0):
+Run: DATABASE_URL is not read; give --pg and --redis (defaults: local PostgreSQL, REDIS_URL
+     or else Redis db 0):
      .venv/bin/python bench/bench_memory.py [--db bench_memory] [--web-workers 2 --threads 4
      --worker-concurrency 2] [--no-preload] [--seconds 10] [--reviewers 5] [--import-rows 200]
 """

@@ -277,6 +277,7 @@ def gunicorn(
             str(args.threads),
             "--log-level",
             "error",
+            "--no-control-socket",  # several gunicorns may run on the machine at once
             *extra,
         ],
         cwd=ROOT,

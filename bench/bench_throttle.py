@@ -32,6 +32,8 @@ sys.path.insert(0, str(ROOT))
 def _setup(redis_url: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mmooc_site.settings.production")
     os.environ.setdefault("SECRET_KEY", "bench-only-" + "x" * 40)
+    # The settings need a PostgreSQL URL to load; the bench never connects to it.
+    os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_throttle")
     os.environ["REDIS_URL"] = redis_url
     os.environ["CACHE_KEY_PREFIX"] = f"bench-throttle-{uuid.uuid4().hex[:8]}"
     os.environ["API_THROTTLE_USER"] = "1000000/hour"

@@ -2,14 +2,15 @@
 
 Runs ``POST /api/datasets/{id}/claim/`` then ``POST /api/reviews/`` through Django's whole
 request handler (middleware, token authentication, throttling, the views) with the test
-client, no network and no gunicorn, on the database of ``DATABASE_URL`` (a dataset of its
-own, made on the first run and reused). Reports per loop: the SQL statements of each call,
-the Python function calls (a count that does not move with the machine's load, from a
-profiled run) and the CPU milliseconds of this process (from a run without the profiler;
-PostgreSQL's and Redis's own time are not in it); ``--sql`` prints the statements of one
-loop, ``--top N`` the profile's heaviest functions (CPU time), ``--floor`` runs the floor
-site's two views (``bench/floor_urls.py``) instead, for comparison, ``--statements`` the
-statements floor's (``bench/statements_floor.py``: the real loop's statements alone).
+client, no network and no gunicorn, on the database of ``DATABASE_URL`` (created and
+migrated when missing; a dataset of its own, made on the first run and reused). Reports per
+loop: the SQL statements of each call, the Python function calls (a count that does not move
+with the machine's load, from a profiled run) and the CPU milliseconds of this process (from
+a run without the profiler; PostgreSQL's and Redis's own time are not in it); ``--sql``
+prints the statements of one loop, ``--top N`` the profile's heaviest functions (CPU time),
+``--floor`` runs the floor site's two views (``bench/floor_urls.py``) instead, for
+comparison, ``--statements`` the statements floor's (``bench/statements_floor.py``: the real
+loop's statements alone).
 
 Run: DATABASE_URL=postgres://…/db REDIS_URL=redis://…/1 .venv/bin/python bench/profile_review.py
      [--loops 200] [--samples 2000] [--reviewers 4] [--sql] [--top 25] [--floor | --statements]
@@ -90,14 +91,19 @@ def main() -> None:
         os.environ["DJANGO_SETTINGS_MODULE"] = "bench.floor_site"
         os.environ["BENCH_CLAIM_SQL"] = CLAIM_SQL
 
+    from bench.support import ensure_database
+
+    ensure_database(os.environ["DATABASE_URL"])
     import django
 
     django.setup()
     from django.contrib.auth.models import User
+    from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    call_command("migrate", "--noinput", verbosity=0)
     dataset_id, tokens = _setup(args.samples, args.reviewers)
     clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
     claim_path, submit_path = f"/api/datasets/{dataset_id}/claim/", "/api/reviews/"
