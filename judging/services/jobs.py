@@ -416,14 +416,23 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
             "pk", "answerability_group", "reference_answer"
         )
     }
-    scope = Q(pk__in=[])
-    for jj in job_judges:
-        scope |= _scope(job, jj)
+    # Every judge's latest verdict for the task counts, whichever job made it: a job with
+    # fewer judges (the rule judge alone) never erases another judge's stored vote.
+    latest = (
+        Verdict.objects.filter(
+            task=job.task, sample__dataset_id=job.dataset_id, response__isnull=True
+        )
+        .order_by("sample_id", "judge_id", "repeat", "-id")
+        .distinct("sample_id", "judge_id", "repeat")
+    )
     votes: dict[int, list[Vote]] = defaultdict(list)
-    for sample_id, judge_name, label, category in Verdict.objects.filter(scope).values_list(
+    for sample_id, judge_name, label, category in latest.values_list(
         "sample_id", "judge__name", "label", "category"
     ):
+        if judge_name not in names:
+            names.append(judge_name)
         votes[sample_id].append(Vote(judge_name, label or None, category or None))
+    names.sort()
     results = consensus_all(labels, votes, names)
     disagree = [pk for pk, result in results.items() if result.disagree]
     settled = [pk for pk, result in results.items() if not result.disagree]

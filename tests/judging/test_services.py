@@ -349,3 +349,38 @@ def test_verdicts_made_elsewhere_are_imported_idempotently(tmp_path: Path) -> No
     assert (again.imported, again.unchanged) == (0, 2)
     scored = Verdict.objects.get(task="mmooc_scoring")
     assert scored.overall == pytest.approx(0.875) and scored.source == "import"
+
+
+def test_issue_26_item_4_rule_only_job_keeps_earlier_judges_flags(
+    django_capture_on_commit_callbacks: Any, fake_openai: Any
+) -> None:
+    """After an endpoint judge flagged samples, a rule-only answerability job leaves those
+    flags: a sample's agreement comes from every judge's stored latest verdict."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 9)
+
+    def responder(request: dict[str, Any], digest: str) -> str:
+        text = str(request["messages"][1]["content"])
+        return '{"answerable": %s, "category": null, "reason": "r"}' % (
+            "false" if "number 4:" in text else "true"
+        )
+
+    with fake_openai(responder=responder) as server:
+        judge = fake_judge(server.base_url, name="llm")
+        run_job(
+            django_capture_on_commit_callbacks,
+            dataset=dataset,
+            task="answerability",
+            judges=[judge],
+        )
+    before = set(Sample.objects.filter(judges_disagree=True).values_list("external_id", flat=True))
+    assert before
+    job = run_job(
+        django_capture_on_commit_callbacks,
+        dataset=dataset,
+        task="answerability",
+        judges=[rule_judge()],
+    )
+    assert job.status == JobStatus.SUCCEEDED
+    after = set(Sample.objects.filter(judges_disagree=True).values_list("external_id", flat=True))
+    assert after == before
