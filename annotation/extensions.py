@@ -73,6 +73,11 @@ class ReviewQueue(Protocol):
         the number of review slots opened."""
         ...
 
+    def refresh(self, *, dataset_id: int) -> int:
+        """Like ``sync``, but only for a dataset whose queue is open (a queue is never opened
+        by it): after an import or a judge job changed statuses or judges' flags."""
+        ...
+
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
         """The ids of the dataset's samples that this user reviewed, as a subquery."""
         ...
@@ -94,6 +99,12 @@ def review_queue_register(queue: ReviewQueue | None) -> None:
 def review_queue_sync(*, dataset: Dataset) -> int:
     """Tell the review queue that samples of this dataset changed; the slots it opened."""
     return _queue.sync(dataset=dataset) if _queue is not None else 0
+
+
+def review_queue_refresh(*, dataset_id: int) -> int:
+    """Tell an open review queue that samples changed (statuses, judges' flags); 0 when the
+    dataset has no open queue."""
+    return _queue.refresh(dataset_id=dataset_id) if _queue is not None else 0
 
 
 def samples_reviewed_by(*, dataset: Dataset, username: str) -> QuerySet[Any] | None:
@@ -162,6 +173,9 @@ def import_finished_register(callback: Callable[..., object]) -> None:
 
 
 def import_finished(*, dataset: Dataset) -> None:
+    # A re-import sends changed samples back to review: an open queue gives them k slots in a
+    # new round at once, before any other callback looks at the queue.
+    review_queue_refresh(dataset_id=dataset.pk)
     for callback in _import_finished:
         callback(dataset=dataset)
 

@@ -12,13 +12,18 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Dataset
-from review.models import Outcome, Review
+from review.models import Outcome, Review, Slot
 from review.queue.services import queue_sync
 
 
 class ReviewQueueForAnnotation:
     def sync(self, *, dataset: Dataset) -> int:
         return queue_sync(dataset=dataset)
+
+    def refresh(self, *, dataset_id: int) -> int:
+        if not Slot.objects.filter(dataset_id=dataset_id).exists():
+            return 0  # no open queue: opening one is the lead's decision
+        return queue_sync(dataset=Dataset.objects.get(pk=dataset_id))
 
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
         return Review.objects.filter(dataset=dataset, reviewer__username=username).values(

@@ -120,8 +120,10 @@ class Sample(models.Model):
         related_name="+",
         verbose_name=_("paired sample"),
     )
-    # Set by judging when the judges disagree; the review queue serves these first.
-    judges_disagree = models.BooleanField(_("judges disagree"), default=False)
+    # Set by judging from the latest answerability votes: true when a judge disagrees with the
+    # sample's label (the review queue serves these first), false when every judge that voted
+    # agrees, null while no judge has voted (never judged, or every call abstained or failed).
+    judges_disagree = models.BooleanField(_("judges disagree"), null=True, default=None)
     priority = models.IntegerField(_("priority"), default=0)
     media: models.ManyToManyField[MediaAsset, SampleMedia] = models.ManyToManyField(
         MediaAsset, through="SampleMedia", related_name="samples"

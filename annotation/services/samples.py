@@ -286,8 +286,9 @@ def sample_set_note(*, sample_ids: Iterable[int], key: NoteKey, values: Mapping[
     return noted
 
 
-def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool) -> int:
-    """Mark samples whose judges disagreed: the review queue serves them first."""
+def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool | None) -> int:
+    """Mark samples whose judges disagreed (the review queue serves them first), agreed, or
+    cast no vote (``None``: the "Judges: agree" filter does not match them)."""
     return Sample.objects.filter(pk__in=list(sample_ids)).update(judges_disagree=disagree)
 
 

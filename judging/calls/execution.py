@@ -156,9 +156,11 @@ class JudgeRunner:
         return self._local
 
     def stream(
-        self, windows: Sequence[Window], *, step_s: float = 0.25
+        self, windows: Sequence[Window], *, step_s: float = 0.25, idle: bool = False
     ) -> Generator[list[Ended], None, None]:
-        """Run every window's calls; yield the outcomes that ended, every `step_s` seconds.
+        """Run every window's calls; yield the outcomes that ended, every `step_s` seconds
+        (with `idle`, an empty batch too when none ended, so that the caller can notice a
+        cancel while every call hangs).
 
         The calls run on this runner's event loop in a thread of their own, so they go on
         while the caller handles a batch (its database writes stay in the caller's thread);
@@ -187,7 +189,7 @@ class JudgeRunner:
         try:
             while thread.is_alive():
                 thread.join(step_s)
-                if batch := drain():
+                if (batch := drain()) or idle:
                     yield batch
             if batch := drain():
                 yield batch

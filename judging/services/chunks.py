@@ -16,11 +16,13 @@ from functools import cache
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Prefetch
+from psycopg import sql
 
 from annotation.models import Sample as SampleRow
 from annotation.models import SampleMedia, TaxonomyTerm, TermKind
+from core.jobs import JobStopped
 from judging import rule_judge
 from judging.calls.client import JudgeOutcome, RetryPolicy
 from judging.calls.execution import Call, EndpointSpec, JudgeRunner
@@ -271,6 +273,22 @@ _NULLABLE = {
 }
 
 
+_JOB_WANTED = sql.SQL("SELECT cancel_requested FROM {job} WHERE id = %s FOR SHARE").format(
+    job=sql.Identifier(JudgeJob._meta.db_table)
+)
+
+
+def _still_wanted(job: JudgeJob) -> None:
+    """Raise JobStopped if the job was cancelled; else hold its row (FOR SHARE) until the
+    caller's transaction ends, so a cancel (which locks the row FOR UPDATE) waits for the
+    verdicts being saved and no verdict is ever written after a cancel committed."""
+    with connection.cursor() as cursor:
+        cursor.execute(_JOB_WANTED, [job.pk])
+        row = cursor.fetchone()
+    if row is None or row[0]:
+        raise JobStopped
+
+
 def _save(
     job: JudgeJob,
     judge: Judge,
@@ -281,6 +299,7 @@ def _save(
 ) -> None:
     new = []
     with transaction.atomic():
+        _still_wanted(job)
         for t, values in zip(todo, fields, strict=True):
             sample, response = items[t.item_id]
             if t.retry_of is not None:

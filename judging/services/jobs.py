@@ -22,6 +22,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import extensions as annotation_extensions
 from annotation import services as annotation_services
 from annotation.models import (
     Dataset,
@@ -435,9 +436,13 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
     names.sort()
     results = consensus_all(labels, votes, names)
     disagree = [pk for pk, result in results.items() if result.disagree]
-    settled = [pk for pk, result in results.items() if not result.disagree]
+    agreed = [pk for pk, result in results.items() if result.agree and not result.disagree]
+    undecided = [pk for pk, result in results.items() if not (result.agree or result.disagree)]
     annotation_services.sample_flag_judges(sample_ids=disagree, disagree=True)
-    annotation_services.sample_flag_judges(sample_ids=settled, disagree=False)
+    annotation_services.sample_flag_judges(sample_ids=agreed, disagree=False)
+    annotation_services.sample_flag_judges(sample_ids=undecided, disagree=None)
+    # The queue serves by the latest votes, not by a copy made when it was opened.
+    annotation_extensions.review_queue_refresh(dataset_id=job.dataset_id)
     annotation_services.sample_set_note(
         sample_ids=list(results),
         key=NoteKey.JUDGE_VOTES,

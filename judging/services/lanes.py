@@ -79,8 +79,13 @@ def lane_run(chunk: JudgeJobChunk, job: JudgeJob, heartbeat: Heartbeat) -> int:
         lanes.append((jj, {(t.item_id, t.repeat): t for t in todo}))
     store_failures = 0
     runner = JudgeRunner.for_process(settings.REDIS_URL)
-    with closing(runner.stream(windows, step_s=SAVE_EVERY_S)) as batches:
+    with closing(runner.stream(windows, step_s=SAVE_EVERY_S, idle=True)) as batches:
         for batch in batches:
+            # Every step, whether or not a call ended: a cancel stops the lane (and closing
+            # the stream cancels its calls) within a step, even while every call hangs.
+            heartbeat.beat()
+            if not batch:
+                continue
             ended: dict[int, list[tuple[_Todo, dict[str, Any]]]] = defaultdict(list)
             for index, key, outcome in batch:
                 fields = _verdict_fields(job.task, outcome)
@@ -94,7 +99,6 @@ def lane_run(chunk: JudgeJobChunk, job: JudgeJob, heartbeat: Heartbeat) -> int:
                     todo = [t for t, _f in rows]
                     _save(job, jj.judge, jj.prompt_version, todo, [f for _t, f in rows], items)
                     judged += len(rows)
-            heartbeat.beat()  # JobStopped once the lane is cancelled or taken over
     if store_failures:
         raise SharedStoreUnavailable(
             f"{store_failures} calls could not reach the rate-limit store (Redis)"

@@ -131,7 +131,8 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         .filter(status__in=QUEUED_STATUSES)
         .values_list("id", "judges_disagree", "priority", "status")
     )
-    order = {sample_id: (disagree, priority) for sample_id, disagree, priority, _s in queued}
+    # A sample no judge voted on (null) is served as one the judges agree on.
+    order = {sample_id: (bool(disagree), priority) for sample_id, disagree, priority, _s in queued}
     in_review = {sid for sid, *_rest, status in queued if status == SampleStatus.IN_REVIEW}
     settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
     excluded = ReviewerExclusion.objects.filter(

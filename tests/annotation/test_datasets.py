@@ -74,6 +74,9 @@ class _Reviewed:
     def sync(self, *, dataset: Dataset) -> int:
         return 0
 
+    def refresh(self, *, dataset_id: int) -> int:
+        return 0
+
     def reviewed_by(self, *, dataset: Dataset, username: str) -> Any:
         return Sample.objects.none().values("pk")
 

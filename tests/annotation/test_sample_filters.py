@@ -83,7 +83,16 @@ def test_search_and_field_filters_select_the_right_samples() -> None:
         answerability_group="shifted_ic",
     )
     mmooc_sample(mmooc_dataset(), external_id="red-elsewhere")
-    assert matching(dataset, "search=red") == {"alpha", "beta", "gamma-red"}
+    mmooc_sample(  # no judge voted: neither judges filter matches it
+        dataset, external_id="delta-red-unjudged", question="A red boat?", scenario="math"
+    )
+    services.sample_flag_judges(
+        sample_ids=Sample.objects.filter(external_id__in=["alpha", "gamma-red"]).values_list(
+            "pk", flat=True
+        ),
+        disagree=False,
+    )
+    assert matching(dataset, "search=red") == {"alpha", "beta", "gamma-red", "delta-red-unjudged"}
     assert matching(dataset, "search=RED+car") == {"alpha"}
     assert matching(dataset, "status=imported") == {"beta"}
     assert matching(dataset, "category=MP") == {"gamma-red"}

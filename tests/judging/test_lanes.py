@@ -64,11 +64,13 @@ def test_a_cancel_stops_a_lane_at_its_next_save_keeping_what_was_judged(
     beat = Heartbeat.beat
 
     def cancel_then_beat(self: Heartbeat, **fields: Any) -> None:
-        services.judge_job_cancel(job=JudgeJob.objects.get(chunks__pk=self.claim.pk))
+        job = JudgeJob.objects.get(chunks__pk=self.claim.pk)
+        if Verdict.objects.filter(job=job).exists() and not job.cancel_requested:
+            services.judge_job_cancel(job=job)
         beat(self, **fields)
 
     monkeypatch.setattr(Heartbeat, "beat", cancel_then_beat)
-    with fake_openai(latency=0.02) as server:
+    with fake_openai(latency=0.1) as server:
         with django_capture_on_commit_callbacks(execute=False):
             job = services.judge_job_start(
                 dataset=dataset,
