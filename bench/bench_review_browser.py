@@ -239,7 +239,7 @@ def _summary(times: list[float]) -> dict[str, Any]:
 def _base_env(var: Path) -> dict[str, str]:
     return {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings",
+        "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
         "VAR_DIR": str(var),
         "CELERY_TASK_ALWAYS_EAGER": "1",  # derivatives made inline during the build
         "LOG_LEVEL": "ERROR",

@@ -26,6 +26,13 @@ os.environ.setdefault("REQUIRE_LEAD_2FA", "0")
 os.environ.setdefault("API_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("API_THROTTLE_USER", "100000/minute")
 os.environ.setdefault("CACHE_KEY_PREFIX", f"tests-{uuid.uuid4().hex[:8]}")
+# Under pytest-xdist every worker has a test database of its own, so it needs a queue and
+# cache keys of its own too: the workers inherit the controller's, and a Celery worker started
+# by one of them would otherwise run the other's tasks against the wrong database.
+_xdist = os.environ.get("PYTEST_XDIST_WORKER", "")
+for _name in ("CELERY_QUEUE", "CACHE_KEY_PREFIX"):
+    if _xdist and not os.environ[_name].endswith(f"-{_xdist}"):
+        os.environ[_name] = f"{os.environ[_name]}-{_xdist}"
 os.environ.setdefault("VAR_DIR", str(Path(__file__).resolve().parents[2] / "var" / "test"))
 
 from mmooc_site.settings.production import *  # noqa: E402,F403
