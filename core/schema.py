@@ -5,6 +5,8 @@ its view can give, derived from the view's own parts rather than written per vie
 - 401 and 403 (``Error``): a view that is not open to all (refused or missing credentials,
   then permission, CSRF for sessions);
 - 404: an operation with path parameters or a body naming other objects;
+- 409: an action on a named object (a service refusing it in the object's present state,
+  ``core.api.CONFLICT_CODES``);
 - 405 is left out (schemathesis checks it on undocumented methods, with ``Allow``);
 - 406: any (an ``Accept`` the view cannot render);
 - 413: an operation with a body (the upload limits);
@@ -64,6 +66,12 @@ RETRY_AFTER = {
         "description": "Seconds to wait before retrying.",
     }
 }
+LOCATION = {
+    "Location": {
+        "schema": {"type": "string"},
+        "description": "A started job's URL, to follow its progress at.",
+    }
+}
 WWW_AUTHENTICATE = {
     "WWW-Authenticate": {
         "schema": {"type": "string"},
@@ -87,6 +95,8 @@ class AutoSchema(SpectacularAutoSchema):
             statuses.append("404")
         if has_body:
             statuses += ["413", "415"]
+        if has_path_parameters and self.method != "GET":
+            statuses.append("409")
         if view.get_throttles():
             statuses.append("429")
         return sorted(statuses)
@@ -113,12 +123,25 @@ class AutoSchema(SpectacularAutoSchema):
             response["headers"] = WWW_AUTHENTICATE
         return response
 
+    def _get_request_for_media_type(self, serializer: Any, direction: Any = "request") -> Any:
+        """A PATCH body is described as partial only where the view reads it so (its
+        ``patch_is_partial``); elsewhere its serializer's required fields are required."""
+        if self.method != "PATCH" or getattr(self.view, "patch_is_partial", False):
+            return super()._get_request_for_media_type(serializer, direction)  # type: ignore[no-untyped-call]
+        self.method = "PUT"
+        try:
+            return super()._get_request_for_media_type(serializer, direction)  # type: ignore[no-untyped-call]
+        finally:
+            self.method = "PATCH"
+
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         responses: dict[str, Any] = super()._get_response_bodies(direction)
         for code, response in responses.items():
             if code[0] == "4" and not response.get("content"):
                 error = self._error_response(code)
                 responses[code] = error
+        if "202" in responses:
+            responses["202"].setdefault("headers", {}).update(LOCATION)
         for code in self._error_statuses():
             responses.setdefault(code, self._error_response(code))
         return responses

@@ -333,7 +333,7 @@ REST_FRAMEWORK = {
         "core.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
@@ -343,6 +343,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # API clients authenticate with a token; the session (with CSRF) is the pages' own.
+    "AUTHENTICATION_WHITELIST": ["core.authentication.ExpiringTokenAuthentication"],
+    # Request bodies described as the views read them (uploads as binary); PATCH bodies:
+    # core.schema.AutoSchema.
+    "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "DatasetKindEnum": "annotation.models.DatasetKind",
         "TermKindEnum": "annotation.models.TermKind",
