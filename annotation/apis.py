@@ -32,7 +32,7 @@ from annotation.models import (
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
-from core.api import IsLead, job_accepted
+from core.api import IsLead
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 
 
@@ -345,9 +345,7 @@ def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, An
         reason=data.get("reason", ""),
     )
     if isinstance(result, SampleBulkJob):
-        return job_accepted(
-            BulkJobOutput(result).data, url_name="api_sample_bulk_job", job_id=result.pk
-        )
+        return Response(BulkJobOutput(result).data, status=status.HTTP_202_ACCEPTED)
     return Response(
         {"changed": result.changed, "skipped": result.skipped, "slots_opened": result.slots_opened}
     )

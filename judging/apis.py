@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.imports.apis import ImportJobOutput
 from annotation.imports.jobs import import_upload_store
 from annotation.lookups import dataset_or_404
-from core.api import IsLead, job_accepted
+from core.api import IsLead
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
@@ -76,8 +76,6 @@ class JudgeListCreateApi(APIView):
 
 class JudgeDetailApi(APIView):
     permission_classes = [IsLead]
-
-    patch_is_partial = True  # the schema describes its PATCH body as partial
 
     def _judge(self, judge_id: int) -> Judge:
         judge = selectors.judge_list().filter(pk=judge_id).first()
@@ -202,7 +200,7 @@ class DatasetJobListCreateApi(APIView):
         counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
         return Response(JobOutput(jobs, many=True, context={"error_counts": counts}).data)
 
-    @extend_schema(request=JobCreateInput, responses={202: JobOutput})
+    @extend_schema(request=JobCreateInput, responses={201: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         if not IsLead().has_permission(request, self):
             self.permission_denied(request, message=IsLead.message)
@@ -221,9 +219,7 @@ class DatasetJobListCreateApi(APIView):
             model_names=data["models"],
             by=acting_user(request.user),
         )
-        return job_accepted(
-            JobOutput(_job(request, job.pk)).data, url_name="api_judge_job", job_id=job.pk
-        )
+        return Response(JobOutput(_job(request, job.pk)).data, status=status.HTTP_201_CREATED)
 
 
 class JobProgressApi(APIView):
@@ -304,7 +300,7 @@ class VerdictImportApi(APIView):
             upload=payload.validated_data["file"],
             created_by=acting_user(request.user),
         )
-        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ResponseImportApi(APIView):
@@ -343,7 +339,7 @@ class ResponseImportApi(APIView):
             doc_order=data["doc_order"],
             created_by=acting_user(request.user),
         )
-        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
+        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ResponseInspectApi(APIView):

@@ -19,7 +19,7 @@ from annotation.lookups import dataset_or_404
 from annotation.models import Snapshot
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
-from core.api import IsLead, job_accepted
+from core.api import IsLead
 from core.roles import acting_user
 
 
@@ -86,7 +86,7 @@ class DatasetSnapshotListCreateApi(APIView):
         snapshots = snapshot_selectors.snapshot_list(dataset=dataset_or_404(request, dataset_id))
         return Response(SnapshotOutput(snapshots, many=True).data)
 
-    @extend_schema(request=SnapshotCreateInputSerializer, responses={202: SnapshotOutput})
+    @extend_schema(request=SnapshotCreateInputSerializer, responses={201: SnapshotOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Queue a snapshot; its build runs in a worker (watch ``status``, ``done``, ``total``)."""
         dataset = dataset_or_404(request, dataset_id)
@@ -95,9 +95,7 @@ class DatasetSnapshotListCreateApi(APIView):
         snapshot = snapshot_services.snapshot_create_from_fields(
             dataset=dataset, fields=payload.validated_data, by=acting_user(request.user)
         )
-        return job_accepted(
-            SnapshotOutput(snapshot).data, url_name="api_snapshot", job_id=snapshot.pk
-        )
+        return Response(SnapshotOutput(snapshot).data, status=status.HTTP_201_CREATED)
 
 
 class SnapshotDetailApi(APIView):

@@ -60,8 +60,7 @@ def test_lead_creates_a_snapshot_through_the_api_and_downloads_it(
             {"name": "v1", "format": "parquet", "scenarios": ["coarse_perception"]},
             format="json",
         )
-    assert response.status_code == 202, response.content
-    assert response["Location"] == f"/api/snapshots/{response.json()['id']}/"
+    assert response.status_code == 201, response.content
     assert len(callbacks) == 1
     body = response.json()
     assert body["status"] == "queued"
@@ -90,7 +89,7 @@ def test_bad_api_input_gets_400_with_a_message(lead: Any) -> None:
     assert api.post(url, {"name": "a", "format": "xlsx"}, format="json").status_code == 400
     bad = api.post(url, {"name": "a", "format": "jsonl", "categories": ["ZZZ"]}, format="json")
     assert bad.status_code == 400 and "ZZZ" in str(bad.json())
-    assert api.post(url, {"name": "a", "format": "jsonl"}, format="json").status_code == 202
+    assert api.post(url, {"name": "a", "format": "jsonl"}, format="json").status_code == 201
     again = api.post(url, {"name": "a", "format": "tsv"}, format="json")
     assert again.status_code == 400 and "already has a snapshot" in str(again.json())
     assert api.get(reverse("api_snapshot_download", args=[10**6])).status_code == 404
@@ -237,7 +236,7 @@ def test_a_real_worker_builds_the_snapshot(live_worker: Any, lead: Any) -> None:
         {"name": "worker", "format": "jsonl"},
         format="json",
     )
-    assert response.status_code == 202
+    assert response.status_code == 201
     snapshot_id = response.json()["id"]
 
     def finished() -> bool:
