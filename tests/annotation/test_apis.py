@@ -17,6 +17,12 @@ from tests.conftest import client_for
 pytestmark = pytest.mark.django_db
 
 
+def judges_agreed(dataset: Dataset) -> None:
+    """Every sample of the dataset judged, the judges agreeing (the "judges agree" filter
+    matches no sample that no judge voted on)."""
+    Sample.objects.filter(dataset=dataset).update(judges_disagree=False)
+
+
 def dataset_with(n_imported: int, n_pending: int = 0) -> Dataset:
     dataset = mmooc_dataset()
     for _ in range(n_imported):
@@ -71,12 +77,14 @@ def test_the_filtered_list_costs_a_fixed_number_of_queries(
         f"/api/datasets/{dataset.pk}/samples/?search=car&status=imported&category=VFP"
         "&judges_disagree=false&reviewer=someone&changed=true&ordering=-updated"
     )
+    judges_agreed(dataset)
     # the reader's roles (may they see judge votes?), dataset visibility, count, page, media
     fresh = client()
     with django_assert_num_queries(5):
         assert fresh.get(url.replace("reviewer=someone&", "")).status_code == 200
     for _ in range(10):
         mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    judges_agreed(dataset)
     fresh = client()
     with django_assert_num_queries(5):
         response = fresh.get(url.replace("reviewer=someone&", ""))
@@ -131,6 +139,7 @@ def test_every_filter_can_select_what_a_bulk_action_changes(lead: Any) -> None:
     """The selection may use every filter at once (subqueries included) while its rows are
     locked for the move."""
     dataset = dataset_with(2)
+    judges_agreed(dataset)
     url = (
         f"/api/datasets/{dataset.pk}/send-to-review/?search=car&category=VFP&scenario="
         "coarse_perception&question_format=mcq&judges_disagree=false&changed=true"
