@@ -106,6 +106,16 @@ BENCHES = {
         (PG,),
     ),
     "bench_send_to_review.py": Tiny(("--samples", "100"), frozenset({"runs"}), True, (PG,)),
+    "bench_scale.py": Tiny(
+        (
+            *("--sizes", "60,120", "--gets", "1", "--loops", "3", "--import-rows", "20"),
+            *("--db-prefix", "{db}", "--var", "var/{db}"),
+        ),
+        frozenset({"sizes", "ratios"}),
+        database_url=True,
+        marks=(PG,),
+        timeout=900,
+    ),
     "bench_reviewer_quality.py": Tiny(
         ("--samples", "100", "--reviewers", "4", "--db", "{pg}/{db}"),
         frozenset({"seconds", "compute_seconds", "page_ms", "api_ms"}),

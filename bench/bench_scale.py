@@ -1,0 +1,626 @@
+"""Benchmark: one dataset at 41,883, 250,000 and 1,000,000 samples, and what each page, API
+call and job costs at each size.
+
+For each size, a child process works on a PostgreSQL database of that size's own
+(``<--db-prefix>_<size>``, ``bench_scale_41883`` and so on, on the server of DATABASE_URL,
+default the local one; made afresh from one migrated template, or kept with ``--reuse``)
+and builds, unless ``--reuse`` finds it built:
+
+- the samples through the real import path (a JSON-lines file of MMOOC rows, each with its own
+  small PNG, imported by ``import_job_run`` as a worker runs it; its rows per second are a
+  figure);
+- 3 models' responses to every sample and 3 judges' scoring verdicts on every response
+  (``INSERT … SELECT`` in the server, as bench_audit_preview.py does), every sample sent to
+  review (k = 2 slots each, by the bulk action's service), one review on a tenth of the samples
+  (slots and reviews written by SQL; one reviewer, the "veteran", has 10,000 of them, or all
+  of them in a dataset too small for that), and a 2,000-item scoring audit.
+
+Then it measures, through the Django test client in the child (session of a lead, an
+annotator and an auditor; p50 and p95 over ``--gets`` requests, and each one's SQL query
+count): the sample list unfiltered, with each filter, with a search, with each sort and on its
+last page; the API's sample list, first and deep; the dataset page; progress; reviewers;
+leaderboard; the judge job page; the audit planner's preview; the audit's statistics; the
+auditor's audit page. A claim + submit loop over the API (``--loops`` loops) by a new reviewer
+and by the veteran. Each job then runs in a process of its own, whose peak RSS is its own: a
+judge job's planning (rule judge), an import of ``--import-rows`` more rows, a re-import of the
+same file unchanged, and a snapshot build in JSONL and in Parquet. The page process's own peak
+RSS is reported as ``web_peak_rss_mb``. Media and the generated files stay in ``--var``
+(``var/bench-scale/<size>``), so that ``--reuse`` finds the media of its database.
+
+The parent prints one JSON object on its last line: the figures at each size and, for each
+figure, its ratio at the largest size to the smallest (``ratios``).
+
+Run: .venv/bin/python bench/bench_scale.py [--sizes 41883,250000,1000000] [--reuse]
+     [--gets 10] [--loops 200] [--import-rows 10000] [--no-snapshots] [--db-prefix bench_scale]
+     [--var var/bench-scale]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import io
+import json
+import os
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
+DATASET = "bench-scale"
+MODELS = ("model-a", "model-b", "model-c")
+VETERAN_REVIEWS = 10_000
+CATEGORIES = ("visual_false_premises", "multimodal_ambiguity", "missing_knowledge_background")
+
+
+def server_url() -> str:
+    return os.environ.get("DATABASE_URL", DEFAULT_SERVER + "/postgres").rpartition("/")[0]
+
+
+def database_url(prefix: str, size: int | str) -> str:
+    return f"{server_url()}/{prefix}_{size}"
+
+
+def make_databases(prefix: str, sizes: list[int]) -> None:
+    """A migrated template, then each size's database made afresh from it (one migration)."""
+    import psycopg
+
+    from bench.support import make_database
+
+    template = f"{prefix}_template"
+    make_database(f"{server_url()}/postgres", template)
+    migrated = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url(prefix, "template"),
+            "DJANGO_SETTINGS_MODULE": "mmooc_site.settings.production",
+            "SECRET_KEY": os.environ.get("SECRET_KEY") or "bench-only-secret-key-" + "x" * 32,
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if migrated.returncode != 0:
+        raise SystemExit(f"migrate failed:\n{migrated.stderr[-3000:]}")
+    with psycopg.connect(f"{server_url()}/postgres", autocommit=True) as conn:
+        for size in sizes:
+            name = f"{prefix}_{size}"
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        conn.execute(f'DROP DATABASE "{template}"')
+
+
+def setup_django(prefix: str, size: int, workdir: Path) -> None:
+    os.environ["DATABASE_URL"] = database_url(prefix, size)
+    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 32)
+    os.environ["VAR_DIR"] = str(workdir / "var")
+    os.environ["MEDIA_ROOT"] = str(workdir / "media")
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
+    os.environ["SECURE_SSL_REDIRECT"] = "0"
+    os.environ["CELERY_BROKER_URL"] = "memory://"
+    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
+    os.environ["API_THROTTLE_USER"] = "1000000/minute"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "mmooc_site.settings.production"
+    from bench.support import ensure_database
+
+    ensure_database(os.environ["DATABASE_URL"])  # --reuse of a size not built before
+    import django
+
+    django.setup()
+
+
+def png(n: int) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.frombytes("RGB", (8, 8), random.Random(n).randbytes(8 * 8 * 3)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def write_rows(path: Path, first: int, rows: int) -> Path:
+    with open(path, "w", encoding="utf-8") as out:
+        for n in range(first, first + rows):
+            record = {
+                "question_id": f"q{n}",
+                "image": base64.b64encode(png(n)).decode(),
+                "question": f"What does sign {n} say? (A) Stop (B) Go (C) Yield (D) none",
+                "answer": "D",
+                "reasoning": "The sign is too blurred to read.",
+                "question_type": "mcq",
+                "ooc_type": CATEGORIES[n % 3],
+                "category": "coarse_perception",
+                "pipeline": "mllm_generated",
+            }
+            out.write(json.dumps(record) + "\n")
+    return path
+
+
+def import_file(dataset: Any, path: Path) -> dict[str, Any]:
+    from annotation.imports import services as import_services
+    from tests.annotation.imports_support import import_job_of
+
+    job = import_job_of(dataset, "mmooc", path)
+    started = time.perf_counter()
+    finished = import_services.import_job_run(job_id=job.pk)
+    seconds = time.perf_counter() - started
+    assert finished is not None and finished.status == "succeeded", finished and finished.message
+    return {
+        "rows": finished.total_rows,
+        "imported": finished.imported,
+        "updated": finished.updated,
+        "unchanged": finished.unchanged,
+        "seconds": round(seconds, 2),
+        "rows_per_s": round((finished.total_rows or 0) / seconds, 1),
+    }
+
+
+# --- building -------------------------------------------------------------------------------
+
+
+def built(size: int) -> Any:
+    from annotation.models import Dataset, Sample
+
+    dataset = Dataset.objects.filter(name=DATASET).first()
+    if dataset is None or Sample.objects.filter(dataset=dataset).count() != size:
+        return None
+    return dataset
+
+
+def build(size: int, workdir: Path) -> tuple[Any, dict[str, Any]]:
+    from django.core.management import call_command
+
+    from annotation.imports import services as import_services
+
+    call_command("migrate", verbosity=0)  # a no-op on the template's copy
+    call_command("createcachetable", verbosity=0)
+    out: dict[str, Any] = {}
+    started = time.perf_counter()
+    from annotation.models import Dataset
+
+    Dataset.objects.filter(name=DATASET).delete()
+    dataset = import_services.import_dataset_get_or_create(
+        name=DATASET, format="mmooc", preset="mmooc"
+    )
+    out["import"] = import_file(dataset, write_rows(workdir / "build.jsonl", 0, size))
+    people = make_people(dataset)
+    out |= seed_judging(dataset)
+    out |= seed_review(dataset, people)
+    out |= seed_audit(dataset)
+    out["build_s"] = round(time.perf_counter() - started, 1)
+    return dataset, out
+
+
+def make_people(dataset: Any) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+
+    from annotation import services
+    from core import roles
+    from tests.annotation.factories import UserFactory
+
+    user_model = get_user_model()
+    user_model.objects.filter(username__startswith="scale-").delete()
+    people = {
+        "lead": UserFactory.create(username="scale-lead", role=roles.LEAD),
+        "auditor": UserFactory.create(username="scale-auditor", role=roles.AUDITOR),
+        "veteran": UserFactory.create(username="scale-veteran", role=roles.ANNOTATOR),
+        "newcomer": UserFactory.create(username="scale-newcomer", role=roles.ANNOTATOR),
+    }
+    for n in range(8):
+        people[f"annotator-{n}"] = UserFactory.create(
+            username=f"scale-annotator-{n}", role=roles.ANNOTATOR
+        )
+    for name, user in people.items():
+        if name == "auditor":
+            services.dataset_add_member(dataset=dataset, user=user, roles={roles.AUDITOR})
+        elif name != "lead":
+            services.dataset_add_member(dataset=dataset, user=user, roles={roles.ANNOTATOR})
+    return people
+
+
+def seed_judging(dataset: Any) -> dict[str, Any]:
+    from django.db import connection
+
+    from judging.models import Judge
+
+    started = time.perf_counter()
+    judges = [
+        Judge.objects.get_or_create(name=f"scale-judge-{j}", defaults={"kind": "external"})[0].pk
+        for j in range(3)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO judging_modelresponse
+                (dataset_id, sample_id, model_name, response, extra, created_at, updated_at)
+            SELECT s.dataset_id, s.id, m,
+                   CASE WHEN random() < 0.08 THEN 'I cannot answer this question.'
+                        ELSE 'The answer is D: the sign cannot be read.' END,
+                   '{}'::jsonb, now(), now()
+            FROM annotation_sample s CROSS JOIN unnest(%s::text[]) AS m
+            WHERE s.dataset_id = %s
+            """,
+            [list(MODELS), dataset.pk],
+        )
+        cursor.execute(
+            """
+            INSERT INTO judging_verdict
+                (judge_id, task, prompt_version, repeat, sample_id, response_id, source, label,
+                 category, answer_score, reasoning_score, rationale, attempts, error_kind,
+                 error, created_at)
+            SELECT j, 'mmooc_scoring', 'v1', 0, r.sample_id, r.id, 'import', '', '',
+                   (random() < 0.7)::int, floor(random() * 5) / 4.0, '', 1, '', '', now()
+            FROM judging_modelresponse r CROSS JOIN unnest(%s::bigint[]) AS j
+            WHERE r.dataset_id = %s
+            """,
+            [judges, dataset.pk],
+        )
+        cursor.execute("ANALYZE judging_modelresponse")
+        cursor.execute("ANALYZE judging_verdict")
+    return {"seed_judging_s": round(time.perf_counter() - started, 1)}
+
+
+def seed_review(dataset: Any, people: dict[str, Any]) -> dict[str, Any]:
+    """Every sample to review (k = 2), then one review on a tenth: slot and review rows by SQL,
+    the veteran's first, the rest spread over eight annotators."""
+    from django.db import connection
+
+    from annotation.models import Sample
+    from annotation.services.bulk import samples_send_to_review
+
+    started = time.perf_counter()
+    samples_send_to_review(dataset=dataset, samples=Sample.objects.filter(dataset=dataset), by=None)
+    sent = time.perf_counter() - started
+    size = Sample.objects.filter(dataset=dataset).count()
+    tenth = size // 10
+    veteran = min(VETERAN_REVIEWS, tenth)
+    others = [people[f"annotator-{n}"].pk for n in range(8)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH chosen AS (
+                SELECT sl.id, sl.sample_id, row_number() OVER (ORDER BY sl.sample_id) AS n
+                FROM review_slot sl
+                WHERE sl.dataset_id = %(ds)s AND sl.position = 0
+                ORDER BY sl.sample_id LIMIT %(tenth)s
+            ), given AS (
+                UPDATE review_slot sl
+                SET reviewer_id = CASE WHEN c.n <= %(veteran)s THEN %(vet)s
+                                       ELSE (%(others)s::bigint[])[1 + c.n %% 8] END,
+                    leased_at = now() - interval '1 hour', done = true
+                FROM chosen c WHERE sl.id = c.id
+                RETURNING sl.id, sl.sample_id, sl.reviewer_id
+            )
+            INSERT INTO review_review
+                (sample_id, dataset_id, reviewer_id, client_uuid, decision, reject_reason,
+                 "values", note, seconds_spent, slot_id, round, leased_at, created_at)
+            SELECT g.sample_id, %(ds)s, g.reviewer_id, gen_random_uuid(), 'accept', '',
+                   '{}'::jsonb, '', 12, g.id, 0, now() - interval '1 hour', now()
+            FROM given g
+            """,
+            {
+                "ds": dataset.pk,
+                "tenth": tenth,
+                "veteran": veteran,
+                "vet": people["veteran"].pk,
+                "others": others,
+            },
+        )
+        for table in ("review_slot", "review_review", "annotation_sample"):
+            cursor.execute(f"ANALYZE {table}")
+    return {
+        "send_to_review_s": round(sent, 1),
+        "reviews": tenth,
+        "veteran_reviews": veteran,
+        "seed_review_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def seed_audit(dataset: Any) -> dict[str, Any]:
+    from judging.audit import computations, services
+
+    started = time.perf_counter()
+    computations.frame_strata_compute(dataset=dataset, task="scoring")
+    services.audit_set_draw(
+        dataset=dataset, name="scale", task="scoring", size=2000, method="sqrt", floor=5
+    )
+    return {"seed_audit_s": round(time.perf_counter() - started, 1)}
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+
+def timed_gets(client: Any, url: str, gets: int, **params: Any) -> dict[str, Any]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first = client.get(url, params)  # warm: imports, templates, plans
+    assert first.status_code == 200, (url, params, first.status_code)
+    times = []
+    for _ in range(gets):
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            answer = client.get(url, params)
+            times.append(time.perf_counter() - started)
+        assert answer.status_code == 200, (url, answer.status_code)
+    return {**p50_p95(times), "queries": len(queries)}
+
+
+def p50_p95(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 1), "p95_ms": round(p95 * 1000, 1)}
+
+
+def pages(dataset: Any, people: dict[str, Any], gets: int) -> dict[str, Any]:
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotation.models import Sample
+    from judging.models import AuditSet
+
+    ds = dataset.pk
+    lead = Client()
+    lead.force_login(people["lead"])
+    size = Sample.objects.filter(dataset=dataset).count()
+    samples = reverse("annotation:sample_list", args=[ds])
+    out: dict[str, Any] = {}
+    out["sample_list"] = timed_gets(lead, samples, gets)
+    for name, params in {
+        "status": {"status": "pending_review"},
+        "category": {"category": "VFP"},
+        "question_format": {"question_format": "mcq"},
+        "judges_disagree": {"judges_disagree": "true"},
+        "reviewer": {"reviewer": "scale-veteran"},
+        "changed": {"changed": "true"},
+        "search": {"search": "sign 4242"},
+        "external_id": {"external_id": f"q{size // 2}"},
+    }.items():
+        out[f"sample_list_filter_{name}"] = timed_gets(lead, samples, gets, **params)
+    for ordering in ("external_id", "status", "category", "priority", "updated"):
+        out[f"sample_list_sort_{ordering}"] = timed_gets(lead, samples, gets, ordering=ordering)
+    last_page = max(1, (size + 49) // 50)
+    out["sample_list_last_page"] = timed_gets(lead, samples, gets, page=last_page)
+    api = f"/api/datasets/{ds}/samples/"
+    out["api_sample_list"] = timed_gets(lead, api, gets)
+    out["api_sample_list_deep"] = timed_gets(lead, api, gets, offset=size - 100, limit=50)
+    out["dataset_page"] = timed_gets(lead, reverse("annotation:dataset_detail", args=[ds]), gets)
+    out["progress"] = timed_gets(lead, reverse("review:progress", args=[ds]), gets)
+    out["reviewers"] = timed_gets(lead, reverse("review:reviewers", args=[ds]), gets)
+    out["leaderboard"] = timed_gets(lead, reverse("judging:leaderboard", args=[ds]), gets)
+    audit = AuditSet.objects.get(dataset=dataset, name="scale")
+    out["audit_planner_preview"] = timed_gets(
+        lead,
+        reverse("judging:audit_new", args=[ds]),
+        gets,
+        task="scoring",
+        size=2000,
+        method="sqrt",
+        floor=5,
+        seed=0,
+    )
+    out["audit_statistics"] = timed_gets(
+        lead, reverse("judging:audit_statistics", args=[audit.pk]), gets
+    )
+    auditor = Client()
+    auditor.force_login(people["auditor"])
+    out["auditor_audit_page"] = timed_gets(
+        auditor, reverse("judging:audit_detail", args=[audit.pk]), gets
+    )
+    annotator = Client()
+    annotator.force_login(people["newcomer"])
+    out["annotator_queue_page"] = timed_gets(annotator, reverse("review:queue", args=[ds]), gets)
+    return out
+
+
+def review_loop(dataset: Any, reviewer: Any, loops: int) -> dict[str, Any]:
+    """``loops`` claims and submits over the API by one reviewer."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(reviewer)
+    claims, submits = [], []
+    started = time.perf_counter()
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        claimed = client.post(f"/api/datasets/{dataset.pk}/claim/", {}, "application/json")
+        t1 = time.perf_counter()
+        if claimed.status_code == 204:
+            break
+        assert claimed.status_code == 200, claimed.content[:300]
+        body = claimed.json()
+        submitted = client.post(
+            "/api/reviews/",
+            {
+                "client_uuid": str(uuid.uuid4()),
+                "sample": body["sample"]["id"],
+                "decision": "accept",
+                "seconds_spent": 3,
+            },
+            "application/json",
+        )
+        assert submitted.status_code == 201, submitted.content[:300]
+        claims.append(t1 - t0)
+        submits.append(time.perf_counter() - t1)
+    seconds = time.perf_counter() - started
+    return {
+        "loops": len(claims),
+        "loops_per_s": round(len(claims) / seconds, 1) if seconds else 0.0,
+        "claim": p50_p95(claims),
+        "submit": p50_p95(submits),
+    }
+
+
+# --- jobs, each in a process of its own -----------------------------------------------------
+
+
+def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
+    from annotation.models import Dataset, Sample
+
+    dataset = Dataset.objects.get(name=DATASET)
+    out: dict[str, Any] = {}
+    if kind == "plan":
+        from judging.models import Judge, JudgeJob
+        from judging.services import jobs
+
+        judge = Judge.objects.get(name="rule")
+        job = jobs.judge_job_start(dataset=dataset, task="answerability", judges=[judge])
+        started = time.perf_counter()
+        jobs.judge_job_plan(job_id=job.pk)
+        out["seconds"] = round(time.perf_counter() - started, 2)
+        JudgeJob.objects.filter(pk=job.pk).update(status="cancelled")
+    elif kind in {"import", "reimport"}:
+        size = Sample.objects.filter(dataset=dataset, external_id__startswith="q").count()
+        path = workdir / "more.jsonl"
+        if kind == "import" or not path.exists():
+            write_rows(path, size + 1_000_000_000, rows)  # ids no build uses
+        out = import_file(dataset, path)
+    else:
+        from annotation.snapshots import services as snapshots
+
+        fmt = kind.removeprefix("snapshot-")
+        snapshot = snapshots.snapshot_create(
+            dataset=dataset, name=f"scale-{fmt}-{time.time_ns()}", format=fmt, queue=False
+        )
+        started = time.perf_counter()
+        finished = snapshots.snapshot_build(snapshot_id=snapshot.pk)
+        out["seconds"] = round(time.perf_counter() - started, 2)
+        assert finished is not None and finished.status == "succeeded", (
+            finished and finished.message
+        )
+        out["entries"] = finished.done
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return out
+
+
+def run_job(kind: str, prefix: str, size: int, workdir: Path, rows: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--job",
+            kind,
+            "--size",
+            str(size),
+            "--workdir",
+            str(workdir),
+            "--import-rows",
+            str(rows),
+            "--db-prefix",
+            prefix,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"job {kind} at {size} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def child(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+
+    size = args.size
+    figures: dict[str, Any] = {"size": size, "load_average_before": os.getloadavg()}
+    dataset = built(size) if args.reuse else None
+    if dataset is None:
+        dataset, figures["build"] = build(size, workdir)
+    users = get_user_model().objects.filter(username__startswith="scale-")
+    people = {u.username.removeprefix("scale-"): u for u in users}
+    figures["pages"] = pages(dataset, people, args.gets)
+    figures["review_newcomer"] = review_loop(dataset, people["newcomer"], args.loops)
+    figures["review_veteran"] = review_loop(dataset, people["veteran"], args.loops)
+    figures["web_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    kinds = ["plan", "import", "reimport"]
+    if args.snapshots:
+        kinds += ["snapshot-jsonl", "snapshot-parquet"]
+    figures["jobs"] = {
+        kind: run_job(kind, args.db_prefix, size, workdir, args.import_rows) for kind in kinds
+    }
+    figures["load_average_after"] = os.getloadavg()
+    return figures
+
+
+def flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    flat: dict[str, float] = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            flat |= flatten(value, f"{prefix}{key}.")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            flat[f"{prefix}{key}"] = float(value)
+    return flat
+
+
+def ratios(small: dict[str, Any], large: dict[str, Any]) -> dict[str, float]:
+    """Each measured figure at the largest size over its figure at the smallest."""
+    a, b = flatten(small), flatten(large)
+    skip = ("build", "load_average", "size", "queries")
+    return {
+        key: round(b[key] / a[key], 2)
+        for key in sorted(a.keys() & b.keys())
+        if a[key] and not key.startswith(skip) and ".queries" not in key
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="41883,250000,1000000")
+    parser.add_argument("--reuse", action="store_true", help="keep a dataset built earlier")
+    parser.add_argument("--gets", type=int, default=10)
+    parser.add_argument("--loops", type=int, default=200)
+    parser.add_argument("--import-rows", type=int, default=10_000)
+    parser.add_argument("--no-snapshots", dest="snapshots", action="store_false")
+    parser.add_argument("--db-prefix", default="bench_scale", help="databases <prefix>_<size>")
+    parser.add_argument(
+        "--var", default=str(ROOT / "var" / "bench-scale"), help="media and files, per size"
+    )
+    parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--job", help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.size is not None:  # a child: one size, or one job at one size
+        workdir = Path(args.workdir)
+        setup_django(args.db_prefix, args.size, workdir)
+        result = job(args.job, workdir, args.import_rows) if args.job else child(args, workdir)
+        print(json.dumps(result))
+        return
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if not args.reuse:
+        make_databases(args.db_prefix, sizes)
+    results = []
+    for size in sizes:
+        workdir = Path(args.var).resolve() / str(size)
+        if not args.reuse:  # media of this run's own, beside its fresh database
+            shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, __file__, "--size", str(size), "--workdir", str(workdir)]
+        command += ["--db-prefix", args.db_prefix]
+        command += ["--gets", str(args.gets), "--loops", str(args.loops)]
+        command += ["--import-rows", str(args.import_rows)]
+        command += [
+            flag
+            for flag, on in (("--reuse", args.reuse), ("--no-snapshots", not args.snapshots))
+            if on
+        ]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"size {size} failed:\n{done.stderr[-4000:]}")
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(json.dumps({"sizes": results, "ratios": ratios(results[0], results[-1])}))
+
+
+if __name__ == "__main__":
+    main()
