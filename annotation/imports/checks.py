@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample
 from annotation.models import Pipeline, SafetyLabel, Sample
-from annotation.services.samples import LABEL_FIELDS
+from annotation.services.samples import LABEL_FIELDS, sample_size_problems
+from core.limits import MAX_JSON_DEPTH, find_hostile
 
 
 def _text_limits() -> dict[str, int]:
@@ -26,17 +28,15 @@ _LIST_OF_TEXT = ("generator_models", "predicate")
 _SAFETY_LABELS = frozenset(SafetyLabel.values)
 _PIPELINES = frozenset(Pipeline.values)
 _TEXT_FIELDS = ("external_id", *LABEL_FIELDS)
+# The fields without a column length of their own: SAMPLE_MAX_TEXT_CHARS limits them.
+_UNBOUNDED = tuple(name for name in LABEL_FIELDS if name not in _TEXT_LIMITS)
 
 
 def _has_nul(value: Any) -> bool:
-    """Whether a value holds a NUL character, which PostgreSQL refuses in text and JSON."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(_has_nul(v) for v in value)
-    return False
+    """Whether a value holds a NUL character, which PostgreSQL refuses in text and JSON
+    (core.limits: iterative, so any depth is safe)."""
+    found = find_hostile(value, max_depth=sys.maxsize)
+    return found is not None and found.kind == "nul"
 
 
 def _may_hold_nul(parsed: ParsedSample, extra_json: str) -> bool:
@@ -44,7 +44,7 @@ def _may_hold_nul(parsed: ParsedSample, extra_json: str) -> bool:
     texts whose JSON lacks it need no walk through their values (one C call instead)."""
     try:
         texts = json.dumps([getattr(parsed, name) for name in _TEXT_FIELDS])
-    except (TypeError, ValueError):  # a value JSON cannot hold: walk through them
+    except (TypeError, ValueError, RecursionError):  # a value JSON cannot hold: walk them
         return True
     return "\\u0000" in texts or "\\u0000" in extra_json
 
@@ -72,6 +72,10 @@ def shape_problems(parsed: ParsedSample) -> list[str]:
                 _("'%(field)s' is longer than %(limit)s characters")
                 % {"field": name, "limit": limit}
             )
+    problems += sample_size_problems(
+        {name: getattr(parsed, name) for name in _UNBOUNDED},
+        extra=parsed.extra if isinstance(parsed.extra, dict) else None,
+    )
     if parsed.safety_label not in _SAFETY_LABELS:
         problems.append(
             _("the safety label '%(label)s' is not 'safe' or 'unsafe'")
@@ -80,8 +84,14 @@ def shape_problems(parsed: ParsedSample) -> list[str]:
     if parsed.pipeline not in _PIPELINES:
         problems.append(_("unknown pipeline '%(pipeline)s'") % {"pipeline": parsed.pipeline})
     if not problems:
+        # The readers refused rows nested past MAX_JSON_DEPTH; a value built deeper still
+        # is refused here rather than raising.
         try:
             extra = json.dumps(parsed.extra)
+        except RecursionError:
+            problems.append(
+                _("'extra' is nested more than %(depth)s levels deep") % {"depth": MAX_JSON_DEPTH}
+            )
         except (TypeError, ValueError):
             problems.append(_("'extra' holds values that are not JSON"))
         else:
