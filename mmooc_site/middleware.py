@@ -35,7 +35,8 @@ class RefuseNulMiddleware:
     message: in the query string (%00) on pages and the API alike, and in a page's form
     fields, field names or upload file names. PostgreSQL refuses NUL in any text, so a filter
     on it would be a 500, and a form would otherwise answer 200 with a field error. The
-    answer is JSON ``{"detail": …}`` for the API and for requests that do not take HTML.
+    answer is text for a browser (its Accept names text/html) and JSON ``{"detail": …}`` for
+    the API and for scripts (the pages' own fetch calls among them).
 
     API bodies are checked by DRF's parsers (core.parsers), after authentication, and so are
     left to them here.
@@ -59,7 +60,8 @@ class RefuseNulMiddleware:
             )
         if message is None:
             return self.get_response(request)
-        if api or not request.accepts("text/html"):
+        # Browsers ask for HTML by name; a script's fetch (Accept: */* or JSON) reads JSON.
+        if api or "text/html" not in request.headers.get("Accept", ""):
             return JsonResponse({"detail": message}, status=400)
         return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
 

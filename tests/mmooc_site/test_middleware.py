@@ -16,6 +16,7 @@ from tests.annotation.factories import mmooc_dataset
 pytestmark = pytest.mark.django_db
 
 NUL_MESSAGE = "NUL character"
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ def test_a_url_encoded_form_field_or_name_holding_nul_is_a_400(page: Client) -> 
     the NUL creates the dataset."""
     url = reverse("annotation:dataset_create")
     for form in ({"name": "a\x00b", "kind": "image_question"}, {"name\x00": "a", "kind": "x"}):
-        reply = page.post(url, form)
+        reply = page.post(url, form, headers={"accept": BROWSER})
         assert reply.status_code == 400, reply.content
         assert reply["Content-Type"].startswith("text/plain")
         assert NUL_MESSAGE in reply.content.decode()
@@ -44,7 +45,8 @@ def test_a_multipart_field_or_file_name_holding_nul_is_a_400(page: Client) -> No
     is made; the file's contents may hold NUL bytes (an image does)."""
     dataset = mmooc_dataset()
     url = reverse("annotation:dataset_import", args=[dataset.pk])
-    field = page.post(url, {"format": "mmooc\x00", "file": SimpleUploadedFile("a.jsonl", b"{}")})
+    upload = SimpleUploadedFile("a.jsonl", b"{}")
+    field = page.post(url, {"format": "mmooc\x00", "file": upload}, headers={"accept": BROWSER})
     assert field.status_code == 400 and NUL_MESSAGE in field.content.decode()
     # Django's multipart parser drops a NUL from a file name itself: no job holds one.
     page.post(url, {"format": "mmooc", "file": SimpleUploadedFile("a\x00.jsonl", b"{}")})
@@ -60,12 +62,13 @@ def test_a_multipart_field_or_file_name_holding_nul_is_a_400(page: Client) -> No
     assert contents.status_code == 302, contents.content  # to the job, which reads the file
 
 
-def test_clients_that_do_not_take_html_get_json(page: Client) -> None:
-    """A script posting a page form (Accept: application/json) gets {"detail": …}."""
+@pytest.mark.parametrize("accept", ["application/json", "*/*", None])
+def test_scripts_get_json(page: Client, accept: str | None) -> None:
+    """A script posting to a page (fetch asks for */* unless told) gets {"detail": …}, as
+    the pages' own JSON endpoints answer."""
+    headers = {"accept": accept} if accept else {}
     reply = page.post(
-        reverse("annotation:dataset_create"),
-        {"name": "a\x00b", "kind": "x"},
-        headers={"accept": "application/json"},
+        reverse("annotation:dataset_create"), {"name": "a\x00b", "kind": "x"}, headers=headers
     )
     assert reply.status_code == 400
     assert NUL_MESSAGE in reply.json()["detail"]
