@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample
@@ -39,14 +40,13 @@ def _has_nul(value: Any) -> bool:
     return found is not None and found.kind == "nul"
 
 
-def _may_hold_nul(parsed: ParsedSample, extra_json: str) -> bool:
-    """False when no text of the record holds a NUL: JSON escapes every NUL as \\u0000, so
-    texts whose JSON lacks it need no walk through their values (one C call instead)."""
+def _texts_json(parsed: ParsedSample) -> str | None:
+    """The row's text fields as one JSON text (None when a value JSON cannot hold): one C
+    call that tells, for most rows, that no NUL and no over-long field is among them."""
     try:
-        texts = json.dumps([getattr(parsed, name) for name in _TEXT_FIELDS])
-    except (TypeError, ValueError, RecursionError):  # a value JSON cannot hold: walk them
-        return True
-    return "\\u0000" in texts or "\\u0000" in extra_json
+        return json.dumps([getattr(parsed, name) for name in _TEXT_FIELDS])
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def shape_problems(parsed: ParsedSample) -> list[str]:
@@ -72,10 +72,17 @@ def shape_problems(parsed: ParsedSample) -> list[str]:
                 _("'%(field)s' is longer than %(limit)s characters")
                 % {"field": name, "limit": limit}
             )
-    problems += sample_size_problems(
-        {name: getattr(parsed, name) for name in _UNBOUNDED},
-        extra=parsed.extra if isinstance(parsed.extra, dict) else None,
-    )
+    texts = _texts_json(parsed)
+    try:
+        extra: str | None = json.dumps(parsed.extra)
+    except (TypeError, ValueError, RecursionError):
+        extra = None
+    # A row whose texts and extra together are within the limit has no field past it.
+    if texts is None or extra is None or len(texts) + len(extra) > settings.SAMPLE_MAX_TEXT_CHARS:
+        problems += sample_size_problems(
+            {name: getattr(parsed, name) for name in _UNBOUNDED},
+            extra=parsed.extra if isinstance(parsed.extra, dict) else None,
+        )
     if parsed.safety_label not in _SAFETY_LABELS:
         problems.append(
             _("the safety label '%(label)s' is not 'safe' or 'unsafe'")
@@ -86,18 +93,19 @@ def shape_problems(parsed: ParsedSample) -> list[str]:
     if not problems:
         # The readers refused rows nested past MAX_JSON_DEPTH; a value built deeper still
         # is refused here rather than raising.
-        try:
-            extra = json.dumps(parsed.extra)
-        except RecursionError:
-            problems.append(
-                _("'extra' is nested more than %(depth)s levels deep") % {"depth": MAX_JSON_DEPTH}
-            )
-        except (TypeError, ValueError):
-            problems.append(_("'extra' holds values that are not JSON"))
-        else:
-            if _may_hold_nul(parsed, extra) and (
-                any(_has_nul(getattr(parsed, name)) for name in _TEXT_FIELDS)
-                or _has_nul(parsed.extra)
-            ):
-                problems.append(_("the record contains a NUL character"))
+        if extra is None:
+            try:
+                json.dumps(parsed.extra)
+            except RecursionError:
+                problems.append(
+                    _("'extra' is nested more than %(depth)s levels deep")
+                    % {"depth": MAX_JSON_DEPTH}
+                )
+            except (TypeError, ValueError):
+                problems.append(_("'extra' holds values that are not JSON"))
+        # JSON escapes every NUL as \\u0000: texts whose JSON lacks it need no walk.
+        elif (texts is None or "\\u0000" in texts or "\\u0000" in extra) and (
+            any(_has_nul(getattr(parsed, name)) for name in _TEXT_FIELDS) or _has_nul(parsed.extra)
+        ):
+            problems.append(_("the record contains a NUL character"))
     return problems
