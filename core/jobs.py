@@ -133,12 +133,14 @@ def job_claim(model: type[models.Model], pk: int, *, now: datetime | None = None
 
 
 def job_finish(claim: Claim, *, status: str, message: str = "", **fields: Any) -> bool:
-    """End a claimed job (unless it was cancelled or taken over meanwhile)."""
+    """End a claimed job (unless it was cancelled or taken over meanwhile). A message that
+    names a value holding NUL (a whole file's problem) is stored with it written as \\u0000:
+    PostgreSQL refuses NUL in text, and the job would end as an internal error instead."""
     now = timezone.now()
     return bool(
         claim.mine().update(
             status=status,
-            message=message,
+            message=message.replace("\x00", "\\u0000"),
             heartbeat_at=now,
             **{**_ended_fields(claim.model, now), **fields},
         )

@@ -18,7 +18,8 @@ from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 from rest_framework.utils import json
 
-MAX_JSON_DEPTH = 100
+from core.limits import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from core.limits import find_hostile
 
 
 def too_large_message() -> str:
@@ -35,27 +36,15 @@ def _nul_error() -> ParseError:
 
 def check_json_value(value: Any, max_depth: int = MAX_JSON_DEPTH) -> None:
     """ParseError when a parsed JSON value nests deeper than `max_depth` containers or holds a
-    NUL character in any string or key. Iterative, so any depth is safe to check."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                raise _nul_error()
-            continue
-        if not isinstance(item, dict | list):
-            continue
-        if depth > max_depth:
-            raise ParseError(
-                _("The JSON is nested more than %(depth)s levels deep.") % {"depth": max_depth}
-            )
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if "\x00" in key:
-                    raise _nul_error()
-                stack.append((child, depth + 1))
-        else:
-            stack.extend((child, depth + 1) for child in item)
+    NUL character in any string or key (core.limits, which every import's rows obey too)."""
+    found = find_hostile(value, max_depth=max_depth)
+    if found is None:
+        return
+    if found.kind == "nul":
+        raise _nul_error()
+    raise ParseError(
+        _("The JSON is nested more than %(depth)s levels deep.") % {"depth": max_depth}
+    )
 
 
 def _read_limited(stream: Any) -> bytes:

@@ -36,12 +36,15 @@ from annotation.formats.records import (
     RowError,
     as_text,
     decode_base64,
+    hostile_problem,
     is_missing,
     json_safe,
     message,
+    shown,
 )
 from annotation.formats.spec import Field, FormatSpec
 from annotation.formats.textio import Source, read_json_document
+from core.limits import TooDeep
 
 # The sample fields a mapping may fill from a task's data, and those a choices or text
 # control may give (the label fields a review can change).
@@ -166,6 +169,8 @@ class LsTask:
     prediction_ids: int = 0
     # Annotations that name no annotator (left out).
     unattributed: int = 0
+    # Why the task cannot be stored (hostile_problem): its row is rejected, nothing of it read.
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -218,7 +223,7 @@ def tasks_from_document(document: Any) -> list[LsTask]:
     """The tasks of an export's parsed JSON."""
     if isinstance(document, dict) and isinstance(document.get("tasks"), list):
         document = document["tasks"]
-    if not isinstance(document, list) or not all(isinstance(t, dict) for t in document):
+    if not isinstance(document, list) or not all(isinstance(t, dict | TooDeep) for t in document):
         raise NotThisFormat(message("a Label Studio export is a JSON list of tasks"))
     if document and not any("data" in t for t in document[:20]):
         raise NotThisFormat(
@@ -226,6 +231,11 @@ def tasks_from_document(document: Any) -> list[LsTask]:
         )
     tasks = []
     for row, raw in enumerate(document, start=1):
+        problem = hostile_problem(raw)
+        if problem is not None:
+            task_id = shown(_text(raw.get("id"))) if isinstance(raw, dict) else ""
+            tasks.append(LsTask(row, task_id or str(row), {}, problem=problem))
+            continue
         task_id = _text(raw.get("id")) or str(row)
         data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
         task = LsTask(row, task_id, dict(data))
@@ -393,6 +403,10 @@ def _media(value: object) -> list[MediaRef]:
 def sample_from_task(task: LsTask, mapping: LsMapping) -> ParsedSample | RowError:
     """A task as a sample: its mapped data, then the label fields it carries in data under
     the label field's own name (this site's export); a required field left empty rejects it."""
+    if task.problem is not None:
+        return RowError(
+            task.row, task.id, message("task {id}: {problem}", id=task.id, problem=task.problem)
+        )
     data = task.data
     external = _text(data.get(mapping.data.get("external_id", ""))) or task.id
     values = {name: _text(data.get(key)) for name, key in mapping.data.items()}

@@ -17,9 +17,11 @@ from annotation.formats.records import (
     RowError,
     as_text,
     as_text_list,
+    hostile_problem,
     json_safe,
     message,
     require_fields,
+    shown,
 )
 from annotation.formats.textio import Source, read_json_document
 from annotation.formats.validate import extract_options, normalise_choice_answer
@@ -50,11 +52,14 @@ def iter_logicvista(
         require_fields(first, [("question", "imagename")], expected=expected)
     for row, (key, item) in enumerate(document.items(), start=1):
         external_id = str(key).strip()
-        if not isinstance(item, dict):
+        problem = hostile_problem(key) or hostile_problem(item)
+        if problem is None and not isinstance(item, dict):
+            problem = message("the item is not a JSON object")
+        if problem is not None:
             yield RowError(
                 row,
                 external_id,
-                message("item {row} ('{id}'): the item is not a JSON object", row=row, id=key),
+                message("item {row} ('{id}'): {problem}", row=row, id=shown(key), problem=problem),
             )
             continue
         question = as_text(item.get("question"))

@@ -7,7 +7,6 @@ Field aliases accepted besides the released names: `id` for `question_id`; `ic_t
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from typing import Any, Literal
@@ -20,8 +19,10 @@ from annotation.formats.records import (
     as_text,
     as_text_list,
     decode_base64,
+    hostile_problem,
     is_missing,
     json_safe,
+    loads_json,
     looks_like_path,
     message,
     require_fields,
@@ -197,7 +198,7 @@ def _expected() -> str:
     )
 
 
-def _iter_parquet(source: Source) -> Iterator[tuple[int, dict[str, Any]]]:
+def _iter_parquet(source: Source) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -215,6 +216,13 @@ def _iter_parquet(source: Source) -> Iterator[tuple[int, dict[str, Any]]]:
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
         for record in batch.to_pylist():
             row += 1
+            problem = hostile_problem(record)
+            if problem is not None:
+                yield (
+                    row,
+                    RowError(row, "", message("row {row}: {problem}", row=row, problem=problem)),
+                )
+                continue
             yield row, record
 
 
@@ -257,7 +265,9 @@ def sample_from_record(
         scenario=as_text(record.get("category")),
         pipeline=PIPELINE_ALIASES.get(pipeline, pipeline),
         source_dataset=as_text(record.get("source_dataset")) or source_dataset,
-        generator_models=as_text_list(record.get("generator_models") or record.get("generator")),
+        generator_models=as_text_list(
+            record.get("generator_models") or record.get("generator"), problems
+        ),
         split=as_text(record.get("split")),
         media=media,
         extra=extra,
@@ -287,7 +297,7 @@ def _options(record: dict[str, Any]) -> list[dict[str, str]]:
     value = record.get("options")
     if isinstance(value, str) and value.strip()[:1] in "[{":
         try:
-            value = json.loads(value)
+            value = loads_json(value)
         except ValueError:
             value = None
     if isinstance(value, dict):

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from core.limits import MAX_JSON_DEPTH, find_hostile
+
 MediaRole = Literal["image", "audio"]
 
 # The fields whose every change is kept in a sample's history.
@@ -136,7 +138,7 @@ def require_fields(record: dict[str, Any], groups: list[tuple[str, ...]], *, exp
     """
     missing = [" / ".join(group) for group in groups if not any(name in record for name in group)]
     if missing:
-        found = ", ".join(str(key) for key in list(record)[:8]) or "-"
+        found = ", ".join(shown(str(key)) for key in list(record)[:8]) or "-"
         raise NotThisFormat(
             message(
                 "its first record has no field {missing} (it has: {found}); {expected}",
@@ -145,6 +147,61 @@ def require_fields(record: dict[str, Any], groups: list[tuple[str, ...]], *, exp
                 expected=expected,
             )
         )
+
+
+def shown(text: str) -> str:
+    """A text as a message may show it: NUL characters written as \\u0000 (PostgreSQL stores
+    no NUL, and a message names the value it refuses)."""
+    return text.replace("\x00", "\\u0000")
+
+
+def hostile_problem(value: object) -> str | None:
+    """Why a parsed row (a record, an item, a table row) cannot be stored, or None: a NUL
+    character in any key or text, or nesting deeper than the API allows (core.limits).
+
+    Every reader checks each row with it before reading its fields, so a hostile row is
+    rejected as a row and the rest of the file imports.
+    """
+    found = find_hostile(value)
+    if found is None:
+        return None
+    if found.kind == "nul":
+        if found.field:
+            return message(
+                "the field '{field}' holds a NUL character (\\u0000), which cannot be stored",
+                field=shown(found.field),
+            )
+        return message("the record holds a NUL character (\\u0000), which cannot be stored")
+    if found.field:
+        return message(
+            "the field '{field}' is nested more than {depth} levels deep",
+            field=shown(found.field),
+            depth=MAX_JSON_DEPTH,
+        )
+    return message("the record is nested more than {depth} levels deep", depth=MAX_JSON_DEPTH)
+
+
+def too_deep_problem() -> str:
+    """The problem of a JSON text too deep for the parser to read at all."""
+    return message("the record is nested more than {depth} levels deep", depth=MAX_JSON_DEPTH)
+
+
+class TooDeepError(ValueError):
+    """JSON text nested deeper than the API allows (its message says so)."""
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` of a cell's text with the API's depth limit: JSON nested deeper than
+    MAX_JSON_DEPTH (a RecursionError from about a thousand levels) is a TooDeepError, a
+    ValueError like any other unreadable JSON."""
+    try:
+        value = json.loads(text)
+    except RecursionError as exc:
+        raise TooDeepError(too_deep_problem()) from exc
+    found = find_hostile(value, max_depth=MAX_JSON_DEPTH)
+    if found is not None and found.kind == "depth":
+        raise TooDeepError(too_deep_problem())
+    return value
 
 
 def is_missing(value: object) -> bool:
@@ -188,15 +245,24 @@ def as_text(value: object) -> str:
     return str(value).strip()
 
 
-def as_text_list(value: object) -> list[str]:
-    """A list cell (a list, a JSON list or a comma-separated string) as a list of text."""
+def as_text_list(value: object, problems: list[str] | None = None) -> list[str]:
+    """A list cell (a list, a JSON list or a comma-separated string) as a list of text.
+
+    A JSON list nested past the API's limit is a problem added to ``problems`` (no list), or
+    read as text when no ``problems`` are given.
+    """
     if is_missing(value):
         return []
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
             try:
-                loaded = json.loads(text)
+                loaded = loads_json(text)
+            except TooDeepError as exc:
+                if problems is not None:
+                    problems.append(str(exc))
+                    return []
+                loaded = None
             except ValueError:
                 loaded = None
             if isinstance(loaded, list):

@@ -9,11 +9,21 @@ import codecs
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any, cast
 
-from annotation.formats.records import FormatError, NotThisFormat, RowError, message, require_fields
+from annotation.formats.records import (
+    FormatError,
+    NotThisFormat,
+    RowError,
+    hostile_problem,
+    message,
+    require_fields,
+    too_deep_problem,
+)
+from core.limits import TooDeep
 
 # A path, or an open file in binary or text mode.
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
@@ -85,9 +95,11 @@ def iter_lines(source: Source) -> Iterator[tuple[int, str]]:
 def iter_json_objects(source: Source) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     """Yield (line, object) for each non-blank JSON line, or a RowError for a broken line.
 
-    Raises FormatError for a file with no content at all, and NotThisFormat for a file that
-    is not JSON lines (a JSON array, or first two lines that are not JSON objects, as in a
-    pretty-printed document or a file of another kind), instead of an error on every line.
+    A line that is JSON but cannot be stored (a NUL character, nesting past the API's limit:
+    ``hostile_problem``) is a RowError of its own. Raises FormatError for a file with no
+    content at all, and NotThisFormat for a file that is not JSON lines (a JSON array, or
+    first two lines that are not JSON, as in a pretty-printed document or a file of another
+    kind), instead of an error on every line.
     """
     seen = False
     pending: RowError | None = None  # the first line's error, until the second line tells
@@ -97,6 +109,13 @@ def iter_json_objects(source: Source) -> Iterator[tuple[int, dict[str, Any] | Ro
         first = not seen
         seen = True
         item = _json_line(row, line)
+        if isinstance(item, _Hostile):
+            # JSON, so the file is JSON lines: an earlier broken first line is a row's error.
+            if pending is not None:
+                yield pending.row, pending
+                pending = None
+            yield row, item.error
+            continue
         if isinstance(item, list):
             if first:
                 raise NotThisFormat(
@@ -127,10 +146,24 @@ def iter_json_objects(source: Source) -> Iterator[tuple[int, dict[str, Any] | Ro
         raise FormatError(message("the file is empty"))
 
 
-def _json_line(row: int, line: str) -> dict[str, Any] | list[Any] | RowError:
-    """One line as a JSON object (a list is returned as such), or the RowError saying why not."""
+class _Hostile:
+    """A line that is JSON but cannot be stored, with its row's error."""
+
+    def __init__(self, error: RowError) -> None:
+        self.error = error
+
+
+def _line_error(row: int, problem: str) -> RowError:
+    return RowError(row, "", message("line {row}: {problem}", row=row, problem=problem))
+
+
+def _json_line(row: int, line: str) -> dict[str, Any] | list[Any] | RowError | _Hostile:
+    """One line as a JSON object (a list is returned as such), or the RowError saying why not
+    (wrapped in _Hostile when the line is JSON that cannot be stored)."""
     try:
         value = json.loads(line)
+    except RecursionError:
+        return _Hostile(_line_error(row, too_deep_problem()))
     except ValueError as exc:
         return RowError(
             row,
@@ -138,12 +171,20 @@ def _json_line(row: int, line: str) -> dict[str, Any] | list[Any] | RowError:
             message("line {row}: this line is not valid JSON ({detail})", row=row, detail=exc),
         )
     if isinstance(value, dict | list):
+        problem = hostile_problem(value)
+        if problem is not None:
+            return _Hostile(_line_error(row, problem))
         return value
     return RowError(row, "", message("line {row}: this line is not a JSON object", row=row))
 
 
 def read_json_document(source: Source) -> Any:
-    """Load a whole JSON document (for modest dict-shaped files such as LogicVista's)."""
+    """Load a whole JSON document (for modest dict-shaped files such as LogicVista's).
+
+    A member nested too deep for the parser (about a thousand levels: a RecursionError) is
+    left out as a ``TooDeep`` in its place, within the document's first two levels, so the
+    reader refuses that item and reads the others (``hostile_problem`` names it).
+    """
     with open_text(source) as handle:
         try:
             text = handle.read()
@@ -153,9 +194,58 @@ def read_json_document(source: Source) -> Any:
     if not text.strip():
         raise FormatError(message("the file is empty"))
     try:
-        return json.loads(text)
+        return _load_members(text, levels=2)
     except ValueError as exc:
         raise FormatError(message("the file is not valid JSON ({detail})", detail=exc)) from exc
+
+
+# A JSON string, or one of the characters that shape a document.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+
+
+def _load_members(text: str, *, levels: int) -> Any:
+    """``json.loads(text)``; on a RecursionError, the top container's members are loaded one
+    by one (to ``levels`` levels down) and those still too deep become TooDeep."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        stripped = text.strip()
+        if levels == 0 or stripped[:1] not in ("[", "{"):
+            return TooDeep()
+    is_object = stripped[0] == "{"
+    members: list[tuple[str | None, Any]] = []
+    key: str | None = None
+    start, depth = 1, 0
+    for token in _TOKEN.finditer(stripped):
+        mark = token.group()
+        if mark in ("[", "{"):
+            depth += 1
+        elif mark in ("]", "}"):
+            depth -= 1
+            if depth == 0:
+                members.append(_member(stripped[start : token.start()], key, levels))
+                break
+        elif depth == 1 and mark == ":" and is_object:
+            key = json.loads(stripped[start : token.start()])
+            start = token.end()
+        elif depth == 1 and mark == ",":
+            members.append(_member(stripped[start : token.start()], key, levels))
+            start, key = token.end(), None
+    else:
+        raise ValueError(message("the document ends before its last bracket"))
+    members = [(k, v) for k, v in members if v is not _EMPTY]
+    if is_object:
+        return {str(k): v for k, v in members}
+    return [v for _k, v in members]
+
+
+_EMPTY = object()
+
+
+def _member(text: str, key: str | None, levels: int) -> tuple[str | None, Any]:
+    if not text.strip():
+        return key, _EMPTY  # the empty container "[]" or "{}"
+    return key, _load_members(text, levels=levels - 1)
 
 
 def peek_bytes(source: Source, size: int) -> bytes:

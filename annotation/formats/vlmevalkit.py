@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import json
 import string
 import sys
 from collections.abc import Iterator
@@ -55,11 +54,11 @@ def _parse_list(text: str) -> list[str] | None:
     if not text.startswith("["):
         return None
     try:
-        value = json.loads(text)
+        value = records.loads_json(text)
     except ValueError:
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             return None
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return value
@@ -125,9 +124,14 @@ def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowE
                 ),
             )
             continue
-        yield _sample(
-            row, dict(zip(header, cells, strict=True)), option_columns, image_owner, source_dataset
-        )
+        record = dict(zip(header, cells, strict=True))
+        problem = records.hostile_problem(record)
+        if problem is not None:
+            yield RowError(
+                row, cells[0], message("line {row}: {problem}", row=row, problem=problem)
+            )
+            continue
+        yield _sample(row, record, option_columns, image_owner, source_dataset)
 
 
 def _sample(
@@ -141,6 +145,7 @@ def _sample(
     if not external_id:
         return RowError(row, "", message("line {row}: the row has no index", row=row))
     media = _media(external_id, record, image_owner)
+    problems: list[str] = []
     options = [
         {"label": column, "text": record[column].strip()}
         for column in option_columns
@@ -167,9 +172,10 @@ def _sample(
         ),
         split=as_text(record.get("split")),
         pipeline=as_text(record.get("pipeline")),
-        generator_models=records.as_text_list(record.get("generator_models")),
+        generator_models=records.as_text_list(record.get("generator_models"), problems),
         media=media,
         extra=extra,
+        problems=problems,
     )
 
 

@@ -51,7 +51,7 @@ def labelstudio_after_import(*, job: ImportJob, path: Path) -> list[str]:
     unattributed = 0
     for task in tasks:
         sample_id = sample_ids.get(externals[task.id])
-        if sample_id is None:
+        if sample_id is None or task.problem is not None:
             continue  # its row was rejected; the job lists it
         ids_only += task.prediction_ids
         unattributed += task.unattributed

@@ -21,13 +21,18 @@ from annotation.formats.records import ParsedSample, RowError
 from annotation.imports.reader import Chunk, Encoded, Inspected, RowChecker
 from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
 from annotation.imports.sources import MediaMissing, OpenedSource
-from annotation.imports.writes import Media, Row, create_samples, record_new_versions
+from annotation.imports.writes import (
+    Media,
+    Row,
+    create_samples,
+    record_new_versions,
+    row_errors_insert,
+)
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import (
     Dataset,
     ImportedVersion,
     ImportJob,
-    ImportRowError,
     JobStatus,
     MediaAsset,
     MediaKind,
@@ -351,12 +356,7 @@ class ImportRun:
                 recorded.append((r, sample, outcome.conflicts))
             self._record_versions(recorded)
             gold_flags_refresh(plan.gold_flags)
-            ImportRowError.objects.bulk_create(
-                ImportRowError(
-                    job=self.job, row=e.row, external_id=e.external_id[:200], message=e.message
-                )
-                for e in errors
-            )
+            row_errors_insert(self.job.pk, errors)
             files.wait()  # a file that could not be stored fails the chunk
             counts = self.counts
             counts.rows_done += plan.seen

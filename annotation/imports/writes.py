@@ -4,12 +4,12 @@ versions, each kind in one bulk statement (COPY on PostgreSQL). Media are stored
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from annotation import models
-from annotation.formats.records import ParsedSample
+from annotation.formats.records import ParsedSample, RowError, shown
 from annotation.services.samples import LABEL_FIELDS
 from core.bulk import JsonText, rows_insert_values
 
@@ -108,6 +108,30 @@ def create_samples(
         ],
     )
     return ids
+
+
+# A rejected row's message names the values it refuses; one of a million characters is cut.
+ROW_ERROR_MAX_CHARS = 2000
+
+
+def row_errors_insert(job_id: int, errors: Iterable[RowError], *, prefix: str = "") -> None:
+    """Store an import's rejected rows. Their ids and messages are stored as a person reads
+    them: NUL characters (which PostgreSQL refuses in text) written as \\u0000, and a
+    message past ROW_ERROR_MAX_CHARS cut with an ellipsis."""
+    rows = []
+    for error in errors:
+        text = shown(prefix + error.message)
+        if len(text) > ROW_ERROR_MAX_CHARS:
+            text = text[: ROW_ERROR_MAX_CHARS - 1] + "…"
+        rows.append(
+            models.ImportRowError(
+                job_id=job_id,
+                row=error.row,
+                external_id=shown(error.external_id)[:200],
+                message=text,
+            )
+        )
+    models.ImportRowError.objects.bulk_create(rows)
 
 
 def record_new_versions(rows: list[Row], sample_ids: list[int], *, job_id: int) -> None:

@@ -8,13 +8,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import LABEL_FIELDS as LABEL_FIELDS
-from annotation.formats.records import MediaRef, ParsedSample
+from annotation.formats.records import MediaRef, ParsedSample, shown
 from annotation.formats.validate import validate_sample
 from annotation.models import (
     ChangeSource,
@@ -58,6 +59,35 @@ def sample_content_hash_of_json(values_json: str, media_hashes: Iterable[str]) -
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _size(value: object) -> int:
+    """A field's size: a text's length, a list's or an object's JSON length (0 for other
+    values, and for one JSON cannot hold: other checks refuse those)."""
+    if isinstance(value, str):
+        return len(value)
+    if not value or not isinstance(value, list | tuple | dict):
+        return 0
+    try:
+        return len(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return 0
+
+
+def sample_size_problems(
+    values: Mapping[str, Any], *, extra: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The fields (and keys of ``extra``) longer than SAMPLE_MAX_TEXT_CHARS, each a problem:
+    the one limit on a sample's text, for imports, the API and the pages alike."""
+    limit: int = settings.SAMPLE_MAX_TEXT_CHARS
+    fields = [(name, value) for name, value in values.items()]
+    if extra and _size(dict(extra)) > limit:
+        fields += [(f"extra.{shown(str(key))}", value) for key, value in extra.items()]
+    return [
+        _("'%(field)s' is longer than %(limit)s characters") % {"field": name, "limit": limit}
+        for name, value in fields
+        if _size(value) > limit
+    ]
+
+
 def _check(
     dataset: Dataset,
     external_id: str,
@@ -78,7 +108,8 @@ def _check(
             media=[MediaRef(role=role, position=i) for i, role in enumerate(roles)],  # type: ignore[arg-type]
             **{k: v for k, v in fields.items() if k in _PARSED_FIELDS},
         )
-        return [str(problem) for problem in validate_sample(parsed, taxonomy)]
+        problems = [str(problem) for problem in validate_sample(parsed, taxonomy)]
+        return sample_size_problems(fields) + problems
 
     problems = problems_of(values)
     if problems and current is not None:

@@ -39,6 +39,7 @@ from annotation.formats.records import (
     NotThisFormat,
     RowError,
     as_text,
+    hostile_problem,
     is_missing,
     json_safe,
     message,
@@ -712,6 +713,14 @@ def _plan_vlmevalkit(files: list[tuple[str, str]], model: str) -> HarnessPlan:
 def _table_rows(file: HarnessFile) -> Iterator[HarnessRow | RowError]:
     consumed = {"index", "prediction", "hit", "res", "log"}
     for row, record in iter_table(file.path):
+        problem = hostile_problem(record)
+        if problem is not None:
+            yield RowError(
+                row,
+                as_text(record.get("index")),
+                message("row {row}: {problem}", row=row, problem=problem),
+            )
+            continue
         key = as_text(record.get("index"))
         if not key:
             yield RowError(row, "", message("row {row}: the row has no index", row=row))

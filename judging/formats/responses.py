@@ -15,8 +15,10 @@ from annotation.formats.records import (
     FormatError,
     RowError,
     as_text,
+    hostile_problem,
     json_safe,
     message,
+    shown,
 )
 from annotation.formats.spec import Field, FormatSpec
 from annotation.formats.textio import Source, iter_json_objects, read_json_document, source_name
@@ -159,6 +161,14 @@ def iter_logicvista_answers(
     if not isinstance(document, dict):
         raise FormatError(message("the file is not a JSON object of answers keyed by id"))
     for row, (key, item) in enumerate(document.items(), start=1):
+        problem = hostile_problem(key) or hostile_problem(item)
+        if problem is not None:
+            yield RowError(
+                row,
+                str(key),
+                message("item {row} ('{id}'): {problem}", row=row, id=shown(key), problem=problem),
+            )
+            continue
         if isinstance(item, dict):
             if "answer" not in item:
                 yield RowError(

@@ -37,7 +37,8 @@ from annotation.imports.jobs import (
 from annotation.imports.pipeline import Counts
 from annotation.imports.sources import SourceError
 from annotation.imports.uploads import open_stored_files, open_upload_files
-from annotation.models import Dataset, ImportJob, ImportKind, ImportRowError
+from annotation.imports.writes import row_errors_insert
+from annotation.models import Dataset, ImportJob, ImportKind
 from core.jobs import Claim, Heartbeat, JobStatus, JobStopped, job_claim, job_heartbeat
 from judging.audit import computations
 from judging.formats import harness
@@ -314,15 +315,7 @@ class _ChunkedRun:
         with transaction.atomic():
             store(chunk, summary)
             prefix = f"{self.name}: " if self.name else ""
-            ImportRowError.objects.bulk_create(
-                ImportRowError(
-                    job=self.job,
-                    row=e.row,
-                    external_id=e.external_id[:200],
-                    message=prefix + e.message,
-                )
-                for e in summary.rejected
-            )
+            row_errors_insert(self.job.pk, summary.rejected, prefix=prefix)
             counts = self.counts
             counts.rows_done += len(chunk)
             counts.imported += summary.imported

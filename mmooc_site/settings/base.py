@@ -66,7 +66,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "mmooc_site.middleware.RefuseNulQueryMiddleware",
+    "mmooc_site.middleware.RefuseNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -202,6 +202,8 @@ MEDIA_MAX_IMAGE_BYTES = env.int("MEDIA_MAX_IMAGE_BYTES", default=25 * 1024 * 102
 MEDIA_MAX_AUDIO_BYTES = env.int("MEDIA_MAX_AUDIO_BYTES", default=100 * 1024 * 1024)
 MEDIA_MAX_IMAGE_PIXELS = env.int("MEDIA_MAX_IMAGE_PIXELS", default=64_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
+# The longest text field of a sample (a list or object field: its JSON), imported or edited.
+SAMPLE_MAX_TEXT_CHARS = env.int("SAMPLE_MAX_TEXT_CHARS", default=65_536)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REDIS_URL = env.str("REDIS_URL", default="")

@@ -154,6 +154,40 @@ def test_sample_create_refuses_an_answer_outside_the_options() -> None:
         mmooc_sample(reference_answer="E", answerability_group="shifted_ic", category_code="MP")
 
 
+def test_text_longer_than_the_setting_is_refused_on_create_and_update(
+    lead: Any, settings: Any
+) -> None:
+    """SAMPLE_MAX_TEXT_CHARS limits a text field by its length and a list by its JSON, for
+    the API and the pages as for imports; a value at the limit is accepted."""
+    from django.urls import reverse
+
+    from tests.conftest import client_for
+
+    settings.SAMPLE_MAX_TEXT_CHARS = 500
+    dataset = mmooc_dataset()
+    with pytest.raises(services.SampleInvalid, match="'question' is longer than 500 characters"):
+        mmooc_sample(dataset, question="x" * 501)
+    sample = mmooc_sample(dataset)
+    with pytest.raises(services.SampleInvalid, match="'explanation' is longer than 500"):
+        services.sample_update(
+            sample=sample, changes={"explanation": "y" * 501}, by=lead, source="edit"
+        )
+    options = [{"label": "A", "text": "z" * 500}]
+    with pytest.raises(services.SampleInvalid, match="'options' is longer than 500"):
+        services.sample_update(sample=sample, changes={"options": options}, by=lead, source="edit")
+    assert services.sample_update(
+        sample=sample, changes={"explanation": "y" * 500}, by=lead, source="edit"
+    )
+    reply = client_for(lead).patch(
+        reverse("api_sample", args=[sample.pk]),
+        {"changes": {"question": "q" * 501}, "reason": "typo"},
+        format="json",
+    )
+    assert reply.status_code == 400 and "longer than 500 characters" in json.dumps(reply.json())
+    sample.refresh_from_db()
+    assert len(sample.question) < 500 and len(sample.explanation) == 500
+
+
 def test_label_changes_keep_who_when_before_after_and_why(lead: object) -> None:
     """Every label change is a revision with its author, before/after values and reason."""
     sample = mmooc_sample()

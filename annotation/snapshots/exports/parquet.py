@@ -16,7 +16,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotation.formats.records import GOLD_KEY, MediaRef, ParsedSample, gold_flag
+from annotation.formats.records import (
+    GOLD_KEY,
+    MediaRef,
+    ParsedSample,
+    RowError,
+    gold_flag,
+    hostile_problem,
+    loads_json,
+    message,
+    shown,
+)
 from annotation.snapshots.exports.records import (
     OPTION_FIELD,
     STRING_LIST_FIELDS,
@@ -160,13 +170,21 @@ def write_parquet(
 
 def iter_release_parquet(
     source: str | os.PathLike[str], *, batch_rows: int = 256
-) -> Iterator[ParsedSample]:
-    """Samples back from a release Parquet file or a Hugging Face folder's Parquet file."""
+) -> Iterator[ParsedSample | RowError]:
+    """Samples back from a release Parquet file or a Hugging Face folder's Parquet file; a
+    row that cannot be stored (``hostile_problem``) is a RowError."""
     parquet = pq.ParquetFile(os.fspath(source))
     row = 0
     for batch in parquet.iter_batches(batch_size=batch_rows):
         for record in batch.to_pylist():
             row += 1
+            problem = hostile_problem(record)
+            if problem is not None:
+                external_id = shown(str(record.get("external_id") or ""))
+                yield RowError(
+                    row, external_id, message("row {row}: {problem}", row=row, problem=problem)
+                )
+                continue
             yield _parsed(row, record)
 
 
@@ -181,9 +199,17 @@ def _parsed(row: int, record: dict[str, Any]) -> ParsedSample:
     for position, cell in enumerate(record.get("more_images") or [], start=1):
         if isinstance(cell, dict) and cell.get("bytes"):
             media.append(MediaRef("image", position, data=cell["bytes"], path=None))
-    extra = json.loads(record.get("extra") or "{}")
-    extra = extra if isinstance(extra, dict) else {}
     problems: list[str] = []
+    try:
+        extra = loads_json(record.get("extra") or "{}")
+    except ValueError as exc:
+        extra = {}
+        problems.append(message("'extra' is not valid JSON ({detail})", detail=exc))
+    extra = extra if isinstance(extra, dict) else {}
+    problem = hostile_problem(extra)
+    if problem is not None:
+        extra = {}
+        problems.append(message("'extra': {problem}", problem=problem))
     if record.get(GOLD_KEY) is not None:
         try:
             extra[GOLD_KEY] = gold_flag(record[GOLD_KEY])
