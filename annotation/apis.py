@@ -216,6 +216,7 @@ class SampleOutput(serializers.ModelSerializer[Sample]):
             "dataset",
             "external_id",
             *services.LABEL_FIELDS,
+            "inferred_answerability",
             "status",
             "pair",
             "judges_disagree",

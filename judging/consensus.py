@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from judging.extraction import is_refusal_reference
+
 ANSWERABLE = "answerable"
 UNANSWERABLE = "unanswerable"
 ABSTAIN = "abstain"
@@ -82,9 +84,34 @@ def consensus(sample_label: str, votes: Iterable[Vote], judges: Sequence[str]) -
     return Consensus(agree=voted and not disagree, votes=summary, disagree=disagree)
 
 
-def sample_answerability(group: str, reference_is_refusal: bool) -> str:
-    """The label a sample claims: out-of-context (or a refusal reference) is unanswerable."""
-    return UNANSWERABLE if group == "ooc" or reference_is_refusal else ANSWERABLE
+OOC_GROUP = "ooc"
+SHIFTED_IC_GROUP = "shifted_ic"
+
+
+@dataclass(frozen=True)
+class Answerability:
+    """A sample's answerability: its group, and whether the group was inferred from the
+    reference answer because the sample's data gives none."""
+
+    group: str
+    inferred: bool
+
+    @property
+    def label(self) -> str:
+        return UNANSWERABLE if self.group == OOC_GROUP else ANSWERABLE
+
+
+def sample_answerability(group: str, reference: str | None) -> Answerability:
+    """The sample's own group when it has one; only without one is it inferred from the text
+    (a reference answer that is itself a refusal is out-of-context).
+
+    A group is the data's word: an answerable sample whose reference merely quotes a refusal
+    ("I don't know how to ...") stays answerable.
+    """
+    if group:
+        return Answerability(group, inferred=False)
+    inferred = OOC_GROUP if is_refusal_reference(reference) else SHIFTED_IC_GROUP
+    return Answerability(inferred, inferred=True)
 
 
 def consensus_all(

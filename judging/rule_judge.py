@@ -12,12 +12,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from judging.consensus import sample_answerability
 from judging.extraction import (
     clean_response,
     extract_choice,
     extract_yes_no,
     is_refusal,
-    is_refusal_reference,
     normalise_text,
 )
 
@@ -188,15 +188,16 @@ def _score_ic(sample: Sample, response: str) -> ScoreVerdict:
 def score_mmooc(sample: Sample, response: str | None) -> ScoreVerdict:
     """Score a model response under the MMOOC protocol.
 
-    OOC (or a refusal reference): answer_score 1 when the response refuses or names the
-    missing or false premise; rationality 1 / .75 when it names what is missing (long / short),
-    .5 / .25 for a plain refusal (with / without some explanation), 0 when it answers.
+    OOC (by the sample's group; without one, a refusal reference): answer_score 1 when the
+    response refuses or names the missing or false premise; rationality 1 / .75 when it names
+    what is missing (long / short), .5 / .25 for a plain refusal (with / without some
+    explanation), 0 when it answers.
     Shifted IC: answer_score 1 for the right letter, yes/no or normalised text; rationality 1
     with an explanation of 20+ words, .75 with 6+, .5 when bare, 0 when wrong or refused.
     These are heuristics: length stands in for reasoning quality, which only a judge can read.
     """
     reply = clean_response(response)
-    if sample.group == OOC or is_refusal_reference(sample.reference_answer):
+    if sample_answerability(sample.group or "", sample.reference_answer).group == OOC:
         return _score_ooc(reply)
     return _score_ic(sample, reply)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from annotation.models import Dataset, DatasetKind
+from annotation.models import Dataset, DatasetKind, SampleStatus
 from annotation.selectors import dataset_list_visible
 from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
 from judging.models import (
@@ -239,6 +239,10 @@ def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
     )
 
 
+# The statuses of samples whose responses no score counts.
+LEFT_OUT_STATUSES = (SampleStatus.REJECTED, SampleStatus.REMOVED)
+
+
 @dataclass
 class Leaderboard:
     """Per evaluated model, the ensemble's and each judge's scores, with the groups shown;
@@ -251,6 +255,8 @@ class Leaderboard:
     models: list[ModelRow]
     prompt_versions: list[str] = field(default_factory=list)
     prompt_version: str | None = None
+    # Scored responses whose sample is rejected or taken down: never counted.
+    left_out_responses: int = 0
 
     @property
     def unknown_prompt_version(self) -> bool:
@@ -288,10 +294,12 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
             "answer_score",
             "reasoning_score",
             "label",
+            "sample__status",
         )
     )
     scored: list[ScoreRow] = []
     versions: set[str] = set()
+    left_out: set[int] = set()
     for (
         version,
         judge,
@@ -307,9 +315,14 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
         answer,
         reasoning,
         label,
+        status,
     ) in rows:
         versions.add(version)
         if prompt_version is not None and version != prompt_version:
+            continue
+        # A rejected or taken-down sample is not in the benchmark: its responses never count.
+        if status in LEFT_OUT_STATUSES:
+            left_out.add(response_id)
             continue
         if task == JudgeTask.MCBENCH_SAFETY:
             scored.append(
@@ -352,6 +365,7 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
         build_leaderboard(scored, groups),
         prompt_versions=sorted(versions),
         prompt_version=prompt_version,
+        left_out_responses=len(left_out),
     )
 
 

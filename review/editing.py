@@ -49,6 +49,38 @@ class Taxonomy:
     safety_categories: Mapping[str, Set[str]] = field(default_factory=dict)  # -> subcategories
 
 
+def malformed_values(kind: str, values: Mapping[str, Any]) -> list[Problem]:
+    """Values of the wrong type: every field is text, the predicate a list of texts (or one
+    text, a condition per line)."""
+    problems: list[Problem] = []
+    for name in reviewable_fields(kind):
+        if name not in values:
+            continue
+        value = values[name]
+        if name == "predicate" and isinstance(value, list):
+            if all(isinstance(item, str) for item in value):
+                continue
+        elif isinstance(value, str):
+            continue
+        problems.append(Problem(name, "not_text", name))
+    return problems
+
+
+def missing_required(kind: str, after: Mapping[str, Any], taxonomy: Taxonomy) -> list[Problem]:
+    """The fields a verified sample must have, empty in ``after``: its answerability group and
+    category when the dataset's taxonomy has them; a tri-modal scenario's safety label, and
+    its safety category when the taxonomy has those."""
+    if kind == "trimodal":
+        wanted = ["safety_label"] + (["safety_category"] if taxonomy.safety_categories else [])
+    else:
+        wanted = (["answerability_group"] if taxonomy.groups else []) + (
+            ["category_code"] if taxonomy.categories else []
+        )
+    return [
+        Problem(name, "required", name) for name in wanted if not str(after.get(name) or "").strip()
+    ]
+
+
 def normalise_values(kind: str, values: Mapping[str, Any]) -> dict[str, Any]:
     """The reviewable fields only, with text stripped and predicate conditions cleaned."""
     clean: dict[str, Any] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from core.forms import Form as MarkedForm
@@ -114,16 +115,31 @@ class AdjudicationForm(MarkedForm):
             self.fields[f"value_{name}"] = field
 
     def values(self) -> dict[str, Any]:
-        """The values the lead changed in the form; untouched ones are left out, so the
-        service writes nothing the lead did not edit."""
+        """The values the lead changed in the form; untouched ones are left out, and so are
+        the ones not posted at all (a partial post), so the service writes nothing the lead
+        did not edit."""
         out: dict[str, Any] = {}
         for name in self.value_fields:
             key = f"value_{name}"
-            if key not in self.changed_data:
+            if key not in self.data or key not in self.changed_data:
                 continue
             value = self.cleaned_data.get(key, "")
             out[name] = value.splitlines() if name == "predicate" else value
         return out
+
+    def add_service_error(self, error: ValidationError) -> None:
+        """Show a service's refusal on the form: a message about a sample field goes to its
+        ``value_`` field, one about a field of the form to that field, the rest on top."""
+        if not hasattr(error, "error_dict"):
+            self.add_error(None, error)
+            return
+        for name, problems in error.error_dict.items():
+            if f"value_{name}" in self.fields:
+                self.add_error(f"value_{name}", problems)
+            elif name in self.fields:
+                self.add_error(name, problems)
+            else:
+                self.add_error(None, problems)
 
 
 _RATINGS = [(str(n), str(n)) for n in range(1, 6)]

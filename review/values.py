@@ -29,6 +29,8 @@ def _problem_messages(problems: list[editing.Problem]) -> dict[str, list[str]]:
             "Subcategory “%(value)s” does not belong to the chosen safety category."
         ),
         "empty_predicate": _("An unsafe scenario needs at least one predicate condition."),
+        "not_text": _("“%(value)s” must be text (the predicate a list of texts)."),
+        "required": _("A verified sample needs a value here."),
     }
     messages: dict[str, list[str]] = {}
     for problem in problems:
@@ -63,6 +65,9 @@ def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
         raise ValidationError(
             _problem_messages([editing.Problem(f, "unknown_field", f) for f in unknown])
         )
+    malformed = editing.malformed_values(kind, values)
+    if malformed:
+        raise ValidationError(_problem_messages(malformed), code="bad_values")
     current = current_values(sample)
     changes = editing.edits(kind, current, values)
     if not changes:
@@ -70,6 +75,17 @@ def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
     problems = editing.check_values(kind, changes, current=current, taxonomy=_taxonomy(sample))
     if problems:
         raise ValidationError(_problem_messages(problems), code="bad_values")
+    return changes
+
+
+def verified_values_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A lead's edits for a sample about to be verified (see ``edits_checked``), refused when
+    the sample would lack a field a verified sample must have."""
+    changes = edits_checked(sample, values)
+    after = {**current_values(sample), **changes}
+    missing = editing.missing_required(sample.dataset.kind, after, _taxonomy(sample))
+    if missing:
+        raise ValidationError(_problem_messages(missing), code="required")
     return changes
 
 

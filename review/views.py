@@ -201,7 +201,7 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
                 note=form.cleaned_data["note"],
             )
         except ValidationError as exc:
-            form.add_error(None, exc)
+            form.add_service_error(exc)
         else:
             messages.success(request, _("Adjudicated."))
             _warn_same_pair_label(request, sample)
@@ -232,6 +232,8 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
             "labels": labels,
             "pair_labels": _pair_label_choices(sample, reviews),
         },
+        # A refused post (malformed, or a verified sample left without a required field).
+        status=400 if request.method == "POST" and not stale and form.errors else 200,
     )
 
 

@@ -39,6 +39,7 @@ def sample_to_dict(sample: ParsedSample) -> dict[str, Any]:
             "data_base64": base64.b64encode(ref.data).decode("ascii") if ref.data else None,
             "path": ref.path,
             "same_as": ref.same_as,
+            "licence": ref.licence,
         }
         for ref in sample.media
     ]
@@ -112,4 +113,5 @@ def _media(item: dict[str, Any]) -> MediaRef:
         data=decode_base64(encoded) if encoded else None,
         path=item.get("path"),
         same_as=item.get("same_as"),
+        licence=as_text(item.get("licence")),
     )

@@ -12,10 +12,13 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from annotation.formats.records import (
+    IMAGE_LICENCE_KEYS,
+    LICENCE_KEYS,
     FormatError,
     MediaRef,
     ParsedSample,
     RowError,
+    apply_licences,
     as_text,
     as_text_list,
     decode_base64,
@@ -98,6 +101,8 @@ _CONSUMED = {
     "answerability_group",
     "split",
     *OPTION_COLUMNS,
+    *LICENCE_KEYS,
+    *IMAGE_LICENCE_KEYS,
 }
 # The fields the first record must have for the file to be MMOOC data at all.
 SIGNATURE = [("question_id", "id"), ("question",)]
@@ -252,7 +257,7 @@ def sample_from_record(
     group = GROUP_OF_CODE.get(code) or as_text(record.get("answerability_group")) or default_group
     pipeline = as_text(record.get("pipeline") or record.get("source")).lower()
     extra = {k: json_safe(v) for k, v in record.items() if k not in _CONSUMED}
-    return ParsedSample(
+    sample = ParsedSample(
         row=row,
         external_id=external_id,
         question=question,
@@ -273,6 +278,8 @@ def sample_from_record(
         extra=extra,
         problems=problems,
     )
+    apply_licences(sample, record)
+    return sample
 
 
 def _image_media(value: object) -> list[MediaRef]:

@@ -7,7 +7,7 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -66,6 +66,8 @@ class MediaRef:
     # Why the entry cannot be read (broken base64, a reuse of an unknown row); the row is
     # rejected with this reason among its other problems.
     problem: str | None = None
+    # This file's own licence; empty: the sample's (``ParsedSample.licence``) applies.
+    licence: str = ""
 
 
 @dataclass
@@ -243,6 +245,32 @@ def as_text(value: object) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value).strip()
+
+
+# A row's licence: for every medium (``licence``, also spelled ``license``), or for the files
+# of one role (``image_licence``, ``audio_licence``), which wins over the row's.
+LICENCE_KEYS: tuple[str, ...] = ("licence", "license")
+
+
+def medium_licence_key(role: str) -> str:
+    """The column or key holding the licence of a row's files of ``role``."""
+    return f"{role}_licence"
+
+
+IMAGE_LICENCE_KEYS: tuple[str, ...] = ("image_licence", "image_license")
+
+
+def apply_licences(sample: ParsedSample, record: Mapping[str, Any]) -> None:
+    """Read a row's licences into the sample (``licence``) and each of its media files."""
+    sample.licence = next(
+        (as_text(record.get(key)) for key in LICENCE_KEYS if as_text(record.get(key))), ""
+    )
+    for ref in sample.media:
+        own = as_text(record.get(medium_licence_key(ref.role))) or as_text(
+            record.get(f"{ref.role}_license")
+        )
+        if own:
+            ref.licence = own
 
 
 def as_text_list(value: object, problems: list[str] | None = None) -> list[str]:

@@ -53,6 +53,11 @@ MMOOC_SAMPLES = FormatSpec(
         Field("options", "A list or object of options; or the columns A-F", aliases=OPTION_COLUMNS),
         Field("answerability_group", "ooc or shifted_ic when the type does not say"),
         Field("split", "The split"),
+        Field(
+            "licence",
+            "The image's licence",
+            aliases=("license", "image_licence", "image_license"),
+        ),
     ),
     example="samples/mmooc.jsonl",
     notes=("Other fields are kept in the sample's extra.",),
@@ -84,6 +89,11 @@ VLMEVALKIT_SAMPLES = FormatSpec(
         Field("pipeline", "This site's export"),
         Field("source_dataset", "This site's export"),
         Field("generator_models", "This site's export (a JSON list)"),
+        Field(
+            "licence",
+            "The image's licence",
+            aliases=("license", "image_licence", "image_license"),
+        ),
     ),
     example="samples/vlmevalkit.tsv",
     notes=("Other columns are kept in the sample's extra.",),
@@ -102,7 +112,9 @@ _TRIMODAL_DESCRIPTIONS = {
     "predicate": ("L, a list of conditions or 'IF a AND b THEN UNSAFE'", False),
     "pair_id": ("The external id of its minimally different pair", False),
     "source_url": ("Where the media come from", False),
-    "licence": ("The media's licence", False),
+    "licence": ("The licence of every media file", False),
+    "image_licence": ("The image's own licence (over licence)", False),
+    "audio_licence": ("The audio's own licence (over licence)", False),
     "split": ("The split", False),
 }
 
@@ -181,7 +193,10 @@ SAMPLE_FORMATS = (
 _RELEASE_FIELDS = (
     Field("external_id", "The sample's external id", required=True),
     *(Field(name, f"The verified {name}") for name in LABEL_FIELDS),
-    Field("media", "The sample's media (role, position, file or bytes)"),
+    Field("media", "The sample's media (role, position, file or bytes, licence)"),
+    Field("licence", "The licence every media file shares (empty when they differ)"),
+    Field("image_licence", "The images' licence (Parquet, TSV, MMOOC layout)"),
+    Field("audio_licence", "The audio's licence (Parquet)"),
     Field("extra", "The sample's custom fields as imported"),
     Field("review", "The review summary: reviewers, decisions, adjudication"),
     Field("status", "verified, or the status the filter chose"),

@@ -16,6 +16,7 @@ Accepted field names (first found wins):
 | predicate | `predicate`, `L`, `logic`, `logic_predicate`, `conditions` |
 | pair | `pair_id`, `pair`, `paired_id`, `pair_external_id` |
 | provenance | `source_url`, `url`; `licence`, `license`; `split` |
+| one medium's licence | `image_licence`, `audio_licence` (over `licence` for that file) |
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "pair_id": ("pair_id", "pair", "paired_id", "pair_external_id"),
     "source_url": ("source_url", "url"),
     "licence": ("licence", "license"),
+    "image_licence": ("image_licence", "image_license"),
+    "audio_licence": ("audio_licence", "audio_license"),
     "split": ("split",),
 }
 _PREDICATE = re.compile(r"^\s*IF\s+(?P<body>.*?)\s+THEN\s+(?P<outcome>\S+)\s*\.?\s*$", re.I | re.S)
@@ -123,7 +126,7 @@ def iter_trimodal(
         extra = {k: records.json_safe(v) for k, v in record.items() if k not in consumed}
         if isinstance(predicate_value, str):
             extra["predicate_text"] = predicate_value
-        yield ParsedSample(
+        sample = ParsedSample(
             row=row,
             external_id=external_id,
             image_description=as_text(_pick(record, "image_description")),
@@ -135,10 +138,11 @@ def iter_trimodal(
             predicate=split_predicate(predicate_value),
             pair_external_id=as_text(_pick(record, "pair_id")),
             source_url=as_text(_pick(record, "source_url")),
-            licence=as_text(_pick(record, "licence")),
             split=as_text(_pick(record, "split")),
             source_dataset=source_dataset,
             generator_models=records.as_text_list(record.get("generator_models")),
             media=media,
             extra=extra,
         )
+        records.apply_licences(sample, record)
+        yield sample

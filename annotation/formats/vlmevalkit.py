@@ -36,6 +36,7 @@ _CONSUMED |= {"split", *string.ascii_uppercase}
 # Columns this site's own TSV export adds beside VLMEvalKit's, read back into their fields.
 _CONSUMED |= {"explanation", "reasoning", "answerability_group", "source_dataset"}
 _CONSUMED |= {"question_format", "pipeline", "generator_models"}
+_CONSUMED |= {*records.LICENCE_KEYS, *records.IMAGE_LICENCE_KEYS}
 
 
 def _raise_field_limit() -> None:
@@ -155,7 +156,7 @@ def _sample(
     # VLMEvalKit's own files are multiple choice; the site's export names each row's format.
     question_format = as_text(record.get("question_format")) or "mcq"
     answer = as_text(record.get("answer"))
-    return ParsedSample(
+    sample = ParsedSample(
         row=row,
         external_id=external_id,
         question=record["question"].strip(),
@@ -177,6 +178,8 @@ def _sample(
         extra=extra,
         problems=problems,
     )
+    records.apply_licences(sample, record)
+    return sample
 
 
 def _media(external_id: str, record: dict[str, str], image_owner: dict[str, str]) -> list[MediaRef]:

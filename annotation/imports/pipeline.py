@@ -176,7 +176,16 @@ class ImportRun:
                 data = self.source.read_media(ref.path, media_max_bytes(ref.role))
             else:
                 raise MediaMissing(_("a media entry has neither data nor a path"))
-            media.append(Media(ref.role, ref.position, sha256_hex(data), data, ref.path or ""))
+            media.append(
+                Media(
+                    ref.role,
+                    ref.position,
+                    sha256_hex(data),
+                    data,
+                    ref.path or "",
+                    licence=ref.licence or parsed.licence,
+                )
+            )
         # Positions within each role, as SampleMedia stores them.
         positions: dict[str, int] = {}
         for item in media:
@@ -425,7 +434,7 @@ class ImportRun:
                             media.data,
                             fields,
                             row.parsed.source_url[:1000],
-                            row.parsed.licence[:200],
+                            media.licence[:200],
                         )
                 if problem is None and kind is None:
                     problem = _("the file could not be read")

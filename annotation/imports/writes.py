@@ -33,6 +33,8 @@ class Media:
     sha: str
     data: bytes | None = None
     path: str = ""
+    # The file's licence as the row gives it (its own, else the row's).
+    licence: str = ""
 
 
 @dataclass

@@ -88,6 +88,14 @@ class Sample(models.Model):
     answerability_group = models.CharField(
         _("answerability group"), max_length=50, blank=True, default=""
     )
+    # Set by judging, only for a sample whose data gives no group: the group it inferred from
+    # the reference answer (a refusal is out-of-context). Empty when the group is the data's.
+    inferred_answerability = models.CharField(
+        _("answerability inferred from the reference answer"),
+        max_length=50,
+        blank=True,
+        default="",
+    )
     category_code = models.CharField(_("category"), max_length=100, blank=True, default="")
     scenario = models.CharField(_("scenario"), max_length=100, blank=True, default="")
     split = models.CharField(_("split"), max_length=100, blank=True, default="")

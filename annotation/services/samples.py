@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import fields as dataclass_fields
 from typing import TYPE_CHECKING, Any
@@ -321,6 +322,22 @@ def sample_flag_judges(*, sample_ids: Iterable[int], disagree: bool | None) -> i
     """Mark samples whose judges disagreed (the review queue serves them first), agreed, or
     cast no vote (``None``: the "Judges: agree" filter does not match them)."""
     return Sample.objects.filter(pk__in=list(sample_ids)).update(judges_disagree=disagree)
+
+
+def sample_mark_inferred_answerability(*, groups: Mapping[int, str]) -> int:
+    """Note on each sample the answerability group judging inferred from its reference
+    answer ("" where the sample's own group decides); only rows that change are written."""
+    by_group: dict[str, list[int]] = defaultdict(list)
+    for pk, group in groups.items():
+        by_group[group].append(pk)
+    changed = 0
+    for group, ids in by_group.items():
+        changed += (
+            Sample.objects.filter(pk__in=ids)
+            .exclude(inferred_answerability=group)
+            .update(inferred_answerability=group)
+        )
+    return changed
 
 
 def sample_content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:

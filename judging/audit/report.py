@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from core.stats.bootstrap import bootstrap_figures, percentile_interval, stratum_weights
+from core.stats.bootstrap import (
+    bootstrap_figures,
+    figures_from_weights,
+    item_statistics,
+    percentile_interval,
+    stratum_weights,
+)
 from core.stats.ratings import FloatArray, Level, from_labels
 from judging.stats.confidence import CalibrationSummary, calibration_report
 from judging.stats.corrected import CorrectedScore
@@ -211,17 +217,27 @@ def inter_judge(
     rated = (~np.isnan(ratings.codes)).sum(axis=1)
     n_multi = int((rated >= 2).sum())
     strata = bootstrap_strata(data.design)
+    weights = np.asarray(data.weights, dtype=np.float64)
+    # Weighted back to the frame by design stratum; the unweighted figure (every audit item
+    # counted once, what a library computes on the same ratings) is shown beside it.
+    design_weighted = bool(weights.size) and float(np.ptp(weights)) > 1e-12
     out = []
     for level in target.levels:
         result = bootstrap_figures(
-            ratings,
-            level,
-            n_replicates,
-            seed,
-            strata=strata,
-            item_weights=np.asarray(data.weights, dtype=np.float64),
+            ratings, level, n_replicates, seed, strata=strata, item_weights=weights
         )
         point, reps = result.point, result.replicates
+        plain = figures_from_weights(item_statistics(ratings, level), np.ones((1, len(rows))))
+
+        def figure(
+            weighted: FloatArray, replicates: FloatArray, unweighted: FloatArray, n: int
+        ) -> dict[str, Any]:
+            return {
+                **_agreement_figure(weighted, replicates, n),
+                "unweighted": _number(float(unweighted[0])),
+                "design_weighted": design_weighted,
+            }
+
         pairwise = []
         for (a, b), kappa in point.cohen_kappa.items():
             both = int((~np.isnan(ratings.codes[:, a]) & ~np.isnan(ratings.codes[:, b])).sum())
@@ -229,7 +245,7 @@ def inter_judge(
                 {
                     "a": judges[a],
                     "b": judges[b],
-                    **_agreement_figure(kappa, reps.cohen_kappa[(a, b)], both),
+                    **figure(kappa, reps.cohen_kappa[(a, b)], plain.cohen_kappa[(a, b)], both),
                 }
             )
         out.append(
@@ -237,14 +253,23 @@ def inter_judge(
                 "target": target.key,
                 "level": level,
                 "n_items": n_multi,
-                "percent_agreement": _agreement_figure(
-                    point.percent_agreement, reps.percent_agreement, n_multi
+                "design_weighted": design_weighted,
+                "percent_agreement": figure(
+                    point.percent_agreement,
+                    reps.percent_agreement,
+                    plain.percent_agreement,
+                    n_multi,
                 ),
-                "krippendorff_alpha": _agreement_figure(
-                    point.krippendorff_alpha, reps.krippendorff_alpha, n_multi
+                "krippendorff_alpha": figure(
+                    point.krippendorff_alpha,
+                    reps.krippendorff_alpha,
+                    plain.krippendorff_alpha,
+                    n_multi,
                 ),
-                "fleiss_kappa": _agreement_figure(point.fleiss_kappa, reps.fleiss_kappa, n_multi),
-                "gwet_ac1": _agreement_figure(point.gwet_ac1, reps.gwet_ac1, n_multi),
+                "fleiss_kappa": figure(
+                    point.fleiss_kappa, reps.fleiss_kappa, plain.fleiss_kappa, n_multi
+                ),
+                "gwet_ac1": figure(point.gwet_ac1, reps.gwet_ac1, plain.gwet_ac1, n_multi),
                 "cohen_pairwise": pairwise,
             }
         )

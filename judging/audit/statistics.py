@@ -77,6 +77,9 @@ def audit_statistics(*, audit_set: AuditSet, n_replicates: int = N_REPLICATES) -
         "n_items": len(data.item_ids),
         "n_rated": 0 if rated is None else len(rated.index),
         "n_double_rated": sum(1 for s in data.second if s is not None),
+        # Whether the rated items' weights differ (an oversampled design): the human-vs-judge
+        # population figures are then weighted back to the frame.
+        "human_design_weighted": rated is not None and len(set(rated.weights.tolist())) > 1,
         "judges": judges,
         "n_replicates": n_replicates,
         "seed": seed,

@@ -10,7 +10,7 @@ from django.core.files.storage import default_storage
 from annotation.models import MediaKind, Sample, SampleMedia
 from judging import rule_judge
 from judging.calls.client import AudioInput, ImageInput, build_messages
-from judging.extraction import is_refusal_reference
+from judging.consensus import sample_answerability
 from judging.models import Judge, JudgeTask, ModelResponse
 from judging.prompts import get_prompt
 
@@ -23,10 +23,8 @@ _AUDIO_FORMATS = {
 
 
 def answerability_group(sample: Sample) -> str:
-    """ooc or shifted_ic; a sample without a group is out-of-context if its answer refuses."""
-    if sample.answerability_group:
-        return sample.answerability_group
-    return "ooc" if is_refusal_reference(sample.reference_answer) else "shifted_ic"
+    """The sample's own group; only a sample without one is inferred from its answer."""
+    return sample_answerability(sample.answerability_group, sample.reference_answer).group
 
 
 def rule_sample(sample: Sample) -> rule_judge.Sample:
@@ -40,7 +38,7 @@ def rule_sample(sample: Sample) -> rule_judge.Sample:
         question=sample.question,
         reference_answer=sample.reference_answer,
         question_format=sample.question_format or "mcq",
-        group=sample.answerability_group or None,
+        group=answerability_group(sample),
         category=sample.category_code or None,
         options=options,
         reference_reasoning=sample.explanation,

@@ -39,7 +39,6 @@ from core.tasks import enqueue
 from judging import models
 from judging.audit import computations
 from judging.consensus import Vote, consensus_all, sample_answerability
-from judging.extraction import is_refusal_reference
 from judging.models import (
     CHUNK_FINISHED,
     SCORING_TASKS,
@@ -411,12 +410,16 @@ def judge_job_apply_consensus(*, job: JudgeJob) -> dict[str, int]:
     samples = SampleRow.objects.filter(dataset_id=job.dataset_id).exclude(
         status=SampleStatus.REMOVED
     )
-    labels = {
-        pk: sample_answerability(group, is_refusal_reference(reference))
+    answerability = {
+        pk: sample_answerability(group, reference)
         for pk, group, reference in samples.values_list(
             "pk", "answerability_group", "reference_answer"
         )
     }
+    labels = {pk: found.label for pk, found in answerability.items()}
+    annotation_services.sample_mark_inferred_answerability(
+        groups={pk: found.group if found.inferred else "" for pk, found in answerability.items()}
+    )
     # Every judge's latest verdict for the task counts, whichever job made it: a job with
     # fewer judges (the rule judge alone) never erases another judge's stored vote.
     latest = (

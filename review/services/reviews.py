@@ -36,7 +36,7 @@ from review.models import (
 )
 from review.selectors import AMENDABLE_STATUSES
 from review.services import settlement, submit_sql
-from review.values import edits_checked, review_fields_checked
+from review.values import review_fields_checked, verified_values_checked
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -318,7 +318,7 @@ def sample_adjudicate(
     if decision == Decision.ACCEPT:
         annotation_services.sample_update(
             sample=sample,
-            changes=edits_checked(sample, values or {}),
+            changes=verified_values_checked(sample, values or {}),
             by=by,
             source=ChangeSource.ADJUDICATION,
             status=SampleStatus.VERIFIED,

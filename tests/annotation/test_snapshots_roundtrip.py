@@ -4,6 +4,7 @@ from, open-ended items included, and a file that is not a release is refused rea
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation import services
+from annotation.formats.jsonl import iter_jsonl
+from annotation.formats.mmooc import iter_mmooc
+from annotation.formats.records import ParsedSample
+from annotation.formats.vlmevalkit import iter_vlmevalkit
 from annotation.imports import services as import_services
 from annotation.models import (
     Dataset,
@@ -21,12 +26,23 @@ from annotation.models import (
     Sample,
     SampleStatus,
 )
+from annotation.snapshots.exports.parquet import iter_release_parquet
 from tests.annotation.factories import (
     image_asset,
     mmooc_dataset,
     mmooc_sample,
     png_bytes,
     wav_bytes,
+)
+from tests.annotation.formats.test_vlmevalkit import HEADER as TSV_HEADER
+from tests.annotation.formats.test_vlmevalkit import write_tsv
+from tests.annotation.imports_support import (
+    b64,
+    dataset_for,
+    mmooc_record,
+    run_import,
+    trimodal_record,
+    write_lines,
 )
 from tests.annotation.test_snapshots import (
     build,
@@ -37,6 +53,7 @@ from tests.annotation.test_snapshots import (
     mmooc_mixture,
     verified,
 )
+from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
 
@@ -288,3 +305,98 @@ def test_tsv_and_mmooc_layout_carry_custom_fields_but_not_other_apps_notes(
     table = pq.read_table(tmp_path / "m" / names[0])
     assert table.schema.names[-2:] == ["hint", "difficulty"]
     assert sorted(table.column("hint").to_pylist()) == ["", "Look left."]
+
+
+def _release_licences(path: Path, fmt: str, folder: Path) -> dict[str, dict[str, str]]:
+    """Each sample's licence per medium (role → licence) as the format's reader gives it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            archive.extractall(folder)
+        data = [p for p in folder.rglob("*") if p.suffix in {".jsonl", ".parquet", ".tsv"}]
+    else:
+        data = [path]
+    found: dict[str, dict[str, str]] = {}
+    for file in data:
+        if file.suffix == ".parquet" and pq.ParquetFile(file).metadata.num_rows == 0:
+            continue  # the MMOOC layout's empty half (ic.parquet of out-of-context samples)
+        if fmt == "jsonl":
+            parsed: Any = iter_jsonl(file)
+        elif fmt == "tsv":
+            parsed = iter_vlmevalkit(file)
+        elif fmt == "mmooc":
+            parsed = iter_mmooc(file)
+        else:
+            parsed = iter_release_parquet(file)
+        for sample in parsed:
+            assert isinstance(sample, ParsedSample), sample
+            found[sample.external_id] = {
+                ref.role: ref.licence or sample.licence for ref in sample.media
+            }
+    return found
+
+
+def test_defect_10_licences_per_medium_in_every_import_format_and_release(
+    tmp_path: Path,
+) -> None:
+    """From an empty site: a tri-modal scenario's real image (LogicVista, Apache-2.0) and real
+    audio clip (LibriSpeech, CC-BY-4.0) keep their own licences from the import
+    (``image_licence``, ``audio_licence``) to every release (JSON lines, Parquet, Hugging
+    Face); MMOOC and VLMEvalKit rows carry a ``licence`` of their own into the TSV and the
+    MMOOC layout. Before, a release row carried one licence, the first medium's, and the
+    MMOOC and VLMEvalKit formats none."""
+    images = sorted((SHARED_DATA / "logicvista" / "images").glob("*.png"))
+    clip = SHARED_DATA / "audio" / "198-209-0000.ogg"
+    media = tmp_path / "tri" / "media"
+    media.mkdir(parents=True)
+    shutil.copy(images[0], media / "scene-1.png")
+    shutil.copy(images[1], media / "scene-2.png")
+    shutil.copy(clip, media / "sound-1.ogg")
+    shutil.copy(SHARED_DATA / "audio" / "glacier-bay-humpback.ogg", media / "sound-2.ogg")
+    scenarios = [
+        trimodal_record(1, audio="media/sound-1.ogg", image_licence="Apache-2.0")
+        | {"audio_licence": "CC-BY-4.0"},
+        trimodal_record(2, audio="media/sound-2.ogg", licence="Public domain"),
+    ]
+    tri = dataset_for("trimodal", "mcbench")
+    run_import(tri, "trimodal", write_lines(tmp_path / "tri" / "scenarios.jsonl", scenarios))
+    expected_tri = {
+        "tri-1": {"image": "Apache-2.0", "audio": "CC-BY-4.0"},
+        "tri-2": {"image": "Public domain", "audio": "Public domain"},
+    }
+    stored = {
+        s.external_id: {link.role: link.asset.licence for link in s.media_links.all()}
+        for s in Sample.objects.filter(dataset=tri).prefetch_related("media_links__asset")
+    }
+    assert stored == expected_tri
+    assert not any("licence" in s.extra for s in Sample.objects.filter(dataset=tri))
+
+    question = dataset_for("mmooc", "mmooc")
+    record = mmooc_record(5, image=b64(images[2].read_bytes()), licence="Apache-2.0")
+    run_import(question, "mmooc", write_lines(tmp_path / "mm.jsonl", [record]))
+    tsv_rows = [["7", b64(images[3].read_bytes()), "Which shape?", "", "A", "B", "", "", "A"]]
+    tsv = write_tsv(
+        tmp_path / "mmt.tsv",
+        [*TSV_HEADER, "licence"],
+        [[*row, "shapes", "l2", "dev", "CC-BY-4.0"] for row in tsv_rows],
+    )
+    table = dataset_for("vlmevalkit", "mmt_bench")
+    run_import(table, "vlmevalkit", tsv)
+    for dataset, licence in ((question, "Apache-2.0"), (table, "CC-BY-4.0")):
+        sample = Sample.objects.get(dataset=dataset)
+        assert sample.media_links.get().asset.licence == licence
+        assert "licence" not in sample.extra
+
+    for dataset in (tri, question, table):
+        Sample.objects.filter(dataset=dataset).update(status=SampleStatus.VERIFIED)
+    for fmt in ("jsonl", "parquet", "hf"):
+        release = download(build(tri, f"tri-{fmt}", fmt), tmp_path)
+        assert _release_licences(release, fmt, tmp_path / f"tri-{fmt}") == expected_tri, fmt
+    for dataset, licence, fmts in (
+        (question, "Apache-2.0", ("jsonl", "parquet", "mmooc", "tsv")),
+        (table, "CC-BY-4.0", ("jsonl", "parquet", "tsv")),
+    ):
+        for fmt in fmts:
+            release = download(build(dataset, f"{dataset.pk}-{fmt}", fmt), tmp_path)
+            found = _release_licences(release, fmt, tmp_path / f"{dataset.pk}-{fmt}")
+            assert [by_role["image"] for by_role in found.values()] == [licence], fmt

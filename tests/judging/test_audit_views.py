@@ -8,6 +8,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+import krippendorff
+import numpy as np
 import pytest
 from django.contrib.staticfiles import finders
 from django.template.defaultfilters import floatformat
@@ -325,3 +327,43 @@ def test_an_empty_model_answer_is_shown_as_such(audit_set: AuditSet, auditor: An
     type(item.response).objects.filter(pk=item.response.pk).update(response="  ")
     html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
     assert text(element(html, "blockquote", id="item-response")) == "(empty answer)"
+
+
+def test_defect_9_agreement_figures_say_they_are_design_weighted_beside_the_unweighted(
+    auditor: Any,
+) -> None:
+    """An oversampled audit's inter-judge figures are weighted back to the frame: each says
+    "design-weighted, N items" under it, and the unweighted figure beside it is the one the
+    ``krippendorff`` library gives on the same ratings (the judges' lowest-repeat votes)."""
+    dataset, panel = af.scoring_dataset(n_samples=30, seed=2)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=45, floor=2, oversample_rare=3, seed=8)
+    assert (
+        len(set(AuditItem.objects.filter(audit_set=audit_set).values_list("weight", flat=True))) > 1
+    )
+    html = (
+        browser(auditor)
+        .get(reverse("judging:audit_statistics", args=[audit_set.pk]))
+        .content.decode()
+    )
+    section = element(html, "section", id="inter-judge")
+    items = list(AuditItem.objects.filter(audit_set=audit_set).order_by("position"))
+    votes = {
+        (v.judge_id, v.response_id): v.answer_score
+        for v in Verdict.objects.filter(repeat=0, response_id__in=[i.response_id for i in items])
+    }
+    reliability = [
+        [votes.get((judge.pk, item.response_id), np.nan) for item in items] for judge in panel
+    ]
+    expected = krippendorff.alpha(
+        reliability_data=np.asarray(reliability, dtype=float), level_of_measurement="nominal"
+    )
+    # The first block is the answer score's, nominal.
+    row = elements(section, "tr", data_figure="Krippendorff's alpha")[0]
+    assert text(element(row, "td", data_testid="unweighted")) == floatformat(expected, 3)
+    weighted = text(elements(row, "td")[0]).split(" ")[0]
+    assert weighted != floatformat(expected, 3)
+    line = text(element(row, "div", data_testid="weighting"))
+    assert line == f"design-weighted, {len(items)} items"
+    for name in ("Percent agreement", "Fleiss' kappa", "Gwet's AC1"):
+        assert "design-weighted" in text(elements(section, "tr", data_figure=name)[0])

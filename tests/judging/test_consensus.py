@@ -41,10 +41,14 @@ def test_repeated_votes_count_by_strict_majority() -> None:
 
 
 def test_a_samples_label_comes_from_its_group_or_refusal_reference() -> None:
-    """Out-of-context or a refusal reference means unanswerable; anything else answerable."""
-    assert sample_answerability("ooc", False) == UNANSWERABLE
-    assert sample_answerability("", True) == UNANSWERABLE
-    assert sample_answerability("shifted_ic", False) == ANSWERABLE
+    """Out-of-context means unanswerable; a refusal reference decides only (inferred) when the
+    sample has no group of its own."""
+    assert sample_answerability("ooc", "B").label == UNANSWERABLE
+    assert sample_answerability("", "i can't answer").label == UNANSWERABLE
+    assert sample_answerability("", "i can't answer").inferred
+    assert sample_answerability("shifted_ic", "B").label == ANSWERABLE
+    assert sample_answerability("shifted_ic", "I don't know how to swim").label == ANSWERABLE
+    assert not sample_answerability("shifted_ic", "I don't know how to swim").inferred
 
 
 def test_an_abstention_is_neither_a_vote_nor_agreement() -> None:

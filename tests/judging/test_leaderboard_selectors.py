@@ -3,6 +3,7 @@ reading "—" in chart and table alike, and the filter by prompt version."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -11,13 +12,21 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation import services as annotation_services
-from annotation.models import Sample
+from annotation.models import Sample, SampleStatus
 from judging import selectors
 from judging.leaderboard import UNGROUPED
-from judging.models import Judge, JudgeTask, Verdict
+from judging.models import Judge, JudgeTask, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset
 from tests.conftest import client_for
-from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples
+from tests.judging.factories import (
+    LOGICVISTA,
+    JudgeFactory,
+    bulk_responses,
+    bulk_samples,
+    logicvista_dataset,
+    rule_judge,
+    run_job,
+)
 from tests.support.html import element, elements, text
 
 pytestmark = pytest.mark.django_db
@@ -132,3 +141,54 @@ def test_the_page_and_the_api_filter_by_prompt_version(lead: Any, auditor: Any) 
     refused = client_for(lead).get(api, {"prompt_version": "v9"})
     assert refused.status_code == 400
     assert "v1, v2" in refused.json()["prompt_version"][0]
+
+
+def test_defect_9_the_leaderboard_leaves_out_rejected_and_taken_down_samples(
+    django_capture_on_commit_callbacks: Any, lead: Any
+) -> None:
+    """From an empty site: the real LogicVista items with two real models' answers, scored by
+    the rule judge. Rejecting one sample and taking another down takes their responses out
+    of every figure of the leaderboard (page and API), and the page says how many."""
+    dataset = logicvista_dataset()
+    samples = {s.external_id: s for s in Sample.objects.filter(dataset=dataset)}
+    models = ("GPT4", "LLAVANEXT-7B-mistral")
+    rows = []
+    for model in models:
+        answers = json.loads((LOGICVISTA / "answers" / f"{model}-answers.json").read_text())
+        rows += [
+            ModelResponse(
+                dataset=dataset,
+                sample=samples[key],
+                model_name=model,
+                response=str(answer.get("answer", "")),
+            )
+            for key, answer in answers.items()
+            if key in samples
+        ]
+    ModelResponse.objects.bulk_create(rows)
+    run_job(
+        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[rule_judge()]
+    )
+    before = {
+        row.model: row.ensemble.overall.n for row in selectors.leaderboard(dataset=dataset).models
+    }
+    rejected, removed = sorted(samples)[:2]
+    annotation_services.sample_set_status(
+        sample=samples[rejected], status=SampleStatus.REJECTED, by=None
+    )
+    annotation_services.samples_take_down(
+        dataset=dataset,
+        samples=Sample.objects.filter(pk=samples[removed].pk),
+        by=None,
+        reason="takedown request",
+    )
+    board = selectors.leaderboard(dataset=dataset)
+    after = {row.model: row.ensemble.overall.n for row in board.models}
+    assert after == {model: before[model] - 2 for model in models}
+    assert board.left_out_responses == 2 * len(models)
+    api = client_for(lead).get(f"/api/datasets/{dataset.pk}/leaderboard/").json()
+    assert {row["model"]: row["ensemble"]["overall"]["n"] for row in api["models"]} == after
+    client = Client()
+    client.force_login(lead)
+    page = client.get(reverse("judging:leaderboard", args=[dataset.pk])).content.decode()
+    assert "4 scored responses on such samples are left out" in page

@@ -8,12 +8,15 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.test import Client
+from django.urls import reverse
 
 from annotation import selectors as annotation_selectors
 from annotation.models import JobStatus, NoteKey, Sample
 from judging import services
 from judging.models import JudgeJobChunk, JudgeKind, ModelResponse, Verdict
 from tests.annotation.factories import mmooc_dataset, mmooc_sample, png_bytes
+from tests.conftest import client_for
 from tests.judging.factories import (
     bulk_responses,
     bulk_samples,
@@ -384,3 +387,76 @@ def test_issue_26_item_4_rule_only_job_keeps_earlier_judges_flags(
     assert job.status == JobStatus.SUCCEEDED
     after = set(Sample.objects.filter(judges_disagree=True).values_list("external_id", flat=True))
     assert after == before
+
+
+def test_defect_7_answerable_sample_quoting_a_refusal_stays_answerable(
+    django_capture_on_commit_callbacks: Any, fake_openai: Any, tmp_path: Path, lead: Any
+) -> None:
+    """From an empty site: an imported shifted-IC sample whose reference quotes a refusal
+    phrase stays answerable (its group says so): every judge agreeing "answerable" flags
+    nothing, and the rule judge scores a right answer to it as right. A sample whose data
+    gives no group is inferred from its reference, and marked as inferred."""
+    from tests.annotation.imports_support import b64, dataset_for, run_import, write_lines
+    from tests.judging.factories import LOGICVISTA
+
+    images = sorted((LOGICVISTA / "images").glob("*.png"))[:2]
+    quoting = {
+        "question_id": "quote",
+        "image": b64(images[0].read_bytes()),
+        "question": "The sign claims the man is a lifeguard. What does his T-shirt say?",
+        "answer": "I don't know how to swim",
+        "reasoning": "The T-shirt is printed with these words; the sign is wrong.",
+        "question_type": "vqa",
+        "ic_type": "misleading_premise",
+        "category": "logical_reasoning",
+    }
+    ungrouped = {
+        "question_id": "bare",
+        "image": b64(images[1].read_bytes()),
+        "question": "What is the name of the person who drew this?",
+        "answer": "I can't answer",
+        "reasoning": "The image does not say.",
+        "question_type": "vqa",
+        "category": "logical_reasoning",
+    }
+    dataset = dataset_for("mmooc", "mmooc")
+    run_import(dataset, "mmooc", write_lines(tmp_path / "mmooc.jsonl", [quoting, ungrouped]))
+    quote = Sample.objects.get(dataset=dataset, external_id="quote")
+    bare = Sample.objects.get(dataset=dataset, external_id="bare")
+    assert (quote.answerability_group, bare.answerability_group) == ("shifted_ic", "")
+
+    def responder(request: dict[str, Any], digest: str) -> str:
+        answerable = "false" if "drew this" in str(request["messages"][1]["content"]) else "true"
+        return f'{{"answerable": {answerable}, "category": null, "reason": "r"}}'
+
+    with fake_openai(responder=responder) as server:
+        job = run_job(
+            django_capture_on_commit_callbacks,
+            dataset=dataset,
+            task="answerability",
+            judges=[fake_judge(server.base_url, name="a"), fake_judge(server.base_url, name="b")],
+        )
+    assert job.status == JobStatus.SUCCEEDED
+    quote.refresh_from_db()
+    bare.refresh_from_db()
+    assert quote.judges_disagree is False and bare.judges_disagree is False
+    assert (quote.inferred_answerability, bare.inferred_answerability) == ("", "ooc")
+    page = Client()
+    page.force_login(lead)
+    shown = page.get(reverse("annotation:sample_detail", args=[bare.pk])).content.decode()
+    assert 'data-testid="inferred-answerability"' in shown and "inferred from" in shown
+    assert (
+        "inferred from"
+        not in page.get(reverse("annotation:sample_detail", args=[quote.pk])).content.decode()
+    )
+    api = client_for(lead).get(f"/api/samples/{bare.pk}/").json()
+    assert api["inferred_answerability"] == "ooc" and api["answerability_group"] == ""
+
+    [response] = bulk_responses([quote], ["m"])
+    response.response = "His T-shirt says: I don't know how to swim."
+    response.save(update_fields=["response"])
+    run_job(
+        django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[rule_judge()]
+    )
+    verdict = Verdict.objects.get(response=response)
+    assert verdict.rationale.startswith("correct"), verdict.rationale

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,10 +15,21 @@ from django.urls import reverse
 
 from annotation import services as annotation_services
 from annotation.models import DatasetKind, Sample, SampleRevision, SampleStatus
+from annotation.services import bulk as annotation_bulk
+from review.editing import TRIMODAL_FIELDS
 from review.forms import AdjudicationForm, field_labels
 from review.queue import services as queue_services
 from review.selectors import workbench_get
 from tests.annotation.factories import UserFactory, image_asset, mmooc_dataset, mmooc_sample
+from tests.annotation.imports_support import (
+    b64,
+    dataset_for,
+    mmooc_record,
+    run_import,
+    trimodal_record,
+    write_lines,
+)
+from tests.conftest import SHARED_DATA, client_for
 from tests.review.factories import logicvista_dataset, open_queue, submit, trimodal_pair
 from tests.support.html import attribute, element, elements, has, text
 
@@ -290,3 +303,109 @@ def test_the_workbench_shows_n_of_n(annotator: Any) -> None:
     queue_services.slot_claim(dataset=dataset, reviewer=annotator, sample_id=second.pk)
     page = _page(annotator, "review:workbench", second.pk)
     assert "2 of 3" in text(element(page, "span", data_testid="position"))
+
+
+def _imported_for_adjudication(tmp_path: Path) -> tuple[Sample, Sample, Sample]:
+    """From an empty site: a tri-modal pair (real audio clips) and an MMOOC question without a
+    category (a real LogicVista image), imported, reviewed by two reviewers who disagree."""
+    images = sorted((SHARED_DATA / "logicvista" / "images").glob("*.png"))
+    clips = sorted((SHARED_DATA / "audio").glob("*.ogg"))
+    media = tmp_path / "tri" / "media"
+    media.mkdir(parents=True)
+    for n in (1, 2):
+        shutil.copy(images[n], media / f"scene-{n}.png")
+        shutil.copy(clips[n], media / f"sound-{n}.ogg")
+    tri = [trimodal_record(n, audio=f"media/sound-{n}.ogg") for n in (1, 2)]
+    trimodal = dataset_for("trimodal", "mcbench")
+    run_import(trimodal, "trimodal", write_lines(tmp_path / "tri" / "scenarios.jsonl", tri))
+    question = mmooc_record(1, image=b64(images[0].read_bytes()))
+    del question["ooc_type"]
+    question["answerability_group"] = "ooc"
+    mmooc = dataset_for("mmooc", "mmooc")
+    run_import(mmooc, "mmooc", write_lines(tmp_path / "mm.jsonl", [question]))
+    unsafe = Sample.objects.get(dataset=trimodal, safety_label="unsafe")
+    safe = Sample.objects.get(dataset=trimodal, safety_label="safe")
+    uncategorised = Sample.objects.get(dataset=mmooc)
+    for dataset in (trimodal, mmooc):
+        open_queue(dataset, k=2)
+        annotation_bulk.samples_send_to_review(
+            dataset=dataset, samples=Sample.objects.filter(dataset=dataset), by=None
+        )
+    first, second = UserFactory.create(), UserFactory.create()
+    for sample in (unsafe, safe, uncategorised):
+        submit(first, _fresh(sample), decision="reject")
+        submit(second, _fresh(sample))
+        assert _fresh(sample).status == SampleStatus.NEEDS_ADJUDICATION
+    return unsafe, safe, uncategorised
+
+
+def test_defect_8_adjudication_keeps_unposted_fields_and_answers_400_to_malformed_posts(
+    lead: Any, tmp_path: Path
+) -> None:
+    """Adjudication, on the page and through the API: a field not posted keeps its value (a
+    tri-modal form without ``value_safety_label`` is no 500 and blanks nothing); a verified
+    sample must keep its group and category (safety label and category when tri-modal); and
+    every malformed post is a 400, never a 500."""
+    unsafe, safe, uncategorised = _imported_for_adjudication(tmp_path)
+    page = _client(lead)
+    url = reverse("review:adjudicate", args=[unsafe.pk])
+    before = {name: getattr(_fresh(unsafe), name) for name in TRIMODAL_FIELDS}
+    partial = {"decision": "accept", "note": "Checked by ear.", "revision": _fresh(unsafe).revision}
+    response = page.post(url, partial)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    after = _fresh(unsafe)
+    assert after.status == SampleStatus.VERIFIED
+    assert {name: getattr(after, name) for name in TRIMODAL_FIELDS} == before
+
+    url = reverse("review:adjudicate", args=[safe.pk])
+    for malformed in (
+        {"decision": "accept", "note": "x", "value_safety_label": ""},
+        {"decision": "accept", "note": "x", "value_safety_label": "harmless"},
+        {"decision": "maybe", "note": "x"},
+        {"decision": "reject", "note": "x", "reject_reason": "bored"},
+        {"decision": "accept", "note": ""},
+    ):
+        assert page.post(url, malformed).status_code == 400, malformed
+    assert _fresh(safe).status == SampleStatus.NEEDS_ADJUDICATION
+    assert _fresh(safe).safety_label == "safe"
+
+    url = reverse("review:adjudicate", args=[uncategorised.pk])
+    group_only = {"decision": "accept", "note": "x", "value_answerability_group": "ooc"}
+    response = page.post(url, group_only)
+    assert response.status_code == 400 and "category" in response.content.decode().lower()
+    blanked = {**group_only, "value_category_code": "VFP", "value_answerability_group": ""}
+    assert page.post(url, blanked).status_code == 400
+    assert _fresh(uncategorised).answerability_group == "ooc"
+
+    api = client_for(lead)
+    endpoint = f"/api/samples/{uncategorised.pk}/adjudication/"
+    bodies: list[Any] = [
+        {"decision": "accept", "note": "x"},
+        {"decision": "accept", "note": "x", "values": {"category_code": ""}},
+        {"decision": "accept", "note": "x", "values": {"answerability_group": ""}},
+        {"decision": "accept", "note": "x", "values": {"category_code": ["VFP"]}},
+        {"decision": "accept", "note": "x", "values": {"nonsense": "VFP"}},
+        {"decision": "accept", "note": "x", "values": "VFP"},
+        {"decision": "accept", "note": "x", "values": {"category_code": {"a": 1}}},
+        {"decision": "accept", "note": "x", "values": {"explanation": None}},
+        {"decision": "accept"},
+        [],
+    ]
+    for body in bodies:
+        answer = api.post(endpoint, body, format="json")
+        assert answer.status_code == 400, (body, answer.status_code)
+    assert _fresh(uncategorised).status == SampleStatus.NEEDS_ADJUDICATION
+    kept = _fresh(uncategorised)
+    answer = api.post(
+        endpoint,
+        {"decision": "accept", "note": "x", "values": {"category_code": "VFP"}},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.json()
+    done = _fresh(uncategorised)
+    assert (done.status, done.category_code) == (SampleStatus.VERIFIED, "VFP")
+    assert (done.reference_answer, done.explanation, done.answerability_group) == (
+        kept.reference_answer,
+        kept.explanation,
+        "ooc",
+    )

@@ -164,7 +164,11 @@ def dataset_card(
     if card.licence_note:
         lines += ["", card.licence_note]
     if licence == "other":
-        lines += ["", "The media files carry several licences: each row's is in `licence`."]
+        lines += [
+            "",
+            "The media files carry several licences: each row's are in `image_licence` "
+            "and `audio_licence` (and in `licence` when its files share one).",
+        ]
     lines += [
         "",
         "Load with `datasets.load_dataset(<this folder>)`. The `review` column holds each "

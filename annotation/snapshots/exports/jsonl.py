@@ -41,6 +41,7 @@ def record_to_dict(record: ExportRecord, *, media_dir: Path | None = None) -> di
             "same_as": None,
             "sha256": item.sha256,
             "mime_type": item.mime_type,
+            "licence": item.licence,
         }
         if media_dir is None:
             entry["data_base64"] = base64.b64encode(item.read()).decode("ascii")

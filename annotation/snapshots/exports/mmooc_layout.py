@@ -52,6 +52,8 @@ def _schema(type_column: str, custom: Sequence[str] = ()) -> pa.Schema:
             pa.field("generator_models", pa.list_(pa.string())),
             pa.field("split", pa.string()),
             pa.field("content_hash", pa.string()),
+            pa.field("licence", pa.string()),
+            pa.field("image_licence", pa.string()),
             *(pa.field(key, pa.string()) for key in custom),
         ]
     )
@@ -85,6 +87,8 @@ def _row(
         "generator_models": record.string_list("generator_models"),
         "split": record.text("split"),
         "content_hash": record.content_hash,
+        "licence": record.licence,
+        "image_licence": record.licence_of("image"),
     }
     row |= {key: record.extra_text(key) for key in custom}
     return row, len(data or b"")

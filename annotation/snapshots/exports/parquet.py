@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ def label_columns() -> list[pa.Field]:
         pa.field("pair_external_id", pa.string()),
         pa.field("source_url", pa.string()),
         pa.field("licence", pa.string()),
+        pa.field("image_licence", pa.string()),
+        pa.field("audio_licence", pa.string()),
     ]
 
 
@@ -88,6 +91,8 @@ def label_row(record: ExportRecord) -> dict[str, Any]:
     row["pair_external_id"] = record.pair_external_id
     row["source_url"] = record.source_url
     row["licence"] = record.licence
+    row["image_licence"] = record.licence_of("image")
+    row["audio_licence"] = record.licence_of("audio")
     return row
 
 
@@ -224,7 +229,7 @@ def _parsed(row: int, record: dict[str, Any]) -> ParsedSample:
         pair_external_id=record.get("pair_external_id") or "",
         source_url=record.get("source_url") or "",
         licence=record.get("licence") or "",
-        media=media,
+        media=[replace(ref, licence=record.get(f"{ref.role}_licence") or "") for ref in media],
         extra=extra,
         problems=problems,
         **values,

@@ -74,7 +74,15 @@ class ExportRecord:
 
     @property
     def licence(self) -> str:
-        return next((m.licence for m in self.media if m.licence), "")
+        """The licence every media file shares; empty when they differ (or none has one):
+        then each medium's is in ``licence_of``."""
+        found = {m.licence for m in self.media}
+        return found.pop() if len(found) == 1 else ""
+
+    def licence_of(self, role: str) -> str:
+        """The licence of the sample's files of one role (several, distinct ones joined by
+        "; "), so a tri-modal scenario's image licence never hides behind its audio's."""
+        return "; ".join(dict.fromkeys(m.licence for m in self.media_of(role) if m.licence))
 
     @property
     def source_url(self) -> str:

@@ -54,6 +54,8 @@ def write_tsv(
         "split",
         *EXTRA_COLUMNS,
         *LIST_COLUMNS,
+        "licence",
+        "image_licence",
     ]
     custom = extra_columns(extra_keys, header)
     header += custom
@@ -79,6 +81,8 @@ def write_tsv(
                     record.text("split"),
                     *(record.text(name) for name in EXTRA_COLUMNS),
                     *(_json_list(record.string_list(name)) for name in LIST_COLUMNS),
+                    record.licence,
+                    record.licence_of("image"),
                     *(record.extra_text(key) for key in custom),
                 ]
             )
