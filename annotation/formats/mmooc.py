@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from annotation.formats.records import (
+    RELEASE_STATE_KEYS,
     FormatError,
     MediaRef,
     ParsedSample,
@@ -97,6 +98,8 @@ _CONSUMED = {
     "answerability_group",
     "split",
     *OPTION_COLUMNS,
+    # The site's own layout adds the release's content hash: not data of the sample.
+    *RELEASE_STATE_KEYS,
 }
 # The fields the first record must have for the file to be MMOOC data at all.
 SIGNATURE = [("question_id", "id"), ("question",)]
