@@ -33,6 +33,9 @@ class Media:
     sha: str
     data: bytes | None = None
     path: str = ""
+    # The medium's licence and source as the row states them ("" when it names none).
+    licence: str = ""
+    source_url: str = ""
 
 
 @dataclass
