@@ -187,15 +187,17 @@ class MediaLinkOutput(serializers.ModelSerializer[SampleMedia]):
         return reverse("annotation:media_file", kwargs={"asset_id": link.asset_id})
 
 
-def _is_judge_key(key: str) -> bool:
-    """Keys of ``extra`` that carry what judges said (``judge_votes`` kept by an older export,
-    ``judges``, ``judgements`` of a source file): hidden like the votes themselves."""
-    return key.lower().startswith("judge")
+def _is_judge_or_review_key(key: str) -> bool:
+    """Keys of ``extra`` that carry what judges or other reviewers said (``judge_votes`` or a
+    release's ``review`` trail kept by an older import, ``judges``, ``judgements``,
+    ``reviewers`` of a source file): hidden like the votes and the reviews themselves."""
+    return key.lower().startswith(("judge", "review"))
 
 
 class SampleOutput(serializers.ModelSerializer[Sample]):
-    """A sample; judge-derived data (``judges_disagree``, judge keys of ``extra``) only for
-    readers who may see judge votes (``context["judge_votes"]``), else null and left out."""
+    """A sample; judge- and review-derived data (``judges_disagree``, judge and review keys of
+    ``extra``) only for readers who may see judge votes (``context["judge_votes"]``), else null
+    and left out: a blind annotator learns nothing of other verdicts from it."""
 
     media = MediaLinkOutput(source="media_links", many=True, read_only=True)
     judges_disagree = serializers.BooleanField(allow_null=True, read_only=True)
@@ -206,7 +208,9 @@ class SampleOutput(serializers.ModelSerializer[Sample]):
             data["judges_disagree"] = None
             extra = data.get("extra")
             if isinstance(extra, dict):
-                data["extra"] = {k: v for k, v in extra.items() if not _is_judge_key(str(k))}
+                data["extra"] = {
+                    k: v for k, v in extra.items() if not _is_judge_or_review_key(str(k))
+                }
         return data
 
     class Meta:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import mimetypes
 from typing import Any
 
@@ -131,14 +132,41 @@ def _revision_changes(revision: SampleRevision) -> list[tuple[str, str, str]]:
     names = {
         f.name: str(f.verbose_name) for f in Sample._meta.get_fields() if hasattr(f, "verbose_name")
     }
+    changes = []
+    for key in keys:
+        if key == CUSTOM_KEY:
+            changes += _custom_changes(revision.before.get(key) or {}, revision.after.get(key))
+            continue
+        changes.append(
+            (
+                names.get(key, key),
+                _shown(_status_label(key, revision.before.get(key))) if revision.before else "",
+                _shown(_status_label(key, revision.after.get(key))),
+            )
+        )
+    return changes
+
+
+# The key under which a revision keeps the custom fields (``extra`` keys) it changed.
+CUSTOM_KEY = "extra"
+
+
+def _custom_changes(before: Any, after: Any) -> list[tuple[str, str, str]]:
+    """(field, old, new) per custom field a re-import changed; a dropped one is "(removed)"."""
+    was = before if isinstance(before, dict) else {}
+    now = after if isinstance(after, dict) else {}
     return [
         (
-            names.get(key, key),
-            _shown(_status_label(key, revision.before.get(key))) if revision.before else "",
-            _shown(_status_label(key, revision.after.get(key))),
+            _("custom field “%(key)s”") % {"key": key},
+            _shown(_custom_text(was[key])) if key in was else _("(none)"),
+            _shown(_custom_text(now[key])) if key in now else _("(removed)"),
         )
-        for key in keys
+        for key in dict.fromkeys([*was, *now])
     ]
+
+
+def _custom_text(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
 
 
 def _media_user(request: HttpRequest):  # type: ignore[no-untyped-def]

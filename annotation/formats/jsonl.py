@@ -1,7 +1,9 @@
 """The project's own export format: one `ParsedSample` per JSON line.
 
 Media bytes travel as base64 in `data_base64`; every other field keeps its name, so
-`iter_jsonl(write_jsonl(samples))` gives the samples back (rows renumbered by line).
+`iter_jsonl(write_jsonl(samples))` gives the samples back (rows renumbered by line). The
+release JSONL's review trail, status, revision and content hash (``RELEASE_STATE_KEYS``) are
+the state of the release, not of the sample: they are read past, never kept as custom fields.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import IO, Any
 
 from annotation.formats.records import (
     GOLD_KEY,
+    RELEASE_STATE_KEYS,
     MediaRef,
     ParsedSample,
     RowError,
@@ -84,7 +87,7 @@ def _sample_from_dict(row: int, record: dict[str, Any]) -> ParsedSample:
     values: dict[str, Any] = {"row": row}
     extra = dict(record.get("extra") or {})
     for name, value in record.items():
-        if name == "row":
+        if name == "row" or name in RELEASE_STATE_KEYS:
             continue
         if name == GOLD_KEY:
             extra[GOLD_KEY] = gold_flag(value)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from annotation.formats.records import (
     IMAGE_LICENCE_KEYS,
     LICENCE_KEYS,
+    RELEASE_STATE_KEYS,
     FormatError,
     MediaRef,
     ParsedSample,
@@ -103,6 +104,8 @@ _CONSUMED = {
     *OPTION_COLUMNS,
     *LICENCE_KEYS,
     *IMAGE_LICENCE_KEYS,
+    # The site's own layout adds the release's content hash: not data of the sample.
+    *RELEASE_STATE_KEYS,
 }
 # The fields the first record must have for the file to be MMOOC data at all.
 SIGNATURE = [("question_id", "id"), ("question",)]

@@ -224,6 +224,11 @@ def is_missing(value: object) -> bool:
 # to be a gold item once verified; kept in the sample's ``extra`` under the same name.
 GOLD_KEY = "gold"
 
+# The keys of this site's own releases that say what the site made of a sample (its review
+# trail, status, revision and content hash): the state of the release, not data of the sample,
+# so an import never keeps them as custom fields.
+RELEASE_STATE_KEYS = frozenset({"review", "status", "revision", "content_hash"})
+
 
 def gold_flag(value: object) -> bool:
     """A ``gold`` cell: true or false (missing is false); anything else is refused."""

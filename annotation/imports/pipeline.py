@@ -19,7 +19,12 @@ from django.utils.translation import gettext as _
 
 from annotation.formats.records import ParsedSample, RowError
 from annotation.imports.reader import Chunk, Encoded, Inspected, RowChecker
-from annotation.imports.reimport import apply_row, existing_rows, gold_flags_refresh
+from annotation.imports.reimport import (
+    apply_row,
+    existing_rows,
+    gold_flags_refresh,
+    provenance_changed,
+)
 from annotation.imports.sources import MediaMissing, OpenedSource
 from annotation.imports.writes import (
     Media,
@@ -54,6 +59,7 @@ from annotation.services.media import (
 from annotation.services.samples import (
     LABEL_FIELDS,
     sample_content_hash_of_json,
+    sample_custom_json,
     sample_link_pair,
     sample_values_json,
 )
@@ -149,6 +155,9 @@ class ImportRun:
         self.track_media_owners = track_media_owners
         self.media_of: dict[str, list[Media]] = {}
         self.pairs: list[tuple[str, str]] = []
+        # (licence, source URL) of the stored assets the rows use, by hash, as re-imports
+        # leave them.
+        self.provenance: dict[str, tuple[str, str]] = {}
         # What the format's after-step did (Label Studio's reviews and verdicts).
         self.notes: list[str] = []
         self.reason = _("Import job #%(job)s") % {"job": job.pk}
@@ -186,10 +195,13 @@ class ImportRun:
                     licence=ref.licence or parsed.licence,
                 )
             )
-        # Positions within each role, as SampleMedia stores them.
+        # Positions within each role, as SampleMedia stores them; the row's source is each
+        # medium's, and its licence where the medium names none.
         positions: dict[str, int] = {}
         for item in media:
             item.position = positions[item.role] = positions.get(item.role, -1) + 1
+            item.licence = (item.licence or parsed.licence)[:200]
+            item.source_url = parsed.source_url[:1000]
         return media
 
     def _prepare(
@@ -251,11 +263,13 @@ class ImportRun:
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
 
-        known = dict(
-            MediaAsset.objects.filter(
-                AnyOf(F("sha256"), {m.sha for row in rows for m in row.media})
-            ).values_list("sha256", "kind")
-        )
+        stored = MediaAsset.objects.filter(
+            AnyOf(F("sha256"), {m.sha for row in rows for m in row.media})
+        ).values_list("sha256", "kind", "licence", "source_url")
+        known: dict[str, str] = {}
+        for sha, kind, licence, source_url in stored:
+            known[sha] = kind
+            self.provenance[sha] = (licence, source_url)
         new_assets = self._inspect_new_media(rows, known, chunk.media)
         for row in rows:
             if row.problems:
@@ -266,7 +280,7 @@ class ImportRun:
         for row in rows:
             row.values_json = row.values_json or sample_values_json(row.values)
             row.content_hash = sample_content_hash_of_json(
-                row.values_json, (m.sha for m in row.media)
+                row.values_json, (m.sha for m in row.media), sample_custom_json(row.parsed.extra)
             )
             if row.parsed.pair_external_id:
                 self.pairs.append((row.parsed.external_id, row.parsed.pair_external_id))
@@ -299,7 +313,7 @@ class ImportRun:
             version = versions.get(sample.pk)
             if (sample.content_hash if version is None else version.content_hash) != (
                 r.content_hash
-            ):
+            ) or provenance_changed(r.media, self.provenance):
                 changed.append((r, sample))
             elif version is None:
                 unrecorded.append((r, sample))
@@ -355,6 +369,8 @@ class ImportRun:
                     values=r.values,
                     media=r.slots,
                     extra=r.parsed.extra,
+                    stated={m.sha: (m.licence, m.source_url) for m in r.media},
+                    held=self.provenance,
                     asset_ids=asset_ids,
                     job_id=self.job.pk,
                     by=self.by,
@@ -433,8 +449,8 @@ class ImportRun:
                             media.role,
                             media.data,
                             fields,
-                            row.parsed.source_url[:1000],
-                            media.licence[:200],
+                            media.source_url,
+                            media.licence,
                         )
                 if problem is None and kind is None:
                     problem = _("the file could not be read")

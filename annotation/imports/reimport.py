@@ -16,6 +16,7 @@ from django.db.models import F
 from django.utils.translation import gettext as _
 
 from annotation.formats.records import GOLD_KEY
+from annotation.imports.writes import Media
 from annotation.models import (
     ChangeSource,
     ImportedVersion,
@@ -24,10 +25,12 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
+from annotation.services.media import media_assets_provenance_update
 from annotation.services.samples import (
     LABEL_FIELDS,
     SampleInvalid,
     sample_content_hash,
+    sample_custom_fields,
     sample_update,
 )
 
@@ -134,8 +137,16 @@ def apply_row(
     job_id: int,
     by: User | None,
     reason: str,
+    stated: Mapping[str, tuple[str, str]] | None = None,
+    held: dict[str, tuple[str, str]] | None = None,
 ) -> Outcome:
-    """Apply a re-imported row whose content differs from the row as last imported."""
+    """Apply a re-imported row whose content differs from the row as last imported.
+
+    Its custom fields (``extra``) replace the sample's, so a key the source dropped goes;
+    ``stated`` is the row's (licence, source URL) of each medium by hash, ``held`` the stored
+    assets' (updated here): a medium whose row names another licence or source gets it. Every
+    change of either is in the sample's history, old and new.
+    """
     links: list[Slot] = list(
         SampleMedia.objects.filter(sample=sample)
         .order_by("role", "position")
@@ -203,32 +214,97 @@ def apply_row(
         break
     new_conflicts = [c | {"job": job_id} for c in plan.conflicts]
     content_hash = sample_content_hash(
-        {name: getattr(sample, name) for name in LABEL_FIELDS}, (sha for _r, _p, sha in new_media)
+        {name: getattr(sample, name) for name in LABEL_FIELDS},
+        (sha for _r, _p, sha in new_media),
+        extra,
     )
-    Sample.objects.filter(pk=sample.pk).update(
-        extra={**(sample.extra or {}), **extra}, content_hash=content_hash
-    )
+    Sample.objects.filter(pk=sample.pk).update(extra=dict(extra), content_hash=content_hash)
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
     if media_changed:
-        _record_media(sample, revision, links, new_media, by=by, reason=reason)
+        before["media"] = [sha for _r, _p, sha in links]
+        after["media"] = [sha for _r, _p, sha in new_media]
+    old_custom, new_custom = custom_changes(sample.extra or {}, extra)
+    if old_custom or new_custom:
+        before["extra"], after["extra"] = old_custom, new_custom
+    provenance = _provenance_update(new_media, stated or {}, held if held is not None else {})
+    before |= provenance[0]
+    after |= provenance[1]
+    if before or after:
+        _record_changes(sample, revision, before, after, by=by, reason=reason)
     return Outcome(
-        updated=bool(plan.applied or media_changed or plan.conflicts),
+        updated=bool(plan.applied or plan.conflicts or before or after),
         conflicts=new_conflicts + carried,
         to_adjudication=bool(plan.conflicts),
     )
 
 
-def _record_media(
+def custom_changes(
+    old: Mapping[str, Any], new: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The custom fields a change touches, as (before, after): a key only in ``before`` was
+    dropped, one only in ``after`` added (the gold flag is no custom field)."""
+    was, now = sample_custom_fields(old), sample_custom_fields(new)
+    before = {k: v for k, v in was.items() if k not in now or now[k] != v}
+    after = {k: v for k, v in now.items() if k not in was or was[k] != v}
+    return before, after
+
+
+def provenance_changed(media: Sequence[Media], held: Mapping[str, tuple[str, str]]) -> bool:
+    """Whether a row names a licence or source for a stored medium that it does not have."""
+    for item in media:
+        current = held.get(item.sha)
+        if current is None:
+            continue
+        if (item.licence and item.licence != current[0]) or (
+            item.source_url and item.source_url != current[1]
+        ):
+            return True
+    return False
+
+
+def _provenance_update(
+    media: Sequence[Slot],
+    stated: Mapping[str, tuple[str, str]],
+    held: dict[str, tuple[str, str]],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Give the stored media of a row the licence and source it names (a row that names none
+    leaves them); returns the change for the history: ``licence`` and ``source_url`` as lists
+    in media order, like ``media``."""
+    order = [sha for _r, _p, sha in media if sha in held]
+    updates: dict[str, tuple[str, str]] = {}
+    for sha in dict.fromkeys(order):
+        licence, source_url = stated.get(sha, ("", ""))
+        current = held[sha]
+        wanted = (licence or current[0], source_url or current[1])
+        if wanted != current:
+            updates[sha] = wanted
+    if not updates:
+        return {}, {}
+    old = {sha: held[sha] for sha in updates}
+    media_assets_provenance_update(updates)
+    held.update(updates)
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for index, name in enumerate(("licence", "source_url")):
+        was = [old.get(sha, held[sha])[index] for sha in order]
+        now = [held[sha][index] for sha in order]
+        if was != now:
+            before[name], after[name] = was, now
+    return before, after
+
+
+def _record_changes(
     sample: Sample,
     revision: SampleRevision | None,
-    old: Sequence[Slot],
-    new: Sequence[Slot],
+    before: dict[str, Any],
+    after: dict[str, Any],
     *,
     by: User | None,
     reason: str,
 ) -> None:
-    """Add the media change to the row's revision, or record it as a revision of its own."""
-    before = {"media": [sha for _r, _p, sha in old]}
-    after = {"media": [sha for _r, _p, sha in new]}
+    """Add what a re-import changed besides label fields (media, custom fields, licences) to
+    the row's revision, or record it as a revision of its own."""
     if revision is not None:
         revision.before |= before
         revision.after |= after

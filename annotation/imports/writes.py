@@ -33,8 +33,9 @@ class Media:
     sha: str
     data: bytes | None = None
     path: str = ""
-    # The file's licence as the row gives it (its own, else the row's).
+    # The medium's licence and source as the row states them ("" when it names none).
     licence: str = ""
+    source_url: str = ""
 
 
 @dataclass

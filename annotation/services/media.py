@@ -192,6 +192,18 @@ def media_files_storing(assets: Mapping[str, NewAsset]) -> Iterator[FileWrites]:
             raise
 
 
+def media_assets_provenance_update(changes: Mapping[str, tuple[str, str]]) -> int:
+    """Give assets (by hash) a new ``(licence, source URL)``, as a re-import states them;
+    returns the assets changed. An asset is one file, so every sample showing it shows the
+    new licence."""
+    changed = 0
+    for sha, (licence, source_url) in changes.items():
+        changed += MediaAsset.objects.filter(sha256=sha).update(
+            licence=licence[:200], source_url=source_url[:1000]
+        )
+    return changed
+
+
 def media_assets_insert(assets: Mapping[str, NewAsset], files: FileWrites) -> None:
     """One row per new asset, in one statement (its file is being stored meanwhile)."""
     # Another writer may store the same content at the same time: the first row wins.

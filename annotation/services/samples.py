@@ -15,8 +15,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.formats.records import GOLD_KEY, MediaRef, ParsedSample, shown
 from annotation.formats.records import LABEL_FIELDS as LABEL_FIELDS
-from annotation.formats.records import MediaRef, ParsedSample, shown
 from annotation.formats.validate import validate_sample
 from annotation.models import (
     ChangeSource,
@@ -41,8 +41,12 @@ class SampleInvalid(ValidationError):
     """A sample's fields break its dataset's taxonomy or format rules."""
 
 
-def _content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:
-    return sample_content_hash_of_json(sample_values_json(values), media_hashes)
+def _content_hash(
+    values: Mapping[str, Any], media_hashes: Iterable[str], extra: Mapping[str, Any] | None
+) -> str:
+    return sample_content_hash_of_json(
+        sample_values_json(values), media_hashes, sample_custom_json(extra)
+    )
 
 
 def sample_values_json(values: Mapping[str, Any]) -> str:
@@ -52,11 +56,28 @@ def sample_values_json(values: Mapping[str, Any]) -> str:
     return json.dumps(fields, sort_keys=True, ensure_ascii=False)
 
 
-def sample_content_hash_of_json(values_json: str, media_hashes: Iterable[str]) -> str:
-    """The content hash of label fields encoded by ``sample_values_json`` and media hashes:
-    the SHA-256 of ``{"fields": …, "media": […]}`` with sorted keys, the stored format."""
+def sample_custom_fields(extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A sample's custom fields as content: its ``extra`` without the gold flag (a request
+    about the sample, not data of it: it changes no content hash)."""
+    return {k: v for k, v in (extra or {}).items() if k != GOLD_KEY}
+
+
+def sample_custom_json(extra: Mapping[str, Any] | None) -> str:
+    """A sample's custom fields as the content hash encodes them (sorted keys); "" for none."""
+    custom = sample_custom_fields(extra)
+    return json.dumps(custom, sort_keys=True, ensure_ascii=False) if custom else ""
+
+
+def sample_content_hash_of_json(
+    values_json: str, media_hashes: Iterable[str], custom_json: str = ""
+) -> str:
+    """The content hash of label fields encoded by ``sample_values_json``, media hashes and
+    custom fields encoded by ``sample_custom_json``: the SHA-256 of ``{"custom": {…},
+    "fields": …, "media": […]}`` with sorted keys, the stored format. A sample without custom
+    fields leaves ``custom`` out, so its hash is the one kept before custom fields counted."""
     media = json.dumps(list(media_hashes), ensure_ascii=False)
-    payload = f'{{"fields": {values_json}, "media": {media}}}'
+    custom = f'"custom": {custom_json}, ' if custom_json else ""
+    payload = f'{{{custom}"fields": {values_json}, "media": {media}}}'
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -159,6 +180,7 @@ def sample_create(
     sample.content_hash = _content_hash(
         {k: getattr(sample, k) for k in LABEL_FIELDS},
         (asset.sha256 for _r, _p, asset in ordered),
+        sample.extra,
     )
     sample.save(force_insert=True)
     SampleMedia.objects.bulk_create(
@@ -217,7 +239,7 @@ def sample_update(
         media_hashes = locked.media_links.order_by("role", "position").values_list(
             "asset__sha256", flat=True
         )
-        locked.content_hash = _content_hash(merged, media_hashes)
+        locked.content_hash = _content_hash(merged, media_hashes, locked.extra)
     for key, value in after.items():
         setattr(locked, key, value)
     locked.revision += 1
@@ -340,10 +362,15 @@ def sample_mark_inferred_answerability(*, groups: Mapping[int, str]) -> int:
     return changed
 
 
-def sample_content_hash(values: Mapping[str, Any], media_hashes: Iterable[str]) -> str:
-    """The content hash a sample stores: its label fields and its media hashes, in order.
+def sample_content_hash(
+    values: Mapping[str, Any],
+    media_hashes: Iterable[str],
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """The content hash a sample stores: its label fields, its media hashes, in order, and its
+    custom fields (``extra`` without the gold flag).
 
     Imports compare it with ``Sample.content_hash`` to recognise an unchanged row; pass the
     media hashes ordered by (role, position), as ``sample_update`` computes them.
     """
-    return _content_hash(values, media_hashes)
+    return _content_hash(values, media_hashes, extra)

@@ -38,6 +38,23 @@ needs_logicvista = pytest.mark.skipif(not LOGICVISTA.exists(), reason="no shared
 # -- builders ---------------------------------------------------------------------------------
 
 
+def logicvista_subset(folder: Path, ids: list[str]) -> Path:
+    """A LogicVista folder holding only the named real items and their images."""
+    items = json.loads((LOGICVISTA / "dataset.json").read_text(encoding="utf-8"))
+    chosen = {key: items[key] for key in ids}
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    for item in chosen.values():
+        name = item["imagename"]
+        (folder / "images" / name).write_bytes((LOGICVISTA / "images" / name).read_bytes())
+    (folder / "dataset.json").write_text(json.dumps(chosen), encoding="utf-8")
+    return folder
+
+
+def logicvista_image(name: str) -> bytes:
+    """The bytes of one of LogicVista's real images."""
+    return (LOGICVISTA / "images" / name).read_bytes()
+
+
 def colour(n: int) -> tuple[int, int, int]:
     return (n * 37 % 256, n * 91 % 256, 120)
 

@@ -293,6 +293,7 @@ def test_changed_row_is_a_new_revision_and_sends_a_reviewed_sample_back(tmp_path
     assert verified.content_hash == services.sample_content_hash(
         {k: getattr(verified, k) for k in services.LABEL_FIELDS},
         [verified.media_links.get().asset.sha256],
+        verified.extra,
     )
     # The same changed file again is now unchanged.
     assert run_import(dataset, "mmooc", path).unchanged == 2

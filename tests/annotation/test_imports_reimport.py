@@ -6,11 +6,14 @@ changed is kept, and a field both changed goes to adjudication with both values.
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.apps import apps
+from django.test import Client
+from django.urls import reverse
 
 from annotation import services
 from annotation.imports import selectors as import_selectors
@@ -26,7 +29,9 @@ from annotation.models import (
 from tests.annotation.imports_support import (
     build_trimodal,
     dataset_for,
+    logicvista_subset,
     mmooc_record,
+    needs_logicvista,
     run_import,
     trimodal_record,
     write_lines,
@@ -117,6 +122,7 @@ def test_a_source_change_of_one_field_updates_only_that_field(tmp_path: Path) ->
     assert sample.content_hash == services.sample_content_hash(
         {k: getattr(sample, k) for k in services.LABEL_FIELDS},
         [sample.media_links.get().asset.sha256],
+        sample.extra,
     )
     version = ImportedVersion.objects.get(sample=sample)
     assert version.values["explanation"] == "The sign is blank."
@@ -320,3 +326,80 @@ def test_trimodal_reimport_of_a_changed_label_with_a_reviewed_predicate(tmp_path
     sample.refresh_from_db()
     assert sample.speech_utterance == "I'll go for a walk now."
     assert sample.predicate == ["pan on stove", "smoke alarm", "nobody in the kitchen"]
+
+
+# -- issue 25, defect 4: re-imports ignored custom fields and licences ---------------------------
+
+
+def _logicvista_source(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    folder = logicvista_subset(tmp_path / "lv", ["v1_287", "v1_288"])
+    return folder, json.loads((folder / "dataset.json").read_text(encoding="utf-8"))
+
+
+@needs_logicvista
+def test_defect_4_reimport_updates_a_changed_custom_field(tmp_path: Path, lead: Any) -> None:
+    """Real LogicVista items: a re-imported row whose only change is in its custom fields (a
+    changed value, a nested one added, a key the source dropped) is updated, not counted as
+    unchanged; the dropped key goes, the history holds old and new, and a reviewed sample
+    stays verified (a custom field is no reviewed label)."""
+    folder, items = _logicvista_source(tmp_path)
+    dataset = dataset_for("logicvista", name="logicvista")
+    assert run_import(dataset, "logicvista", folder).imported == 2
+    sample = Sample.objects.get(dataset=dataset, external_id="v1_287")
+    assert sample.extra["liscenced"] == "true"
+    review(sample)
+    hash_before = Sample.objects.get(pk=sample.pk).content_hash
+
+    item = items["v1_287"]
+    item["imagesource"] = "assessmentday (2024 edition)"
+    item["difficulty"] = {"level": 3, "tags": ["algebra", "prices"], "timed": True}
+    del item["liscenced"]
+    (folder / "dataset.json").write_text(json.dumps(items), encoding="utf-8")
+    job = run_import(dataset, "logicvista", folder)
+    assert (job.imported, job.updated, job.unchanged, job.rejected) == (0, 1, 1, 0)
+
+    sample.refresh_from_db()
+    assert sample.extra["imagesource"] == "assessmentday (2024 edition)"
+    assert sample.extra["difficulty"] == {
+        "level": 3,
+        "tags": ["algebra", "prices"],
+        "timed": True,
+    }
+    assert "liscenced" not in sample.extra
+    assert sample.status == SampleStatus.VERIFIED
+    assert sample.content_hash != hash_before
+    last = SampleRevision.objects.filter(sample=sample).latest("number")
+    assert last.source == ChangeSource.IMPORT
+    assert last.before == {
+        "extra": {"imagesource": "assessmentday", "liscenced": "true"},
+    }
+    assert last.after == {
+        "extra": {
+            "imagesource": "assessmentday (2024 edition)",
+            "difficulty": {"level": 3, "tags": ["algebra", "prices"], "timed": True},
+        }
+    }
+    page = Client()
+    page.force_login(lead)
+    html = page.get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    assert "custom field “liscenced”" in html and "(removed)" in html
+    again = run_import(dataset, "logicvista", folder)
+    assert (again.updated, again.unchanged) == (0, 2)
+
+
+@needs_logicvista
+def test_defect_4_reimport_updates_an_asset_licence(tmp_path: Path) -> None:
+    """Imported first under a wrong licence, the real LogicVista items imported again under
+    their own (Apache-2.0) are updated: their images carry the new licence, and the history
+    says which licence it was."""
+    folder, _items = _logicvista_source(tmp_path)
+    dataset = dataset_for("logicvista", name="logicvista")
+    assert run_import(dataset, "logicvista", folder, licence="CC0-1.0").imported == 2
+    job = run_import(dataset, "logicvista", folder, licence="Apache-2.0")
+    assert (job.updated, job.unchanged) == (2, 0)
+    for sample in Sample.objects.filter(dataset=dataset):
+        assert sample.media_links.get().asset.licence == "Apache-2.0"
+        last = SampleRevision.objects.filter(sample=sample).latest("number")
+        assert (last.before, last.after) == ({"licence": ["CC0-1.0"]}, {"licence": ["Apache-2.0"]})
+    again = run_import(dataset, "logicvista", folder, licence="Apache-2.0")
+    assert (again.updated, again.unchanged) == (0, 2)

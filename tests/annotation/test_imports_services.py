@@ -62,7 +62,7 @@ def test_each_format_imports_from_a_folder(tmp_path: Path, fmt: str) -> None:
         assert links
         values = {name: getattr(sample, name) for name in services.LABEL_FIELDS}
         assert sample.content_hash == services.sample_content_hash(
-            values, [link.asset.sha256 for link in links]
+            values, [link.asset.sha256 for link in links], sample.extra
         )
         [revision] = sample.revisions.all()
         assert revision.source == ChangeSource.IMPORT and revision.number == 1

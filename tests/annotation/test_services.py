@@ -459,3 +459,27 @@ def test_the_content_hash_keeps_its_stored_format() -> None:
     assert sample_content_hash_of_json(values_json, shas) == expected
     complete = {k: values.get(k) for k in reversed(services.LABEL_FIELDS)}
     assert sample_values_json(complete) == values_json
+
+
+def test_the_content_hash_covers_custom_fields_but_not_the_gold_flag() -> None:
+    """Custom fields (``extra``, nested values included) join the hashed payload as ``custom``,
+    sorted; the gold flag is left out, and no custom field gives the hash kept before."""
+    values = {"question": "Is it red?", "reference_answer": "no"}
+    shas = ["a" * 64]
+    extra = {"subset": "hard", "meta": {"tags": ["x"], "level": 2}}
+    payload = json.dumps(
+        {
+            "custom": extra,
+            "fields": {k: values.get(k) for k in services.LABEL_FIELDS},
+            "media": shas,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    expected = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    assert services.sample_content_hash(values, shas, extra) == expected
+    assert services.sample_content_hash(values, shas, {**extra, "gold": True}) == expected
+    plain = services.sample_content_hash(values, shas)
+    assert services.sample_content_hash(values, shas, {"gold": True}) == plain != expected
+    changed = {**extra, "meta": {"tags": ["y"], "level": 2}}
+    assert services.sample_content_hash(values, shas, changed) != expected

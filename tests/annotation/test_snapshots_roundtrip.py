@@ -4,6 +4,7 @@ from, open-ended items included, and a file that is not a release is refused rea
 
 from __future__ import annotations
 
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from django.urls import reverse
 
 from annotation import services
 from annotation.formats.jsonl import iter_jsonl
@@ -23,11 +25,14 @@ from annotation.models import (
     DatasetKind,
     ImportSourceKind,
     JobStatus,
+    NoteKey,
     Sample,
     SampleStatus,
 )
 from annotation.snapshots.exports.parquet import iter_release_parquet
+from core import roles
 from tests.annotation.factories import (
+    UserFactory,
     image_asset,
     mmooc_dataset,
     mmooc_sample,
@@ -39,7 +44,9 @@ from tests.annotation.formats.test_vlmevalkit import write_tsv
 from tests.annotation.imports_support import (
     b64,
     dataset_for,
+    logicvista_subset,
     mmooc_record,
+    needs_logicvista,
     run_import,
     trimodal_record,
     write_lines,
@@ -53,7 +60,8 @@ from tests.annotation.test_snapshots import (
     mmooc_mixture,
     verified,
 )
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, client_for
+from tests.review.factories import open_queue, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -400,3 +408,67 @@ def test_defect_10_licences_per_medium_in_every_import_format_and_release(
             release = download(build(dataset, f"{dataset.pk}-{fmt}", fmt), tmp_path)
             found = _release_licences(release, fmt, tmp_path / f"{dataset.pk}-{fmt}")
             assert [by_role["image"] for by_role in found.values()] == [licence], fmt
+
+
+# -- the defects of issue 25 that a round trip showed ------------------------------------------
+
+
+def _reviewed_logicvista(tmp_path: Path, ids: list[str], reviewers: list[Any]) -> Dataset:
+    """Real LogicVista items imported into a blind dataset of an empty site, each accepted by
+    every reviewer (so verified), with a judge's votes noted on them."""
+    source = dataset_for("logicvista", name="logicvista-reviewed")
+    run_import(source, "logicvista", logicvista_subset(tmp_path / "lv", ids), licence="Apache-2.0")
+    open_queue(source, k=len(reviewers), blind=True, members=reviewers)
+    services.samples_send_to_review(dataset=source, samples=source.samples.all(), by=None)
+    for sample in source.samples.all():
+        for reviewer in reviewers:
+            submit(reviewer, sample)
+    assert set(source.samples.values_list("status", flat=True)) == {SampleStatus.VERIFIED}
+    pks = [sample.pk for sample in source.samples.all()]
+    services.sample_set_note(
+        sample_ids=pks,
+        key=NoteKey.JUDGE_VOTES,
+        values={pk: [{"judge": "gpt-4o", "label": SECRET_VOTE}] for pk in pks},
+    )
+    return source
+
+
+SECRET_VOTE = "secret-judge-vote"
+
+
+@needs_logicvista
+def test_defect_5_a_reimported_jsonl_release_keeps_no_review_state_and_leaks_none(
+    tmp_path: Path, lead: Any
+) -> None:
+    """Re-importing the site's own JSONL release stores neither its review trail (judge votes,
+    reviewers) nor its status, revision and content hash as custom fields, and a blind
+    annotator of the new dataset sees no vote and no reviewer through GET /api/samples/{id}/,
+    not even in a sample that an older import left such keys in."""
+    first, second = (UserFactory.create(role=roles.ANNOTATOR) for _ in range(2))
+    source = _reviewed_logicvista(tmp_path, ["v1_287", "v1_288"], [first, second])
+    release = download(build(source, "release", "jsonl", by=lead), tmp_path)
+    line = json.loads(release.read_text(encoding="utf-8").splitlines()[0])
+    assert line["review"]["reviewers"] == sorted([first.username, second.username])
+    assert SECRET_VOTE in json.dumps(line["review"]["judge_votes"])
+
+    target = dataset_for("jsonl", name="logicvista-again")
+    job = run_import(target, "jsonl", release)
+    assert (job.imported, job.rejected) == (2, 0)
+    for extra in target.samples.values_list("extra", flat=True):
+        assert not {"review", "status", "revision", "content_hash"} & set(extra), extra
+        assert extra["skills"]  # the real custom fields stay
+
+    newcomer = UserFactory.create(role=roles.ANNOTATOR)
+    open_queue(target, k=1, blind=True, members=[newcomer])
+    older, newer = target.samples.order_by("external_id")
+    # What an import before the fix left behind.
+    Sample.objects.filter(pk=older.pk).update(extra={**older.extra, "review": line["review"]})
+    for sample in (older, newer):
+        body = client_for(newcomer).get(reverse("api_sample", args=[sample.pk]))
+        assert body.status_code == 200
+        shown = json.dumps(body.json())
+        assert SECRET_VOTE not in shown
+        assert first.username not in shown and second.username not in shown
+        assert body.json()["extra"]["skills"] == sample.extra["skills"]
+    lead_view = client_for(lead).get(reverse("api_sample", args=[older.pk])).json()
+    assert lead_view["extra"]["review"]["reviewers"] == line["review"]["reviewers"]
