@@ -17,6 +17,7 @@ import functools
 import hashlib
 import io
 import re
+import string
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,13 +32,23 @@ _HASH_INPUT = 32
 _HASH_BITS_SIDE = 8
 _SMALL_PIXELS = 4096
 _SPACE = re.compile(r"\s+")
+_ASCII_MARKS = str.maketrans(dict.fromkeys(string.punctuation, " "))
 
 
 def normalise_question(text: str) -> str:
     """The question as compared for duplicates: NFKC, casefold, no punctuation."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    kept = "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in folded)
+    if text.isascii():
+        # The same result at a fraction of the cost (the import keys every row): NFKC leaves
+        # ASCII alone, casefold is lower, and the marks are string.punctuation.
+        kept = text.lower().translate(_ASCII_MARKS)
+    else:
+        kept = _marks_to_spaces(unicodedata.normalize("NFKC", text).casefold())
     return _SPACE.sub(" ", kept).strip()
+
+
+def _marks_to_spaces(text: str) -> str:
+    """Punctuation and symbols (Unicode categories P and S) replaced by spaces."""
+    return "".join(" " if unicodedata.category(ch).startswith(("P", "S")) else ch for ch in text)
 
 
 def text_key(text: str) -> int | None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from PIL import Image
 
 from annotation.duplicates import (
     Keyed,
+    _marks_to_spaces,
     duplicate_pairs,
     hash_distance,
     image_hash,
@@ -59,6 +62,12 @@ def test_not_an_image_has_no_hash() -> None:
 def test_defect_11_case_changed_copy_normalises_alike() -> None:
     assert normalise_question("What  is SHOWN?") == normalise_question("what is shown")
     assert normalise_question("ＡＢＣ，１２３") == normalise_question("abc 123")
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_the_ascii_shortcut_normalises_as_unicode_does(text: str) -> None:
+    slow = re.sub(r"\s+", " ", _marks_to_spaces(unicodedata.normalize("NFKC", text).casefold()))
+    assert normalise_question(text) == slow.strip()
 
 
 @given(st.text())
