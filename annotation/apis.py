@@ -254,6 +254,11 @@ FILTER_PARAMETERS = [
         description="Only samples changed since the last snapshot, or not in it",
     ),
     OpenApiParameter(
+        "duplicates",
+        OpenApiTypes.BOOL,
+        description="Only samples in a possible duplicate pair (false: only samples in none)",
+    ),
+    OpenApiParameter(
         "ordering",
         str,
         enum=[f"{d}{key}" for key in ORDERINGS for d in ("", "-")],

@@ -14,6 +14,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from annotation.duplicates import phash_of
 from annotation.formats.records import message
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class ImageInfo:
     mime: str
     width: int
     height: int
+    # The perceptual hash of the decoded pixels (annotation.duplicates.phash_of).
+    phash: int | None = None
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,13 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
                     "the image is truncated or damaged and cannot be decoded ({detail})", detail=exc
                 )
             ) from exc
-    return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height)
+        # Hashed from the pixels just decoded: no second decode. An image whose mode the
+        # hash cannot reduce is kept, unhashed.
+        try:
+            phash: int | None = phash_of(image)
+        except (OSError, ValueError):
+            phash = None
+    return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height, phash)
 
 
 def make_thumbnail(data: bytes, *, size: int = 320, quality: int = 80) -> tuple[bytes, str]:

@@ -206,3 +206,28 @@ def bulk_summary(action: str, result: BulkResult) -> str:
             result.skipped,
         ) % {"n": result.skipped}
     return text
+
+
+@require_GET
+def duplicate_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """A dataset's possible duplicates, each with a link to the pair side by side."""
+    dataset = dataset_or_404(request, dataset_id)
+    page = Paginator(selectors.duplicate_pairs_of_dataset(dataset=dataset), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "annotation/duplicate_list.html", {"dataset": dataset, "page": page})
+
+
+@require_GET
+def duplicate_pair(request: HttpRequest, dataset_id: int, pair_id: int) -> HttpResponse:
+    """Two samples that look like the same item, side by side."""
+    dataset = dataset_or_404(request, dataset_id)
+    pair = selectors.duplicate_pair_get(dataset=dataset, pair_id=pair_id)
+    if pair is None:
+        raise Http404(_("No such pair of samples."))
+    sides = [(pair.original, "first-seen"), (pair.sample, "duplicate")]
+    return render(
+        request,
+        "annotation/duplicate_pair.html",
+        {"dataset": dataset, "pair": pair, "pair_sides": sides},
+    )

@@ -20,8 +20,10 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Value,
+    prefetch_related_objects,
 )
 
+from annotation.duplicates import Keyed
 from annotation.extensions import samples_reviewed_by
 from annotation.formats.records import GOLD_KEY
 from annotation.formats.validate import TaxonomyView
@@ -29,8 +31,10 @@ from annotation.models import (
     MEMBER_ROLE_FIELDS,
     Dataset,
     DatasetMembership,
+    DuplicatePair,
     JobStatus,
     MediaAsset,
+    MediaRole,
     NoteKey,
     Sample,
     SampleBulkJob,
@@ -44,6 +48,7 @@ from annotation.models import (
     TermKind,
 )
 from annotation.sample_filters import BulkAction, SampleFilter
+from core.lookups import AnyOf
 from core.roles import is_lead, user_roles
 
 if TYPE_CHECKING:
@@ -201,6 +206,11 @@ def samples_matching(*, dataset: Dataset, filter: SampleFilter) -> QuerySet[Samp
         samples = samples.none() if reviewed is None else samples.filter(pk__in=reviewed)
     if filter.changed:
         samples = samples.exclude(Exists(_in_last_snapshot(dataset)))
+    if filter.duplicates is not None:
+        paired = Exists(DuplicatePair.objects.filter(sample=OuterRef("pk"))) | Exists(
+            DuplicatePair.objects.filter(original=OuterRef("pk"))
+        )
+        samples = samples.filter(paired if filter.duplicates else ~paired)
     return samples
 
 
@@ -496,3 +506,82 @@ def sample_values_in_use(
         )
         found[name] = [str(value) for value in rows]
     return found
+
+
+# -- possible duplicates ----------------------------------------------------------------------
+
+
+def _first_image_phash() -> Subquery:
+    """The perceptual hash of a sample's first image (null without one), for an annotation."""
+    return Subquery(
+        SampleMedia.objects.filter(sample=OuterRef("pk"), role=MediaRole.IMAGE)
+        .order_by("position")
+        .values("asset__phash")[:1]
+    )
+
+
+def sample_duplicate_keys(
+    *,
+    dataset_id: int,
+    question_keys: Iterable[int] | None = None,
+    besides: Iterable[int] = (),
+) -> list[Keyed]:
+    """The duplicate keys of a dataset's samples with a text key (those with one of
+    ``question_keys`` only, when given), but for the samples ``besides``, in the order they
+    were stored. One query."""
+    samples = Sample.objects.filter(dataset_id=dataset_id, question_key__isnull=False)
+    if question_keys is not None:
+        samples = samples.filter(AnyOf(F("question_key"), question_keys))
+    left_out = list(besides)
+    if left_out:
+        samples = samples.exclude(AnyOf(F("pk"), left_out))
+    rows = (
+        samples.annotate(image_phash=_first_image_phash())
+        .order_by("pk")
+        .values_list("pk", "question_key", "image_phash")
+    )
+    return [Keyed(pk, key, phash) for pk, key, phash in rows.iterator(chunk_size=5000)]
+
+
+def duplicate_pairs_of_job(*, job_id: int) -> QuerySet[DuplicatePair]:
+    """The possible duplicates an import found, in the order it stored the later samples."""
+    return (
+        DuplicatePair.objects.filter(job_id=job_id)
+        .select_related("original", "sample")
+        .order_by("sample_id", "original_id")
+    )
+
+
+def duplicate_pair_get(*, dataset: Dataset, pair_id: int) -> DuplicatePair | None:
+    """One possible duplicate of a dataset with both samples and their media (3 queries)."""
+    media = Prefetch(
+        "media_links",
+        queryset=SampleMedia.objects.select_related("asset").order_by("role", "position"),
+    )
+    pair = (
+        DuplicatePair.objects.filter(dataset=dataset, pk=pair_id)
+        .select_related("original", "sample")
+        .first()
+    )
+    if pair is None:
+        return None
+    prefetch_related_objects([pair.original, pair.sample], media)
+    return pair
+
+
+def duplicate_pairs_of_sample(*, sample: Sample) -> QuerySet[DuplicatePair]:
+    """The possible duplicates a sample takes part in, either side."""
+    return (
+        DuplicatePair.objects.filter(Q(sample=sample) | Q(original=sample))
+        .select_related("original", "sample")
+        .order_by("original_id", "sample_id")
+    )
+
+
+def duplicate_pairs_of_dataset(*, dataset: Dataset) -> QuerySet[DuplicatePair]:
+    """A dataset's possible duplicates, the latest-stored duplicate first."""
+    return (
+        DuplicatePair.objects.filter(dataset=dataset)
+        .select_related("original", "sample", "job")
+        .order_by("-sample_id", "original_id")
+    )

@@ -65,6 +65,16 @@ urlpatterns = [
     ),
     path("datasets/<int:dataset_id>/samples/", sample_views.sample_list, name="sample_list"),
     path("datasets/<int:dataset_id>/samples/bulk/", sample_views.sample_bulk, name="sample_bulk"),
+    path(
+        "datasets/<int:dataset_id>/duplicates/",
+        sample_views.duplicate_list,
+        name="duplicate_list",
+    ),
+    path(
+        "datasets/<int:dataset_id>/duplicates/<int:pair_id>/",
+        sample_views.duplicate_pair,
+        name="duplicate_pair",
+    ),
     path("bulk-actions/<int:job_id>/", sample_views.sample_bulk_job, name="sample_bulk_job"),
     path("samples/<int:sample_id>/", views.sample_detail, name="sample_detail"),
     path("media/<int:asset_id>/", views.media_file, name="media_file"),

@@ -17,6 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.duplicates import Keyed
 from annotation.formats.records import ParsedSample, RowError
 from annotation.imports.reader import Chunk, Encoded, Inspected, RowChecker
 from annotation.imports.reimport import (
@@ -47,6 +48,7 @@ from annotation.models import (
     SampleStatus,
 )
 from annotation.selectors import taxonomy_view
+from annotation.services.duplicates import duplicates_record_new
 from annotation.services.media import (
     FileWrites,
     NewAsset,
@@ -61,6 +63,7 @@ from annotation.services.samples import (
     sample_content_hash_of_json,
     sample_custom_json,
     sample_link_pair,
+    sample_question_key,
     sample_values_json,
 )
 from core.jobs import JobStopped
@@ -86,6 +89,8 @@ class _Plan:
     seen: int
     # Unchanged rows' gold flags ({extra}, sample): the flag is no label, so it changes no hash.
     gold_flags: list[tuple[Mapping[str, Any], Sample]] = field(default_factory=list)
+    # The perceptual hash of every image of the chunk, by its sha256 (None: not hashed).
+    phashes: Mapping[str, int | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -125,6 +130,14 @@ def _media_label(media: Media) -> str:
         "number": media.position + 1,
     }
     return f"{label} ({media.path})" if media.path else label
+
+
+def _first_image_hash(row: Row, phashes: Mapping[str, int | None]) -> int | None:
+    """The perceptual hash of the row's first image (its media are in role, position order)."""
+    for media in row.media:
+        if media.role == MediaRole.IMAGE:
+            return phashes.get(media.sha)
+    return None
 
 
 class ImportRun:
@@ -244,8 +257,17 @@ class ImportRun:
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
         if encoded is None:
-            return Row(parsed, media, values, problems)
-        return Row(parsed, media, values, problems, values_json=encoded.values, json=encoded.fields)
+            key = sample_question_key(parsed.question, parsed.speech_utterance)
+            return Row(parsed, media, values, problems, question_key=key)
+        return Row(
+            parsed,
+            media,
+            values,
+            problems,
+            values_json=encoded.values,
+            json=encoded.fields,
+            question_key=encoded.question_key,
+        )
 
     # -- a chunk ---------------------------------------------------------------------------
 
@@ -265,12 +287,15 @@ class ImportRun:
 
         stored = MediaAsset.objects.filter(
             AnyOf(F("sha256"), {m.sha for row in rows for m in row.media})
-        ).values_list("sha256", "kind", "licence", "source_url")
+        ).values_list("sha256", "kind", "licence", "source_url", "phash")
         known: dict[str, str] = {}
-        for sha, kind, licence, source_url in stored:
+        phashes: dict[str, int | None] = {}
+        for sha, kind, licence, source_url, phash in stored:
             known[sha] = kind
             self.provenance[sha] = (licence, source_url)
+            phashes[sha] = phash
         new_assets = self._inspect_new_media(rows, known, chunk.media)
+        phashes.update((sha, a.fields.get("phash")) for sha, a in new_assets.items())
         for row in rows:
             if row.problems:
                 external_id = row.parsed.external_id
@@ -335,6 +360,7 @@ class ImportRun:
                     errors,
                     seen,
                     gold_flags=[(r.parsed.extra, s) for r, s in kept],
+                    phashes=phashes,
                 ),
                 files,
                 kept=len(rows),
@@ -358,6 +384,14 @@ class ImportRun:
                 reason=self.reason,
             )
             record_new_versions(fresh, created, job_id=self.job.pk)
+            duplicates_record_new(
+                dataset_id=self.dataset.pk,
+                new=[
+                    Keyed(sample_id, row.question_key, _first_image_hash(row, plan.phashes))
+                    for sample_id, row in zip(created, fresh, strict=True)
+                ],
+                job_id=self.job.pk,
+            )
             recorded: list[tuple[Row, Sample, list[dict[str, Any]]]] = [
                 (r, s, []) for r, s in plan.unrecorded
             ]

@@ -34,7 +34,7 @@ from annotation.imports.checks import shape_problems
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import DatasetKind, Sample
 from annotation.services.media import media_inspect
-from annotation.services.samples import LABEL_FIELDS, sample_values_json
+from annotation.services.samples import LABEL_FIELDS, sample_question_key, sample_values_json
 from core.bulk import JsonText
 
 # The sample's JSON fields (the label values among them are in Encoded.values as well).
@@ -72,11 +72,18 @@ class Encoded:
 
     values: str
     fields: dict[str, JsonText]
+    # The key near-duplicates share (annotation.duplicates.text_key), found here with the
+    # rest of the reading.
+    question_key: int | None = None
 
     @classmethod
     def of(cls, parsed: ParsedSample) -> Encoded:
         values = sample_values_json({name: getattr(parsed, name) for name in LABEL_FIELDS})
-        return cls(values, {name: _json_text(getattr(parsed, name)) for name in _JSON})
+        return cls(
+            values,
+            {name: _json_text(getattr(parsed, name)) for name in _JSON},
+            sample_question_key(parsed.question, parsed.speech_utterance),
+        )
 
 
 # Most rows leave most JSON fields empty (no generator models, predicate nor extra): their

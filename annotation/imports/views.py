@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation import selectors
 from annotation.imports import selectors as import_selectors
 from annotation.imports import services as import_services
 from annotation.imports.forms import ImportForm
@@ -22,6 +23,7 @@ from core import csv as safe_csv
 from core.roles import acting_user, require_lead
 
 ERRORS_SHOWN = 100
+DUPLICATES_SHOWN = 100
 JOBS_SHOWN = 20
 
 
@@ -68,10 +70,22 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     job = _job(request, job_id)
     errors = import_selectors.import_row_errors(job=job)[:ERRORS_SHOWN]
     home = reverse(import_kind_spec(job.kind).home_url, kwargs={"dataset_id": job.dataset_id})
+    pairs = selectors.duplicate_pairs_of_job(job_id=job.pk)
+    shown = list(pairs[: DUPLICATES_SHOWN + 1])
+    # Counted apart only when there are more than the table shows.
+    count = len(shown) if len(shown) <= DUPLICATES_SHOWN else pairs.count()
     return render(
         request,
         "annotation/import_job.html",
-        {"job": job, "errors": errors, "errors_shown": ERRORS_SHOWN, "home_url": home},
+        {
+            "job": job,
+            "errors": errors,
+            "errors_shown": ERRORS_SHOWN,
+            "home_url": home,
+            "duplicates": shown[:DUPLICATES_SHOWN],
+            "duplicates_count": count,
+            "duplicates_shown": DUPLICATES_SHOWN,
+        },
     )
 
 

@@ -52,13 +52,22 @@ class Row:
     # and the sample's JSON fields as JSON text, when the reader encoded them.
     values_json: str = ""
     json: dict[str, JsonText] = field(default_factory=dict)
+    question_key: int | None = None
 
     @property
     def slots(self) -> list[tuple[str, int, str]]:
         return [(m.role, m.position, m.sha) for m in self.media]
 
 
-_SAMPLE = ("dataset_id", "external_id", "status", "content_hash", *LABEL_FIELDS, "extra")
+_SAMPLE = (
+    "dataset_id",
+    "external_id",
+    "status",
+    "content_hash",
+    "question_key",
+    *LABEL_FIELDS,
+    "extra",
+)
 _MEDIA = ("sample_id", "asset_id", "role", "position")
 _REVISION = ("sample_id", "number", "changed_by_id", "source", "before", "after", "reason")
 _VERSION = ("sample_id", "job_id", "content_hash", "values", "media")
@@ -87,6 +96,7 @@ def create_samples(
                 row.parsed.external_id,
                 imported,
                 row.content_hash,
+                row.question_key,
                 *{**row.values, "extra": row.parsed.extra, **row.json}.values(),
             )
             for row in rows

@@ -24,6 +24,7 @@ from annotation.models.jobs import (
 )
 from annotation.models.samples import (
     ChangeSource,
+    DuplicatePair,
     MediaAsset,
     MediaKind,
     MediaRole,
@@ -54,6 +55,7 @@ __all__ = [
     "Dataset",
     "DatasetKind",
     "DatasetMembership",
+    "DuplicatePair",
     "ImportJob",
     "ImportJobStatus",
     "ImportKind",

@@ -31,6 +31,10 @@ class MediaAsset(models.Model):
     channels = models.PositiveSmallIntegerField(_("channels"), null=True, blank=True)
     source_url = models.URLField(_("source URL"), max_length=1000, blank=True, default="")
     licence = models.CharField(_("licence"), max_length=200, blank=True, default="")
+    # An image's perceptual hash (annotation.duplicates.phash_of), set when the import decodes
+    # it; null for audio and for images stored before hashes were kept (manage.py
+    # duplicate_keys_refresh fills them in).
+    phash = models.BigIntegerField(_("perceptual hash"), null=True, blank=True)
     thumbnail = models.FileField(_("thumbnail"), max_length=300, blank=True, default="")
     # Only for images larger than the workbench's viewer needs; others are shown as they are.
     display = models.FileField(_("display image"), max_length=300, blank=True, default="")
@@ -137,6 +141,9 @@ class Sample(models.Model):
         MediaAsset, through="SampleMedia", related_name="samples"
     )
     content_hash = models.CharField(_("content hash"), max_length=64, blank=True, default="")
+    # The key of the normalised question (or speech utterance) that near-duplicates share
+    # (annotation.duplicates.text_key); null when the sample has no text.
+    question_key = models.BigIntegerField(_("question key"), null=True, blank=True)
     revision = models.PositiveIntegerField(_("revision"), default=1)
     extra = models.JSONField(_("extra"), default=dict, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
@@ -160,6 +167,11 @@ class Sample(models.Model):
         indexes = [
             models.Index(fields=["dataset", "status"], name="sample_dataset_status_idx"),
             models.Index(fields=["dataset", "category_code"], name="sample_dataset_category_idx"),
+            models.Index(
+                fields=["dataset", "question_key"],
+                name="sample_question_key_idx",
+                condition=Q(question_key__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -262,3 +274,42 @@ class SampleRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sample_id} r{self.number}"
+
+
+class DuplicatePair(models.Model):
+    """Two samples of a dataset that look like the same item: the same normalised question
+    and a near-same first image (annotation.duplicates). Found by the import that brought the
+    later one (``job``) or by ``manage.py duplicate_keys_refresh`` (no job)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    original = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="+", verbose_name=_("first seen")
+    )
+    sample = models.ForeignKey(
+        Sample, on_delete=models.CASCADE, related_name="+", verbose_name=_("possible duplicate")
+    )
+    # Bits apart of the two images' perceptual hashes; null when neither has an image.
+    image_distance = models.PositiveSmallIntegerField(_("image distance"), null=True, blank=True)
+    job = models.ForeignKey(
+        "annotation.ImportJob",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="duplicate_pairs",
+        verbose_name=_("import job"),
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset", "sample", "original"]
+        verbose_name = _("possible duplicate")
+        verbose_name_plural = _("possible duplicates")
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "original"], name="uniq_duplicate_pair"),
+            models.CheckConstraint(
+                condition=~Q(sample=models.F("original")), name="duplicate_pair_distinct"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.original_id} ~ {self.sample_id}"

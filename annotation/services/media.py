@@ -69,7 +69,12 @@ def media_inspect(kind: str, data: bytes) -> dict[str, Any]:
         max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
         max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
     )
-    return {"mime_type": image.mime, "width": image.width, "height": image.height}
+    return {
+        "mime_type": image.mime,
+        "width": image.width,
+        "height": image.height,
+        "phash": image.phash,
+    }
 
 
 @dataclass

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation import duplicates
 from annotation.formats.records import GOLD_KEY, MediaRef, ParsedSample, shown
 from annotation.formats.records import LABEL_FIELDS as LABEL_FIELDS
 from annotation.formats.validate import validate_sample
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 _PARSED_FIELDS = {f.name for f in dataclass_fields(ParsedSample)}
 _LABEL_SET = frozenset(LABEL_FIELDS)
+# The fields the question key is made from (sample_question_key).
+_TEXT_FIELDS = frozenset({"question", "speech_utterance"})
 
 
 class SampleInvalid(ValidationError):
@@ -47,6 +50,12 @@ def _content_hash(
     return sample_content_hash_of_json(
         sample_values_json(values), media_hashes, sample_custom_json(extra)
     )
+
+
+def sample_question_key(question: str, speech_utterance: str) -> int | None:
+    """The text key near-duplicates share: the question's, or a scenario's speech utterance's
+    when it has no question."""
+    return duplicates.text_key(question or speech_utterance)
 
 
 def sample_values_json(values: Mapping[str, Any]) -> str:
@@ -182,6 +191,7 @@ def sample_create(
         (asset.sha256 for _r, _p, asset in ordered),
         sample.extra,
     )
+    sample.question_key = sample_question_key(sample.question, sample.speech_utterance)
     sample.save(force_insert=True)
     SampleMedia.objects.bulk_create(
         SampleMedia(sample=sample, asset=asset, role=role, position=position)
@@ -243,7 +253,11 @@ def sample_update(
     for key, value in after.items():
         setattr(locked, key, value)
     locked.revision += 1
-    locked.save(update_fields=[*after.keys(), "content_hash", "revision", "updated_at"])
+    kept = [*after.keys(), "content_hash", "revision", "updated_at"]
+    if _TEXT_FIELDS & after.keys():
+        locked.question_key = sample_question_key(locked.question, locked.speech_utterance)
+        kept.append("question_key")
+    locked.save(update_fields=kept)
     revision = SampleRevision.objects.create(
         sample=locked,
         number=locked.revision,
@@ -253,7 +267,7 @@ def sample_update(
         after=after,
         reason=reason,
     )
-    for key in (*after.keys(), "revision", "content_hash"):
+    for key in (*after.keys(), "revision", "content_hash", "question_key"):
         setattr(sample, key, getattr(locked, key))
     return revision
 

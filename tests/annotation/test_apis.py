@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from annotation import services
-from annotation.models import Dataset, Sample, SampleRevision, SampleStatus
+from annotation.models import Dataset, DuplicatePair, Sample, SampleRevision, SampleStatus
 from review.models import Slot
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
@@ -53,6 +53,26 @@ def test_sample_list_filters_searches_and_sorts(lead: Any) -> None:
     assert ids("category=MP") == []
 
 
+def test_the_possible_duplicates_filter_selects_both_sides_of_a_pair(lead: Any) -> None:
+    """?duplicates=true lists the samples in a pair, false the others; anything else is a 400."""
+    dataset = mmooc_dataset()
+    first, later, alone = (mmooc_sample(dataset, external_id=name) for name in "abc")
+    DuplicatePair.objects.create(dataset=dataset, original=first, sample=later, image_distance=1)
+    client = client_for(lead)
+    url = f"/api/datasets/{dataset.pk}/samples/"
+
+    def ids(query: str) -> list[str]:
+        response = client.get(f"{url}?{query}")
+        assert response.status_code == 200, response.json()
+        return [row["external_id"] for row in response.json()["results"]]
+
+    assert ids("duplicates=true") == ["a", "b"]
+    assert ids("duplicates=false") == ["c"]
+    bad = client.get(f"{url}?duplicates=maybe")
+    assert bad.status_code == 400 and "duplicates" in bad.json()
+    assert alone.pk not in {first.pk, later.pk}
+
+
 def test_a_bad_filter_parameter_gets_400_naming_it(lead: Any) -> None:
     """An unknown status or sort key is refused with the parameter's name and the choices."""
     dataset = mmooc_dataset()
@@ -75,7 +95,7 @@ def test_the_filtered_list_costs_a_fixed_number_of_queries(
 
     url = (
         f"/api/datasets/{dataset.pk}/samples/?search=car&status=imported&category=VFP"
-        "&judges_disagree=false&reviewer=someone&changed=true&ordering=-updated"
+        "&judges_disagree=false&reviewer=someone&changed=true&duplicates=false&ordering=-updated"
     )
     judges_agreed(dataset)
     # the reader's roles (may they see judge votes?), dataset visibility, count, page, media

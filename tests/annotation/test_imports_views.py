@@ -13,6 +13,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
+from PIL import Image
 
 from annotation import services
 from annotation.imports import services as import_services
@@ -23,14 +24,17 @@ from annotation.models import (
     ImportSourceKind,
 )
 from tests.annotation.imports_support import (
+    LOGICVISTA,
+    b64,
     dataset_for,
     import_job_of,
     mmooc_record,
+    needs_logicvista,
     run_import,
     write_lines,
 )
 from tests.support.browser import chromium, sign_in
-from tests.support.html import element, has
+from tests.support.html import element, has, text
 from tests.support.http import streamed
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +193,45 @@ def test_job_page_shows_progress_live_in_a_browser(
         expect(page.locator("#import-errors tbody tr")).to_have_count(1)
         expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
     assert ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.SUCCEEDED_WITH_ERRORS
+
+
+@needs_logicvista
+def test_defect_11_the_job_page_reports_near_duplicates_from_an_empty_site(
+    tmp_path: Path, lead: Any
+) -> None:
+    """A file holding a real image twice (the second time re-encoded as JPEG, its question in
+    capitals, under a new id): the job page lists the pair, the sample list's filter finds both
+    samples, and the pair's page shows them side by side."""
+    original = sorted((LOGICVISTA / "images").glob("*.png"))[0].read_bytes()
+    out = io.BytesIO()
+    with Image.open(io.BytesIO(original)) as image:
+        image.convert("RGB").save(out, format="JPEG", quality=70)
+    question = "What is written on the sign? (A) Stop (B) Go (C) none of the above"
+    write_lines(
+        tmp_path / "mmooc.jsonl",
+        [
+            mmooc_record(1, question_id="lv-1", image=b64(original), question=question),
+            mmooc_record(2),
+            mmooc_record(
+                3, question_id="lv-1-copy", image=b64(out.getvalue()), question=question.upper()
+            ),
+        ],
+    )
+    job = run_import(dataset_for("mmooc", "mmooc"), "mmooc", tmp_path)
+    assert job.imported == 3
+    client = _client(lead)
+    page = client.get(reverse("annotation:import_job", args=[job.pk])).content.decode()
+    table = text(element(page, "table", id="import-duplicates"))
+    assert "lv-1" in table and "lv-1-copy" in table and "mm-2" not in table
+    assert "This import brought 1 sample that looks like one stored before it" in text(
+        element(page, id="import-duplicates-count")
+    )
+    listed = client.get(
+        reverse("annotation:sample_list", args=[job.dataset_id]), {"duplicates": "true"}
+    ).content.decode()
+    assert "2 samples match." in listed
+    pair = job.duplicate_pairs.get()
+    side = client.get(reverse("annotation:duplicate_pair", args=[job.dataset_id, pair.pk]))
+    assert side.status_code == 200
+    body = side.content.decode()
+    assert "image/png" in body and "image/jpeg" in body

@@ -10,9 +10,10 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import Dataset, Sample, SampleStatus
+from annotation.models import Dataset, DuplicatePair, Sample, SampleStatus
 from review.models import Slot
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
+from tests.support.html import element, has
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +50,13 @@ def test_the_list_costs_the_same_queries_for_3_or_30_samples(
     dataset = dataset_with(3)
     client = browser(lead)
     url = reverse("annotation:sample_list", args=[dataset.pk])
-    query = {"search": "car", "category": "VFP", "judges_disagree": "false", "changed": "true"}
+    query = {
+        "search": "car",
+        "category": "VFP",
+        "judges_disagree": "false",
+        "changed": "true",
+        "duplicates": "false",
+    }
     # judged, the judges agreeing: "judges agree" matches no sample nobody voted on
     Sample.objects.filter(dataset=dataset).update(judges_disagree=False)
     # session, user, roles, dataset, count, page, media, filter choices (samples, terms)
@@ -152,3 +159,75 @@ def test_the_automatic_sending_is_a_lead_setting(lead: Any, annotator: Any) -> N
     browser(lead).post(url, {})
     dataset.refresh_from_db()
     assert dataset.auto_send_to_review is False
+
+
+def _pair(dataset: Dataset) -> DuplicatePair:
+    first = mmooc_sample(dataset, external_id="first-seen", question="Which shape is red?")
+    later = mmooc_sample(dataset, external_id="copied", question="WHICH shape is red")
+    return DuplicatePair.objects.create(
+        dataset=dataset, original=first, sample=later, image_distance=2
+    )
+
+
+def test_the_possible_duplicates_filter_keeps_both_sides(lead: Any) -> None:
+    dataset = dataset_with(2)
+    _pair(dataset)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    page = browser(lead).get(url, {"duplicates": "true"}).content.decode()
+    assert "2 samples match." in page
+    assert "first-seen" in page and "copied" in page
+    assert has(element(page, "input", name="duplicates", type="checkbox"), "checked")
+    others = browser(lead).get(url, {"duplicates": "false"}).content.decode()
+    assert "2 samples match." in others and "copied" not in others
+
+
+def test_a_pair_side_by_side_shows_both_samples_and_their_images(lead: Any) -> None:
+    dataset = mmooc_dataset()
+    pair = _pair(dataset)
+    url = reverse("annotation:duplicate_pair", args=[dataset.pk, pair.pk])
+    page = browser(lead).get(url).content.decode()
+    assert "first-seen" in page and "copied" in page
+    assert "Which shape is red?" in page and "WHICH shape is red" in page
+    for sample in (pair.original, pair.sample):
+        asset_id = sample.media_links.get().asset_id
+        assert reverse("annotation:media_display", args=[asset_id]) in page
+    assert "2 bits apart" in page
+
+
+def test_a_pair_of_another_dataset_or_none_is_404(lead: Any, annotator: Any) -> None:
+    dataset, other = mmooc_dataset(), mmooc_dataset()
+    pair = _pair(dataset)
+    client = browser(lead)
+    assert (
+        client.get(reverse("annotation:duplicate_pair", args=[other.pk, pair.pk])).status_code
+        == 404
+    )
+    assert (
+        client.get(reverse("annotation:duplicate_pair", args=[dataset.pk, 999999])).status_code
+        == 404
+    )
+    # Not a member of the dataset: it is not shown to them at all.
+    outsider = browser(annotator)
+    assert (
+        outsider.get(reverse("annotation:duplicate_pair", args=[dataset.pk, pair.pk])).status_code
+        == 404
+    )
+    assert outsider.get(reverse("annotation:duplicate_list", args=[dataset.pk])).status_code == 404
+
+
+def test_the_duplicate_list_costs_the_same_queries_for_1_or_5_pairs(
+    lead: Any, django_assert_num_queries: Any
+) -> None:
+    dataset = mmooc_dataset()
+    _pair(dataset)
+    client = browser(lead)
+    url = reverse("annotation:duplicate_list", args=[dataset.pk])
+    # session, user, roles, dataset, count, page
+    with django_assert_num_queries(6):
+        assert client.get(url).status_code == 200
+    for _n in range(4):
+        first, later = mmooc_sample(dataset), mmooc_sample(dataset)
+        DuplicatePair.objects.create(dataset=dataset, original=first, sample=later)
+    with django_assert_num_queries(6):
+        page = client.get(url).content.decode()
+    assert page.count("Side by side") == 5
