@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,7 +32,8 @@ from annotation.models import (
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
-from core.api import IsLead
+from annotation.services.bulk import SENDABLE
+from core.api import IsLead, job_accepted
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 
 
@@ -256,6 +257,21 @@ FILTER_PARAMETERS = [
     ),
 ]
 
+# Send to review selects by status among the statuses it can move only.
+SEND_PARAMETERS = [
+    OpenApiParameter(
+        "status",
+        str,
+        many=True,
+        enum=[str(status) for status in SENDABLE],
+        description="One or more statuses to send (repeat the parameter or separate with "
+        "commas); imported when left out",
+    )
+    if parameter.name == "status"
+    else parameter
+    for parameter in FILTER_PARAMETERS
+]
+
 
 def _filter(request: Request) -> SampleFilter:
     try:
@@ -286,9 +302,7 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         filter = _filter(self.request)
         if filter.judges_disagree is not None and not hints:
             # Filtering on the flag would reveal it sample by sample.
-            raise serializers.ValidationError(
-                {"judges_disagree": [_("Only project leads may filter on the judges' votes.")]}
-            )
+            raise PermissionDenied(_("Only project leads may filter on the judges' votes."))
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 
@@ -345,7 +359,9 @@ def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, An
         reason=data.get("reason", ""),
     )
     if isinstance(result, SampleBulkJob):
-        return Response(BulkJobOutput(result).data, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(
+            BulkJobOutput(result).data, url_name="api_sample_bulk_job", job_id=result.pk
+        )
     return Response(
         {"changed": result.changed, "skipped": result.skipped, "slots_opened": result.slots_opened}
     )
@@ -362,7 +378,7 @@ class SendToReviewApi(APIView):
     permission_classes = [IsLead]
 
     @extend_schema(
-        parameters=FILTER_PARAMETERS,
+        parameters=SEND_PARAMETERS,
         request=_SelectionInput,
         responses=BULK_RESPONSES,
     )

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.imports.apis import ImportJobOutput
 from annotation.imports.jobs import import_upload_store
 from annotation.lookups import dataset_or_404
-from core.api import IsLead
+from core.api import IsLead, job_accepted
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
 from judging import selectors, services
@@ -76,6 +76,8 @@ class JudgeListCreateApi(APIView):
 
 class JudgeDetailApi(APIView):
     permission_classes = [IsLead]
+
+    patch_is_partial = True  # the schema describes its PATCH body as partial
 
     def _judge(self, judge_id: int) -> Judge:
         judge = selectors.judge_list().filter(pk=judge_id).first()
@@ -200,7 +202,7 @@ class DatasetJobListCreateApi(APIView):
         counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
         return Response(JobOutput(jobs, many=True, context={"error_counts": counts}).data)
 
-    @extend_schema(request=JobCreateInput, responses={201: JobOutput})
+    @extend_schema(request=JobCreateInput, responses={202: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         if not IsLead().has_permission(request, self):
             self.permission_denied(request, message=IsLead.message)
@@ -210,7 +212,7 @@ class DatasetJobListCreateApi(APIView):
         data = payload.validated_data
         judges, unknown = selectors.judges_by_names(data["judges"])
         if unknown:
-            raise serializers.ValidationError({"judges": [f"Unknown judges: {', '.join(unknown)}"]})
+            raise NotFound(_("Unknown judges: %(names)s.") % {"names": ", ".join(unknown)})
         job = services.judge_job_start(
             dataset=dataset,
             task=data["task"],
@@ -219,7 +221,9 @@ class DatasetJobListCreateApi(APIView):
             model_names=data["models"],
             by=acting_user(request.user),
         )
-        return Response(JobOutput(_job(request, job.pk)).data, status=status.HTTP_201_CREATED)
+        return job_accepted(
+            JobOutput(_job(request, job.pk)).data, url_name="api_judge_job", job_id=job.pk
+        )
 
 
 class JobProgressApi(APIView):
@@ -268,16 +272,9 @@ class LeaderboardApi(APIView):
             dataset=dataset_or_404(request, dataset_id), prompt_version=version
         )
         if board.unknown_prompt_version:
-            raise serializers.ValidationError(
-                {
-                    "prompt_version": [
-                        _(
-                            "No verdicts were made with prompt version “%(version)s” "
-                            "(known: %(known)s)."
-                        )
-                        % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
-                    ]
-                }
+            raise NotFound(
+                _("No verdicts were made with prompt version “%(version)s” (known: %(known)s).")
+                % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
             )
         return Response(asdict(board))
 
@@ -300,7 +297,7 @@ class VerdictImportApi(APIView):
             upload=payload.validated_data["file"],
             created_by=acting_user(request.user),
         )
-        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ResponseImportApi(APIView):
@@ -339,7 +336,7 @@ class ResponseImportApi(APIView):
             doc_order=data["doc_order"],
             created_by=acting_user(request.user),
         )
-        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ResponseInspectApi(APIView):

@@ -16,6 +16,7 @@ from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
+from core.leases import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user
 from review import editing, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
@@ -316,6 +317,13 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
         # but the gold rate, which older clients do not send, is kept when left out.
         extra_kwargs = {
             **{name: {"required": True} for name in fields},
+            # The model's check constraints, stated where the schema reads them.
+            "overlap": {"required": True, "min_value": 1, "max_value": 10},
+            "lease_seconds": {
+                "required": True,
+                "min_value": MIN_LEASE_SECONDS,
+                "max_value": MAX_LEASE_SECONDS,
+            },
             "gold_rate": {"required": False, "min_value": 0, "max_value": 0.5},
             "gold_feedback": {"required": False},
             "min_gold_accuracy": {"required": False, "min_value": 0, "max_value": 1},

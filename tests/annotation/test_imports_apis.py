@@ -64,7 +64,8 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
             {"format": "mmooc", "file": upload},
             format="multipart",
         )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
+    assert response["Location"] == f"/api/imports/{response.json()['id']}/"
     job_id = response.json()["id"]
     detail = client.get(reverse("api_import_job", args=[job_id])).json()
     assert detail["status"] == ImportJobStatus.SUCCEEDED_WITH_ERRORS and detail["finished"] is True
@@ -143,7 +144,7 @@ def test_a_real_worker_runs_the_import_and_derives_thumbnails(
         {"format": "mmooc", "file": upload},
         format="multipart",
     )
-    assert response.status_code == 201
+    assert response.status_code == 202
     job = ImportJob.objects.get(pk=response.json()["id"])
 
     def finished() -> bool:

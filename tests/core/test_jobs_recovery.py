@@ -357,7 +357,7 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
                 {"task": "scoring", "judges": ["rule"]},
                 format="json",
             )
-            assert response.status_code == 201, response.content
+            assert response.status_code == 202, response.content
             assert time.monotonic() - started < 15, "starting a job waited long on the broker"
             waiting = JudgeJob.objects.get(pk=response.json()["id"])
             assert waiting.status == JobStatus.QUEUED
