@@ -35,6 +35,7 @@ from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, Sample
 from annotation.services.bulk import SENDABLE
 from core.api import IsLead, job_accepted
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
+from core.schema import NOT_BLANK, when
 
 
 class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
@@ -394,6 +395,16 @@ class SampleBulkApi(APIView):
     permission_classes = [IsLead]
 
     class BulkInputSerializer(_SelectionInput):
+        # services.bulk_jobs: a takedown says why; setting a priority gives it.
+        schema_rules = [
+            when(
+                "action",
+                [BulkAction.TAKE_DOWN.value],
+                {"properties": {"reason": NOT_BLANK}, "required": ["reason"]},
+            ),
+            when("action", [BulkAction.SET_PRIORITY.value], {"required": ["priority"]}),
+        ]
+
         action = serializers.ChoiceField(choices=BulkAction.choices)
         priority = serializers.IntegerField(required=False, min_value=-1000, max_value=1000)
 

@@ -27,10 +27,15 @@ CONFLICT_CODES = frozenset(
     {"not_failed", "ended", "not_ended", "finished", "not_retryable", "built_in", "not_endpoint"}
     | {"active"}
     | {"not_verified"}
+    # The dataset holds samples of another kind than the format imports.
+    | {"wrong_kind"}
 )
 # A service's refusal with one of these codes names something that does not exist (a code
 # the dataset's taxonomy does not have, a path or object no one stored): 404 Not Found.
-NOT_FOUND_CODES = frozenset({"unknown_code"})
+NOT_FOUND_CODES = frozenset({"unknown_code", "no_path"})
+# ... or asks for what the site's settings do not allow to anyone (a server path outside the
+# import roots): 403 Forbidden.
+FORBIDDEN_CODES = frozenset({"path_not_allowed"})
 
 
 class Conflict(exceptions.APIException):
@@ -56,6 +61,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = Conflict(detail={"detail": exc.messages})
     elif isinstance(exc, DjangoValidationError) and _all_codes_in(exc, NOT_FOUND_CODES):
         exc = exceptions.NotFound(detail={"detail": exc.messages})
+    elif isinstance(exc, DjangoValidationError) and _all_codes_in(exc, FORBIDDEN_CODES):
+        exc = exceptions.PermissionDenied(detail={"detail": exc.messages})
     elif isinstance(exc, DjangoValidationError):
         detail: Any = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         exc = exceptions.ValidationError(detail=detail)

@@ -106,8 +106,29 @@ WWW_AUTHENTICATE = {
 }
 
 
+def when(field: str, values: list[Any], then: dict[str, Any]) -> dict[str, Any]:
+    """A cross-field rule for a serializer's ``schema_rules``: when ``field`` is one of
+    ``values`` (or left out, if its default is among them), the body also matches ``then``."""
+    return {"if": {"properties": {field: {"enum": values}}}, "then": then}
+
+
+# A string that is not blank once trimmed.
+NOT_BLANK: dict[str, Any] = {"type": "string", "pattern": "\\S"}
+
+
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's AutoSchema, adding the error answers the view can give."""
+    """drf-spectacular's AutoSchema, adding the error answers the view can give, and the
+    cross-field rules an input serializer states in ``schema_rules`` (JSON Schema ``if`` and
+    ``then``, checked where the serializer's service checks them)."""
+
+    def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(  # type: ignore[no-untyped-call]
+            serializer, direction
+        )
+        rules = getattr(serializer, "schema_rules", ())
+        if direction == "request" and rules:
+            schema["allOf"] = list(rules)
+        return schema
 
     def _error_statuses(self) -> list[str]:
         view = self.view

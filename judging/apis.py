@@ -21,6 +21,7 @@ from annotation.lookups import dataset_or_404
 from core.api import IsLead, job_accepted
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
+from core.schema import NOT_BLANK, when
 from judging import selectors, services
 from judging.imports import services as import_services
 from judging.models import Judge, JudgeJob, JudgeKind
@@ -38,7 +39,7 @@ class JudgeOutput(serializers.ModelSerializer[Judge]):
 
 class JudgeInput(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=JudgeKind.choices, required=False)
-    base_url = serializers.URLField(required=False, allow_blank=True)
+    base_url = serializers.URLField(required=False, allow_blank=True, max_length=500)
     model = serializers.CharField(required=False, allow_blank=True, max_length=200)
     api_key_env = serializers.CharField(required=False, allow_blank=True, max_length=100)
     temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
@@ -60,6 +61,19 @@ class JudgeListCreateApi(APIView):
     permission_classes = [IsLead]
 
     class JudgeCreateInput(JudgeInput):
+        # services.judges._check: an endpoint judge (the default kind) names its URL and
+        # model; a name is not blank and holds no comma.
+        schema_rules = [
+            when(
+                "kind",
+                [JudgeKind.OPENAI.value],
+                {
+                    "properties": {"base_url": {"minLength": 1}, "model": NOT_BLANK},
+                    "required": ["base_url", "model"],
+                },
+            ),
+        ]
+
         name = serializers.CharField(max_length=100)
 
     @extend_schema(responses=JudgeOutput(many=True))

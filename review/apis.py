@@ -18,6 +18,7 @@ from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
 from core.leases import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user
+from core.schema import when
 from review import editing, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
 from review.queue import services as queue_services
@@ -159,14 +160,31 @@ def _feedback(review: Any) -> dict[str, Any] | None:
     }
 
 
+# review.values.review_fields_checked: a rejection names its reason.
+REJECTION_NEEDS_A_REASON = when(
+    "decision",
+    [Decision.REJECT.value],
+    {
+        "properties": {"reject_reason": {"enum": [r for r in RejectReason.values if r]}},
+        "required": ["reject_reason"],
+    },
+)
+
+
 class ReviewFieldsInput(serializers.Serializer[Any]):
+    schema_rules = [REJECTION_NEEDS_A_REASON]
+
     decision = serializers.ChoiceField(choices=Decision.choices)
     values = serializers.DictField(required=False, default=dict)
     reject_reason = serializers.ChoiceField(
         choices=RejectReason.choices, required=False, default=""
     )
-    clarity = serializers.IntegerField(required=False, allow_null=True, default=None)
-    naturalness = serializers.IntegerField(required=False, allow_null=True, default=None)
+    clarity = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=5
+    )
+    naturalness = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=5
+    )
     image_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
     audio_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
@@ -370,6 +388,8 @@ class AdjudicationApi(APIView):
     permission_classes = [IsLead]
 
     class AdjudicationInputSerializer(serializers.Serializer[Any]):
+        schema_rules = [REJECTION_NEEDS_A_REASON]
+
         decision = serializers.ChoiceField(choices=Decision.choices)
         values = serializers.DictField(required=False, default=dict)
         reject_reason = serializers.ChoiceField(

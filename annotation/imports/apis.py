@@ -29,6 +29,7 @@ from core.jobs import ACTIVE, RETRYABLE
 from core.pagination import LimitOffsetPagination
 from core.parsers import FormParser, JSONParser, MultiPartParser
 from core.roles import acting_user
+from core.schema import when
 
 ERRORS_IN_DETAIL = 100
 
@@ -130,6 +131,25 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
     pagination_class = LimitOffsetPagination
 
     class ImportCreateInputSerializer(serializers.Serializer[Any]):
+        # services.import_job_create: an upload sends its file, a server path is absolute,
+        # an S3 prefix is an s3://bucket/prefix address.
+        schema_rules = [
+            when("source_kind", [ImportSourceKind.UPLOAD.value], {"required": ["file"]}),
+            when(
+                "source_kind",
+                [ImportSourceKind.SERVER_PATH.value],
+                {"properties": {"location": {"pattern": "^\\s*/"}}, "required": ["location"]},
+            ),
+            when(
+                "source_kind",
+                [ImportSourceKind.S3_PREFIX.value],
+                {
+                    "properties": {"location": {"pattern": "^\\s*s3://[^/\\s]"}},
+                    "required": ["location"],
+                },
+            ),
+        ]
+
         format = serializers.ChoiceField(choices=sorted(FORMATS))
         source_kind = serializers.ChoiceField(
             choices=ImportSourceKind.choices, default=ImportSourceKind.UPLOAD
