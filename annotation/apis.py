@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import ListAPIView
@@ -307,6 +307,18 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "New values of label fields, by name",
+        "properties": {name: {} for name in services.LABEL_FIELDS},
+        "additionalProperties": False,
+    }
+)
+class LabelChangesField(serializers.DictField):
+    """The label fields a lead corrects (the view refuses other names)."""
+
+
 class BulkResultOutput(serializers.Serializer[Any]):
     changed = serializers.IntegerField(help_text="samples changed")
     skipped = serializers.IntegerField(help_text="selected samples the action left alone")
@@ -435,7 +447,7 @@ class SampleBulkJobApi(APIView):
 
 class SampleDetailApi(APIView):
     class SampleUpdateInputSerializer(serializers.Serializer[Any]):
-        changes = serializers.DictField()
+        changes = LabelChangesField()
         reason = serializers.CharField()
 
     def _sample(self, request: Request, sample_id: int) -> Sample:

@@ -27,12 +27,18 @@ CONFLICT_CODES = frozenset(
     {"not_failed", "ended", "not_ended", "finished", "not_retryable", "built_in", "not_endpoint"}
     | {"active"}
     | {"not_verified"}
-    # The dataset holds samples of another kind than the format imports.
-    | {"wrong_kind"}
+    # The dataset holds samples of another kind than the format imports, or than the
+    # fields a reviewer edits.
+    | {"wrong_kind", "other_kind_field"}
 )
 # A service's refusal with one of these codes names something that does not exist (a code
 # the dataset's taxonomy does not have, a path or object no one stored): 404 Not Found.
-NOT_FOUND_CODES = frozenset({"unknown_code", "no_path"})
+NOT_FOUND_CODES = frozenset(
+    {"unknown_code", "no_path"}
+    # review.editing: a value the dataset's taxonomy does not have
+    | {"unknown_group", "unknown_category", "unknown_scenario"}
+    | {"unknown_safety_category", "unknown_safety_subcategory"}
+)
 # ... or asks for what the site's settings do not allow to anyone (a server path outside the
 # import roots): 403 Forbidden.
 FORBIDDEN_CODES = frozenset({"path_not_allowed"})
@@ -72,9 +78,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 
 
 def _all_codes_in(exc: DjangoValidationError, codes: frozenset[str]) -> bool:
-    if hasattr(exc, "error_dict"):
-        return False
-    return all(error.code in codes for error in exc.error_list)
+    errors = (
+        [e for field in exc.error_dict.values() for e in field]
+        if hasattr(exc, "error_dict")
+        else exc.error_list
+    )
+    return all(error.code in codes for error in errors)
 
 
 class IsLead(permissions.BasePermission):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.storage import default_storage
+from django.core.validators import RegexValidator
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,8 +18,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.apis import ImportJobOutput
-from annotation.imports.jobs import import_upload_store
+from annotation.imports.jobs import import_refused_job_create, import_upload_store
 from annotation.lookups import dataset_or_404
+from annotation.models import ImportKind
 from core.api import IsLead, job_accepted
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
@@ -41,7 +44,12 @@ class JudgeInput(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=JudgeKind.choices, required=False)
     base_url = serializers.URLField(required=False, allow_blank=True, max_length=500)
     model = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    api_key_env = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    api_key_env = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        validators=[RegexValidator(services.ENV_NAME, message=services.ENV_NAME_MESSAGE)],
+    )
     temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
     timeout_s = serializers.FloatField(required=False, min_value=0.001)
     max_concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1024)
@@ -342,20 +350,35 @@ class ResponseImportApi(APIView):
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        job = import_services.response_upload_create(
-            dataset=dataset,
-            format=data["format"],
-            upload=data["file"],
-            model=data["model"],
-            doc_order=data["doc_order"],
-            created_by=acting_user(request.user),
-        )
+        try:
+            job = import_services.response_upload_create(
+                dataset=dataset,
+                format=data["format"],
+                upload=data["file"],
+                model=data["model"],
+                doc_order=data["doc_order"],
+                created_by=acting_user(request.user),
+            )
+        except DjangoValidationError as exc:
+            if getattr(exc, "code", None) != "bad_file":
+                raise
+            # The file's content is the job's to judge, as for every import: the start is
+            # accepted, and the job says why it failed.
+            job = import_refused_job_create(
+                dataset=dataset,
+                kind=ImportKind.RESPONSES,
+                format=data["format"],
+                source_name=data["file"].name or "",
+                message=" ".join(exc.messages),
+                created_by=acting_user(request.user),
+            )
         return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ResponseInspectApi(APIView):
-    """What a response upload holds, without importing it: the format (detected), and for an
-    lmms-eval log how its first rows match the dataset under each doc order."""
+    """What a response upload holds, without importing it: the format (detected; null with
+    a ``problem`` when it is none of the formats), and for an lmms-eval log how its first
+    rows match the dataset under each doc order."""
 
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser]
@@ -382,6 +405,17 @@ class ResponseInspectApi(APIView):
                 model=data["model"],
                 dataset=dataset,
             )
+        except DjangoValidationError as exc:
+            if getattr(exc, "code", None) != "bad_file":
+                raise
+            # What the upload holds is the answer, also when it is none of the formats.
+            empty: dict[str, Any] = {
+                "format": None,
+                "doc_order_needed": False,
+                "files": [],
+                "previews": [],
+            }
+            return Response({**empty, "problem": " ".join(exc.messages)})
         finally:
             default_storage.delete(source)
         plan = inspection.plan

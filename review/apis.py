@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
@@ -160,6 +160,22 @@ def _feedback(review: Any) -> dict[str, Any] | None:
     }
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "The label fields the reviewer corrects (those of the dataset's kind; "
+        "a field of the other kind is a 409, a code the taxonomy lacks a 404).",
+        "properties": {
+            **{name: {} for name in editing.ALL_FIELDS},
+            "safety_label": {"enum": sorted(editing.SAFETY_LABELS)},
+        },
+        "additionalProperties": False,
+    }
+)
+class ReviewValuesField(serializers.DictField):
+    """The edited label fields, by name (review.values.edits_checked checks them)."""
+
+
 # review.values.review_fields_checked: a rejection names its reason.
 REJECTION_NEEDS_A_REASON = when(
     "decision",
@@ -175,7 +191,7 @@ class ReviewFieldsInput(serializers.Serializer[Any]):
     schema_rules = [REJECTION_NEEDS_A_REASON]
 
     decision = serializers.ChoiceField(choices=Decision.choices)
-    values = serializers.DictField(required=False, default=dict)
+    values = ReviewValuesField(required=False, default=dict)
     reject_reason = serializers.ChoiceField(
         choices=RejectReason.choices, required=False, default=""
     )
@@ -391,7 +407,7 @@ class AdjudicationApi(APIView):
         schema_rules = [REJECTION_NEEDS_A_REASON]
 
         decision = serializers.ChoiceField(choices=Decision.choices)
-        values = serializers.DictField(required=False, default=dict)
+        values = ReviewValuesField(required=False, default=dict)
         reject_reason = serializers.ChoiceField(
             choices=RejectReason.choices, required=False, default=""
         )

@@ -84,7 +84,9 @@ class ReviewerExclusionsApi(APIView):
         return Response(ResettledOutput(result).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        parameters=[OpenApiParameter("reviewer", str, required=True)],
+        parameters=[
+            OpenApiParameter("reviewer", {"type": "string", "minLength": 1}, required=True)
+        ],
         request=None,
         responses={200: ResettledOutput},
     )

@@ -80,24 +80,25 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
 
 
 @pytest.mark.parametrize(
-    ("payload", "field"),
+    ("payload", "field", "status"),
     [
-        ({"format": "nope"}, "format"),
-        ({"format": "trimodal", "source_kind": "s3_prefix", "location": "s3://b/p"}, "detail"),
-        ({"format": "mmooc", "source_kind": "server_path", "location": "/etc"}, "detail"),
-        ({"format": "mmooc", "source_kind": "s3_prefix", "location": "ftp://x"}, "detail"),
-        ({"format": "mmooc"}, "detail"),
+        ({"format": "nope"}, "format", 400),
+        ({"format": "trimodal", "source_kind": "s3_prefix", "location": "s3://b/p"}, "detail", 409),
+        ({"format": "mmooc", "source_kind": "server_path", "location": "/etc"}, "detail", 403),
+        ({"format": "mmooc", "source_kind": "s3_prefix", "location": "ftp://x"}, "detail", 400),
+        ({"format": "mmooc"}, "detail", 400),
     ],
 )
-def test_bad_import_requests_get_a_readable_400(
-    lead: Any, payload: dict[str, str], field: str
+def test_bad_import_requests_get_a_readable_refusal(
+    lead: Any, payload: dict[str, str], field: str, status: int
 ) -> None:
-    """Unknown formats, a format of the wrong kind, disallowed paths: 400 with a message."""
+    """Unknown formats and a missing file: 400; a format of the dataset's other kind: 409;
+    a server path outside the import roots: 403; each with a message, and no job."""
     dataset = dataset_for("mmooc", "mmooc")
     response = client_for(lead).post(
         reverse("api_dataset_imports", args=[dataset.pk]), payload, format="multipart"
     )
-    assert response.status_code == 400
+    assert response.status_code == status
     assert response.json()[field]
     assert ImportJob.objects.count() == 0
 
