@@ -125,9 +125,10 @@ class AutoSchema(SpectacularAutoSchema):
         schema: dict[str, Any] = super()._map_basic_serializer(  # type: ignore[no-untyped-call]
             serializer, direction
         )
-        rules = getattr(serializer, "schema_rules", ())
+        # A rule that depends on a setting is a function, called as the schema is built.
+        rules = [r() if callable(r) else r for r in getattr(serializer, "schema_rules", ())]
         if direction == "request" and rules:
-            schema["allOf"] = list(rules)
+            schema["allOf"] = rules
         return schema
 
     def _error_statuses(self) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -40,7 +41,19 @@ class JudgeOutput(serializers.ModelSerializer[Judge]):
         fields = ["id", "name", *services.JUDGE_FIELDS]
 
 
+def _key_name_rule() -> dict[str, Any]:
+    """services.judges: a key variable's name starts with the JUDGE_KEY_ENV_PREFIX."""
+    prefix = services.judge_key_prefix()
+    return {
+        "properties": {
+            "api_key_env": {"anyOf": [{"maxLength": 0}, {"pattern": f"^{re.escape(prefix)}"}]}
+        }
+    }
+
+
 class JudgeInput(serializers.Serializer[Any]):
+    schema_rules: list[Any] = [_key_name_rule]
+
     kind = serializers.ChoiceField(choices=JudgeKind.choices, required=False)
     base_url = serializers.URLField(required=False, allow_blank=True, max_length=500)
     model = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -72,6 +85,7 @@ class JudgeListCreateApi(APIView):
         # services.judges._check: an endpoint judge (the default kind) names its URL and
         # model; a name is not blank and holds no comma.
         schema_rules = [
+            *JudgeInput.schema_rules,
             when(
                 "kind",
                 [JudgeKind.OPENAI.value],
