@@ -54,7 +54,7 @@ def test_only_leads_may_use_the_import_api(
 def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
     lead: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """A multipart upload creates a job (201); once run, its JSON has counts and errors."""
+    """A multipart upload creates a job (202 Accepted); once run, its JSON has counts and errors."""
     dataset = dataset_for("mmooc", "mmooc")
     upload = jsonl_upload(tmp_path, [mmooc_record(1), mmooc_record(2, answer="Z"), "{broken"])
     client = client_for(lead)
