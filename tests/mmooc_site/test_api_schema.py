@@ -38,7 +38,7 @@ from tests.review.factories import submit
 
 pytestmark = pytest.mark.postgres
 
-# Examples per operation and generation mode: about 40 operations x 2 modes x 2 roles.
+# Examples per operation and generation mode: about 40 operations x 2 modes x 3 roles.
 MAX_EXAMPLES = {GenerationMode.POSITIVE: 5, GenerationMode.NEGATIVE: 3}
 # Every check schemathesis has (``--checks all``), none excluded.
 load_all_checks()
