@@ -9,9 +9,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,8 +32,10 @@ from annotation.models import (
 )
 from annotation.presets import PRESETS
 from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
-from core.api import IsLead
+from annotation.services.bulk import SENDABLE
+from core.api import IsLead, job_accepted
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
+from core.schema import NOT_BLANK, when
 
 
 class TermOutput(serializers.ModelSerializer[TaxonomyTerm]):
@@ -266,6 +268,21 @@ FILTER_PARAMETERS = [
     ),
 ]
 
+# Send to review selects by status among the statuses it can move only.
+SEND_PARAMETERS = [
+    OpenApiParameter(
+        "status",
+        str,
+        many=True,
+        enum=[str(status) for status in SENDABLE],
+        description="One or more statuses to send (repeat the parameter or separate with "
+        "commas); imported when left out",
+    )
+    if parameter.name == "status"
+    else parameter
+    for parameter in FILTER_PARAMETERS
+]
+
 
 def _filter(request: Request) -> SampleFilter:
     try:
@@ -296,10 +313,20 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         filter = _filter(self.request)
         if filter.judges_disagree is not None and not hints:
             # Filtering on the flag would reveal it sample by sample.
-            raise serializers.ValidationError(
-                {"judges_disagree": [_("Only project leads may filter on the judges' votes.")]}
-            )
+            raise PermissionDenied(_("Only project leads may filter on the judges' votes."))
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "New values of label fields, by name",
+        "properties": {name: {} for name in services.LABEL_FIELDS},
+        "additionalProperties": False,
+    }
+)
+class LabelChangesField(serializers.DictField):
+    """The label fields a lead corrects (the view refuses other names)."""
 
 
 class BulkResultOutput(serializers.Serializer[Any]):
@@ -355,7 +382,9 @@ def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, An
         reason=data.get("reason", ""),
     )
     if isinstance(result, SampleBulkJob):
-        return Response(BulkJobOutput(result).data, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(
+            BulkJobOutput(result).data, url_name="api_sample_bulk_job", job_id=result.pk
+        )
     return Response(
         {"changed": result.changed, "skipped": result.skipped, "slots_opened": result.slots_opened}
     )
@@ -372,7 +401,7 @@ class SendToReviewApi(APIView):
     permission_classes = [IsLead]
 
     @extend_schema(
-        parameters=FILTER_PARAMETERS,
+        parameters=SEND_PARAMETERS,
         request=_SelectionInput,
         responses=BULK_RESPONSES,
     )
@@ -388,6 +417,16 @@ class SampleBulkApi(APIView):
     permission_classes = [IsLead]
 
     class BulkInputSerializer(_SelectionInput):
+        # services.bulk_jobs: a takedown says why; setting a priority gives it.
+        schema_rules = [
+            when(
+                "action",
+                [BulkAction.TAKE_DOWN.value],
+                {"properties": {"reason": NOT_BLANK}, "required": ["reason"]},
+            ),
+            when("action", [BulkAction.SET_PRIORITY.value], {"required": ["priority"]}),
+        ]
+
         action = serializers.ChoiceField(choices=BulkAction.choices)
         priority = serializers.IntegerField(required=False, min_value=-1000, max_value=1000)
 
@@ -418,7 +457,7 @@ class SampleBulkJobApi(APIView):
 
 class SampleDetailApi(APIView):
     class SampleUpdateInputSerializer(serializers.Serializer[Any]):
-        changes = serializers.DictField()
+        changes = LabelChangesField()
         reason = serializers.CharField()
 
     def _sample(self, request: Request, sample_id: int) -> Sample:

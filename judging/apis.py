@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.storage import default_storage
+from django.core.validators import RegexValidator
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -16,11 +19,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.imports.apis import ImportJobOutput
-from annotation.imports.jobs import import_upload_store
+from annotation.imports.jobs import import_refused_job_create, import_upload_store
 from annotation.lookups import dataset_or_404
-from core.api import IsLead
+from annotation.models import ImportKind
+from core.api import IsLead, job_accepted
 from core.parsers import FormParser, MultiPartParser
 from core.roles import acting_user
+from core.schema import NOT_BLANK, when
 from judging import selectors, services
 from judging.imports import services as import_services
 from judging.models import Judge, JudgeJob, JudgeKind
@@ -36,11 +41,28 @@ class JudgeOutput(serializers.ModelSerializer[Judge]):
         fields = ["id", "name", *services.JUDGE_FIELDS]
 
 
+def _key_name_rule() -> dict[str, Any]:
+    """services.judges: a key variable's name starts with the JUDGE_KEY_ENV_PREFIX."""
+    prefix = services.judge_key_prefix()
+    return {
+        "properties": {
+            "api_key_env": {"anyOf": [{"maxLength": 0}, {"pattern": f"^{re.escape(prefix)}"}]}
+        }
+    }
+
+
 class JudgeInput(serializers.Serializer[Any]):
+    schema_rules: list[Any] = [_key_name_rule]
+
     kind = serializers.ChoiceField(choices=JudgeKind.choices, required=False)
-    base_url = serializers.URLField(required=False, allow_blank=True)
+    base_url = serializers.URLField(required=False, allow_blank=True, max_length=500)
     model = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    api_key_env = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    api_key_env = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        validators=[RegexValidator(services.ENV_NAME, message=services.ENV_NAME_MESSAGE)],
+    )
     temperature = serializers.FloatField(required=False, min_value=0, max_value=2)
     timeout_s = serializers.FloatField(required=False, min_value=0.001)
     max_concurrency = serializers.IntegerField(required=False, min_value=1, max_value=1024)
@@ -60,6 +82,20 @@ class JudgeListCreateApi(APIView):
     permission_classes = [IsLead]
 
     class JudgeCreateInput(JudgeInput):
+        # services.judges._check: an endpoint judge (the default kind) names its URL and
+        # model; a name is not blank and holds no comma.
+        schema_rules = [
+            *JudgeInput.schema_rules,
+            when(
+                "kind",
+                [JudgeKind.OPENAI.value],
+                {
+                    "properties": {"base_url": {"minLength": 1}, "model": NOT_BLANK},
+                    "required": ["base_url", "model"],
+                },
+            ),
+        ]
+
         name = serializers.CharField(max_length=100)
 
     @extend_schema(responses=JudgeOutput(many=True))
@@ -76,6 +112,8 @@ class JudgeListCreateApi(APIView):
 
 class JudgeDetailApi(APIView):
     permission_classes = [IsLead]
+
+    patch_is_partial = True  # the schema describes its PATCH body as partial
 
     def _judge(self, judge_id: int) -> Judge:
         judge = selectors.judge_list().filter(pk=judge_id).first()
@@ -200,7 +238,7 @@ class DatasetJobListCreateApi(APIView):
         counts = selectors.job_error_counts(job_ids=[job.pk for job in jobs])
         return Response(JobOutput(jobs, many=True, context={"error_counts": counts}).data)
 
-    @extend_schema(request=JobCreateInput, responses={201: JobOutput})
+    @extend_schema(request=JobCreateInput, responses={202: JobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         if not IsLead().has_permission(request, self):
             self.permission_denied(request, message=IsLead.message)
@@ -210,7 +248,7 @@ class DatasetJobListCreateApi(APIView):
         data = payload.validated_data
         judges, unknown = selectors.judges_by_names(data["judges"])
         if unknown:
-            raise serializers.ValidationError({"judges": [f"Unknown judges: {', '.join(unknown)}"]})
+            raise NotFound(_("Unknown judges: %(names)s.") % {"names": ", ".join(unknown)})
         job = services.judge_job_start(
             dataset=dataset,
             task=data["task"],
@@ -219,7 +257,9 @@ class DatasetJobListCreateApi(APIView):
             model_names=data["models"],
             by=acting_user(request.user),
         )
-        return Response(JobOutput(_job(request, job.pk)).data, status=status.HTTP_201_CREATED)
+        return job_accepted(
+            JobOutput(_job(request, job.pk)).data, url_name="api_judge_job", job_id=job.pk
+        )
 
 
 class JobProgressApi(APIView):
@@ -268,16 +308,9 @@ class LeaderboardApi(APIView):
             dataset=dataset_or_404(request, dataset_id), prompt_version=version
         )
         if board.unknown_prompt_version:
-            raise serializers.ValidationError(
-                {
-                    "prompt_version": [
-                        _(
-                            "No verdicts were made with prompt version “%(version)s” "
-                            "(known: %(known)s)."
-                        )
-                        % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
-                    ]
-                }
+            raise NotFound(
+                _("No verdicts were made with prompt version “%(version)s” (known: %(known)s).")
+                % {"version": version, "known": ", ".join(board.prompt_versions) or "—"}
             )
         return Response(asdict(board))
 
@@ -300,7 +333,7 @@ class VerdictImportApi(APIView):
             upload=payload.validated_data["file"],
             created_by=acting_user(request.user),
         )
-        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ResponseImportApi(APIView):
@@ -331,20 +364,35 @@ class ResponseImportApi(APIView):
         payload = self.ResponseImportInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
-        job = import_services.response_upload_create(
-            dataset=dataset,
-            format=data["format"],
-            upload=data["file"],
-            model=data["model"],
-            doc_order=data["doc_order"],
-            created_by=acting_user(request.user),
-        )
-        return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        try:
+            job = import_services.response_upload_create(
+                dataset=dataset,
+                format=data["format"],
+                upload=data["file"],
+                model=data["model"],
+                doc_order=data["doc_order"],
+                created_by=acting_user(request.user),
+            )
+        except DjangoValidationError as exc:
+            if getattr(exc, "code", None) != "bad_file":
+                raise
+            # The file's content is the job's to judge, as for every import: the start is
+            # accepted, and the job says why it failed.
+            job = import_refused_job_create(
+                dataset=dataset,
+                kind=ImportKind.RESPONSES,
+                format=data["format"],
+                source_name=data["file"].name or "",
+                message=" ".join(exc.messages),
+                created_by=acting_user(request.user),
+            )
+        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ResponseInspectApi(APIView):
-    """What a response upload holds, without importing it: the format (detected), and for an
-    lmms-eval log how its first rows match the dataset under each doc order."""
+    """What a response upload holds, without importing it: the format (detected; null with
+    a ``problem`` when it is none of the formats), and for an lmms-eval log how its first
+    rows match the dataset under each doc order."""
 
     permission_classes = [IsLead]
     parser_classes = [MultiPartParser, FormParser]
@@ -371,6 +419,17 @@ class ResponseInspectApi(APIView):
                 model=data["model"],
                 dataset=dataset,
             )
+        except DjangoValidationError as exc:
+            if getattr(exc, "code", None) != "bad_file":
+                raise
+            # What the upload holds is the answer, also when it is none of the formats.
+            empty: dict[str, Any] = {
+                "format": None,
+                "doc_order_needed": False,
+                "files": [],
+                "previews": [],
+            }
+            return Response({**empty, "problem": " ".join(exc.messages)})
         finally:
             default_storage.delete(source)
         plan = inspection.plan

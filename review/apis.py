@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
@@ -16,7 +16,9 @@ from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
+from core.leases import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user
+from core.schema import when
 from review import editing, selectors, services
 from review.models import Comment, Decision, RejectReason, ReviewSettings
 from review.queue import services as queue_services
@@ -158,14 +160,47 @@ def _feedback(review: Any) -> dict[str, Any] | None:
     }
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "The label fields the reviewer corrects (those of the dataset's kind; "
+        "a field of the other kind is a 409, a code the taxonomy lacks a 404).",
+        "properties": {
+            **{name: {} for name in editing.ALL_FIELDS},
+            "safety_label": {"enum": sorted(editing.SAFETY_LABELS)},
+        },
+        "additionalProperties": False,
+    }
+)
+class ReviewValuesField(serializers.DictField):
+    """The edited label fields, by name (review.values.edits_checked checks them)."""
+
+
+# review.values.review_fields_checked: a rejection names its reason.
+REJECTION_NEEDS_A_REASON = when(
+    "decision",
+    [Decision.REJECT.value],
+    {
+        "properties": {"reject_reason": {"enum": [r for r in RejectReason.values if r]}},
+        "required": ["reject_reason"],
+    },
+)
+
+
 class ReviewFieldsInput(serializers.Serializer[Any]):
+    schema_rules = [REJECTION_NEEDS_A_REASON]
+
     decision = serializers.ChoiceField(choices=Decision.choices)
-    values = serializers.DictField(required=False, default=dict)
+    values = ReviewValuesField(required=False, default=dict)
     reject_reason = serializers.ChoiceField(
         choices=RejectReason.choices, required=False, default=""
     )
-    clarity = serializers.IntegerField(required=False, allow_null=True, default=None)
-    naturalness = serializers.IntegerField(required=False, allow_null=True, default=None)
+    clarity = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=5
+    )
+    naturalness = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=5
+    )
     image_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
     audio_aligned = serializers.BooleanField(required=False, allow_null=True, default=None)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
@@ -316,6 +351,13 @@ class ReviewSettingsSerializer(serializers.ModelSerializer[ReviewSettings]):
         # but the gold rate, which older clients do not send, is kept when left out.
         extra_kwargs = {
             **{name: {"required": True} for name in fields},
+            # The model's check constraints, stated where the schema reads them.
+            "overlap": {"required": True, "min_value": 1, "max_value": 10},
+            "lease_seconds": {
+                "required": True,
+                "min_value": MIN_LEASE_SECONDS,
+                "max_value": MAX_LEASE_SECONDS,
+            },
             "gold_rate": {"required": False, "min_value": 0, "max_value": 0.5},
             "gold_feedback": {"required": False},
             "min_gold_accuracy": {"required": False, "min_value": 0, "max_value": 1},
@@ -362,8 +404,10 @@ class AdjudicationApi(APIView):
     permission_classes = [IsLead]
 
     class AdjudicationInputSerializer(serializers.Serializer[Any]):
+        schema_rules = [REJECTION_NEEDS_A_REASON]
+
         decision = serializers.ChoiceField(choices=Decision.choices)
-        values = serializers.DictField(required=False, default=dict)
+        values = ReviewValuesField(required=False, default=dict)
         reject_reason = serializers.ChoiceField(
             choices=RejectReason.choices, required=False, default=""
         )

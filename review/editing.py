@@ -23,6 +23,8 @@ TRIMODAL_FIELDS: tuple[str, ...] = (
     "predicate",
 )
 SAFETY_LABELS = frozenset({"safe", "unsafe"})
+# Every field a reviewer may change on a sample of some kind.
+ALL_FIELDS: tuple[str, ...] = (*IMAGE_QUESTION_FIELDS, *TRIMODAL_FIELDS)
 
 
 def reviewable_fields(kind: str) -> tuple[str, ...]:

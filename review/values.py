@@ -14,9 +14,12 @@ from review import editing
 from review.models import Decision, RejectReason
 
 
-def _problem_messages(problems: list[editing.Problem]) -> dict[str, list[str]]:
+def _problem_errors(problems: list[editing.Problem]) -> dict[str, list[ValidationError]]:
+    """Each problem's message under its field, with its code (core.api answers a value the
+    taxonomy lacks with 404, a field of the other dataset kind with 409)."""
     wording = {
         "unknown_field": _("“%(value)s” is not a field a reviewer may change."),
+        "other_kind_field": _("“%(value)s” is not a field of this dataset's samples."),
         "unknown_group": _("Unknown answerability group “%(value)s”."),
         "unknown_category": _("Unknown category “%(value)s”."),
         "category_not_in_group": _(
@@ -32,11 +35,11 @@ def _problem_messages(problems: list[editing.Problem]) -> dict[str, list[str]]:
         "not_text": _("“%(value)s” must be text (the predicate a list of texts)."),
         "required": _("A verified sample needs a value here."),
     }
-    messages: dict[str, list[str]] = {}
+    errors: dict[str, list[ValidationError]] = {}
     for problem in problems:
         text = wording[problem.code] % {"value": problem.value}
-        messages.setdefault(problem.field, []).append(text)
-    return messages
+        errors.setdefault(problem.field, []).append(ValidationError(text, code=problem.code))
+    return errors
 
 
 def current_values(sample: Sample) -> dict[str, Any]:
@@ -63,7 +66,14 @@ def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(values) - set(editing.reviewable_fields(kind)))
     if unknown:
         raise ValidationError(
-            _problem_messages([editing.Problem(f, "unknown_field", f) for f in unknown])
+            _problem_errors(
+                [
+                    editing.Problem(
+                        f, "other_kind_field" if f in editing.ALL_FIELDS else "unknown_field", f
+                    )
+                    for f in unknown
+                ]
+            )
         )
     malformed = editing.malformed_values(kind, values)
     if malformed:
@@ -74,7 +84,7 @@ def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     problems = editing.check_values(kind, changes, current=current, taxonomy=_taxonomy(sample))
     if problems:
-        raise ValidationError(_problem_messages(problems), code="bad_values")
+        raise ValidationError(_problem_errors(problems))
     return changes
 
 

@@ -6,10 +6,9 @@ from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,10 +24,12 @@ from annotation.models import (
     ImportRowError,
     ImportSourceKind,
 )
-from core.api import IsLead
+from core.api import IsLead, job_accepted
 from core.jobs import ACTIVE, RETRYABLE
+from core.pagination import LimitOffsetPagination
 from core.parsers import FormParser, JSONParser, MultiPartParser
 from core.roles import acting_user
+from core.schema import when
 
 ERRORS_IN_DETAIL = 100
 
@@ -130,6 +131,25 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
     pagination_class = LimitOffsetPagination
 
     class ImportCreateInputSerializer(serializers.Serializer[Any]):
+        # services.import_job_create: an upload sends its file, a server path is absolute,
+        # an S3 prefix is an s3://bucket/prefix address.
+        schema_rules = [
+            when("source_kind", [ImportSourceKind.UPLOAD.value], {"required": ["file"]}),
+            when(
+                "source_kind",
+                [ImportSourceKind.SERVER_PATH.value],
+                {"properties": {"location": {"pattern": "^\\s*/"}}, "required": ["location"]},
+            ),
+            when(
+                "source_kind",
+                [ImportSourceKind.S3_PREFIX.value],
+                {
+                    "properties": {"location": {"pattern": "^\\s*s3://[^/\\s]"}},
+                    "required": ["location"],
+                },
+            ),
+        ]
+
         format = serializers.ChoiceField(choices=sorted(FORMATS))
         source_kind = serializers.ChoiceField(
             choices=ImportSourceKind.choices, default=ImportSourceKind.UPLOAD
@@ -163,7 +183,7 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
             dataset=dataset_or_404(self.request, self.kwargs["dataset_id"]), kinds=(kind,)
         )
 
-    @extend_schema(request=ImportCreateInputSerializer, responses={201: ImportJobOutput})
+    @extend_schema(request=ImportCreateInputSerializer, responses={202: ImportJobOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         dataset = dataset_or_404(request, dataset_id)
         payload = self.ImportCreateInputSerializer(data=request.data)
@@ -178,7 +198,7 @@ class DatasetImportListCreateApi(ListAPIView[ImportJob]):
             options={"file": data["dataset_file"]},
             created_by=acting_user(request.user),
         )
-        return Response(ImportJobOutput(job).data, status=status.HTTP_201_CREATED)
+        return job_accepted(ImportJobOutput(job).data, url_name="api_import_job", job_id=job.pk)
 
 
 class ImportJobDetailApi(APIView):

@@ -136,6 +136,35 @@ def import_upload_job_create(
     )
 
 
+def import_refused_job_create(
+    *,
+    dataset: Dataset,
+    kind: str,
+    format: str,
+    source_name: str,
+    message: str,
+    created_by: User | None = None,
+) -> ImportJob:
+    """Record an import refused before any row was read (its file is of no format the kind
+    reads) as a failed job with the reason: an API client follows every start the same way,
+    and the upload is not kept."""
+    import_dataset_check_open(dataset)
+    now = timezone.now()
+    return ImportJob.objects.create(
+        dataset=dataset,
+        kind=kind,
+        created_by=created_by,
+        source_kind=ImportSourceKind.UPLOAD,
+        source="",
+        source_name=source_name[:300],
+        format=format,
+        status=ImportJobStatus.FAILED,
+        message=message,
+        started_at=now,
+        finished_at=now,
+    )
+
+
 @transaction.atomic
 def import_stored_job_create(
     *,

@@ -19,7 +19,7 @@ from annotation.lookups import dataset_or_404
 from annotation.models import Snapshot
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
-from core.api import IsLead
+from core.api import IsLead, job_accepted
 from core.roles import acting_user
 
 
@@ -74,7 +74,10 @@ class DatasetSnapshotListCreateApi(APIView):
     class SnapshotCreateInputSerializer(serializers.Serializer[Any]):
         name = serializers.CharField(max_length=200)
         format = serializers.ChoiceField(choices=list(snapshot_services.EXPORT_FORMATS))
-        statuses = serializers.ListField(child=serializers.CharField(), required=False)
+        statuses = serializers.ListField(
+            child=serializers.ChoiceField(choices=snapshot_services.EXPORTABLE_STATUSES),
+            required=False,
+        )
         groups = serializers.ListField(child=serializers.CharField(), required=False)
         categories = serializers.ListField(child=serializers.CharField(), required=False)
         formats = serializers.ListField(child=serializers.CharField(), required=False)
@@ -86,7 +89,7 @@ class DatasetSnapshotListCreateApi(APIView):
         snapshots = snapshot_selectors.snapshot_list(dataset=dataset_or_404(request, dataset_id))
         return Response(SnapshotOutput(snapshots, many=True).data)
 
-    @extend_schema(request=SnapshotCreateInputSerializer, responses={201: SnapshotOutput})
+    @extend_schema(request=SnapshotCreateInputSerializer, responses={202: SnapshotOutput})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Queue a snapshot; its build runs in a worker (watch ``status``, ``done``, ``total``)."""
         dataset = dataset_or_404(request, dataset_id)
@@ -95,7 +98,9 @@ class DatasetSnapshotListCreateApi(APIView):
         snapshot = snapshot_services.snapshot_create_from_fields(
             dataset=dataset, fields=payload.validated_data, by=acting_user(request.user)
         )
-        return Response(SnapshotOutput(snapshot).data, status=status.HTTP_201_CREATED)
+        return job_accepted(
+            SnapshotOutput(snapshot).data, url_name="api_snapshot", job_id=snapshot.pk
+        )
 
 
 class SnapshotDetailApi(APIView):

@@ -71,6 +71,8 @@ EXPORT_FORMATS: dict[str, Any] = {
 }
 IMAGE_ONLY_FORMATS = frozenset({"tsv", "mmooc", "labelstudio"})
 DEFAULT_STATUSES = (SampleStatus.VERIFIED.value,)
+# Removed samples are never exported, whatever the filter.
+EXPORTABLE_STATUSES = tuple(s for s in SampleStatus.values if s != SampleStatus.REMOVED)
 CHUNK_SIZE = 1000
 
 
@@ -87,8 +89,7 @@ def snapshot_filter_clean(*, dataset: Dataset, filter: Mapping[str, Any] | None)
             _("Unknown filter keys: %(keys)s.") % {"keys": ", ".join(unknown)}, code="bad_filter"
         )
     cleaned: dict[str, Any] = {"statuses": _codes(given.get("statuses")) or list(DEFAULT_STATUSES)}
-    allowed = set(SampleStatus.values) - {SampleStatus.REMOVED}
-    bad = sorted(set(cleaned["statuses"]) - allowed)
+    bad = sorted(set(cleaned["statuses"]) - set(EXPORTABLE_STATUSES))
     if bad:
         raise ValidationError(
             _("These statuses cannot be exported: %(values)s.") % {"values": ", ".join(bad)},
@@ -110,7 +111,7 @@ def snapshot_filter_clean(*, dataset: Dataset, filter: Mapping[str, Any] | None)
             raise ValidationError(
                 _("Unknown codes in “%(key)s”: %(values)s.")
                 % {"key": key, "values": ", ".join(unknown_codes)},
-                code="bad_filter",
+                code="unknown_code",
             )
         cleaned[key] = values
     return cleaned

@@ -72,7 +72,8 @@ class EndpointListCreateApi(APIView):
     class EndpointInput(serializers.Serializer[Any]):
         url = serializers.URLField(max_length=500)
         events = serializers.ListField(
-            child=serializers.ChoiceField(choices=[str(e) for e in SUBSCRIBABLE])
+            child=serializers.ChoiceField(choices=[str(e) for e in SUBSCRIBABLE]),
+            allow_empty=False,
         )
         dataset = serializers.IntegerField(required=False, allow_null=True, default=None)
         description = serializers.CharField(

@@ -12,6 +12,8 @@ from judging.services.judges import (
     EDITABLE_FIELDS as JUDGE_FIELDS,
 )
 from judging.services.judges import (
+    ENV_NAME,
+    ENV_NAME_MESSAGE,
     judge_allowed_hosts,
     judge_api_key,
     judge_create,
@@ -29,6 +31,8 @@ from judging.services.runs import judge_chunk_fail, judge_chunk_run
 from judging.services.verdicts import verdict_import
 
 __all__ = [
+    "ENV_NAME",
+    "ENV_NAME_MESSAGE",
     "JUDGE_FIELDS",
     "RESPONSE_FORMATS",
     "ImportSummary",

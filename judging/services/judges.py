@@ -15,13 +15,17 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from core import egress
 from core.jobs import ACTIVE
 from judging.models import Judge, JudgeJobChunk, JudgeJobJudge, JudgeKind, Verdict
 from judging.prompts import PROMPTS
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME_MESSAGE = gettext_lazy(
+    "Give the name of an environment variable (letters, digits, _), never the key."
+)
 EDITABLE_FIELDS = (
     "kind",
     "base_url",
@@ -128,11 +132,8 @@ def _check(judge: Judge) -> None:
             add("base_url", _("An endpoint judge needs a base URL."))
         if not judge.model:
             add("model", _("An endpoint judge needs a model name."))
-    if judge.api_key_env and not _ENV_NAME.match(judge.api_key_env):
-        add(
-            "api_key_env",
-            _("Give the name of an environment variable (letters, digits, _), never the key."),
-        )
+    if judge.api_key_env and not ENV_NAME.match(judge.api_key_env):
+        add("api_key_env", str(ENV_NAME_MESSAGE))
     elif not egress.key_env_allowed(judge.api_key_env, judge_key_prefix()):
         add("api_key_env", _key_env_message(judge.api_key_env, judge_key_prefix()))
     if judge.base_url:

@@ -34,7 +34,7 @@ def judge_job_cancel(*, job: JudgeJob) -> JudgeJob:
     with transaction.atomic():
         locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
         if locked.is_finished:
-            raise ValidationError(_("The job has already finished."))
+            raise ValidationError(_("The job has already finished."), code="finished")
         locked.cancel_requested = True
         locked.save(update_fields=["cancel_requested"])
         locked.chunks.exclude(status__in=CHUNK_FINISHED).update(
@@ -52,7 +52,8 @@ def judge_job_retry(*, job: JudgeJob) -> JudgeJob:
         locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
         if locked.status not in JUDGE_JOB_RETRYABLE:
             raise ValidationError(
-                _("Only a job that failed, was cancelled or finished with errors can be retried.")
+                _("Only a job that failed, was cancelled or finished with errors can be retried."),
+                code="not_retryable",
             )
         # Its failed calls count as another job's, so they are made again (and replaced).
         Verdict.objects.filter(job=locked).exclude(error_kind="").update(job=None)

@@ -311,9 +311,13 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
 }
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers a refused or missing credential with the first class's
+    # challenge, so a bad token gets 401 with ``WWW-Authenticate: Token`` (session
+    # authentication has no challenge and would make it a 403). A request without an
+    # Authorization header falls through to the session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "core.authentication.ExpiringTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_THROTTLE_CLASSES": [
         "core.throttling.AnonRateThrottle",
@@ -330,8 +334,8 @@ REST_FRAMEWORK = {
         "core.parsers.FormParser",
         "core.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
@@ -341,6 +345,17 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # API clients authenticate with a token; the session (with CSRF) is the pages' own.
+    "AUTHENTICATION_WHITELIST": ["core.authentication.ExpiringTokenAuthentication"],
+    # Request bodies described as the views read them (uploads as binary); PATCH bodies:
+    # core.schema.AutoSchema.
+    "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1: JSON Schema's ``propertyNames`` states that no key holds a NUL (core.schema).
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.describe_request_limits",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "DatasetKindEnum": "annotation.models.DatasetKind",
         "TermKindEnum": "annotation.models.TermKind",

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,9 +42,12 @@ def _refused(exc: ValidationError) -> Response:
 
 
 def _reviewer(username: str) -> User:
-    reviewer = User.objects.filter(username=username).first() if username else None
+    """The named user: 400 when none is named, 404 when nobody has the name."""
+    if not username:
+        raise serializers.ValidationError({"reviewer": [_("This field is required.")]})
+    reviewer = User.objects.filter(username=username).first()
     if reviewer is None:
-        raise serializers.ValidationError({"reviewer": [_("No such reviewer.")]})
+        raise NotFound(_("No such reviewer."))
     return reviewer
 
 
@@ -80,7 +84,9 @@ class ReviewerExclusionsApi(APIView):
         return Response(ResettledOutput(result).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        parameters=[OpenApiParameter("reviewer", str, required=True)],
+        parameters=[
+            OpenApiParameter("reviewer", {"type": "string", "minLength": 1}, required=True)
+        ],
         request=None,
         responses={200: ResettledOutput},
     )

@@ -41,11 +41,6 @@ def _sample(request: Request, sample_id: int) -> Sample:
     return sample
 
 
-def _refused(exc: ValidationError) -> Response:
-    detail: Any = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
-    return Response({"detail": detail}, status=status.HTTP_400_BAD_REQUEST)
-
-
 class SampleGoldApi(APIView):
     permission_classes = [IsLead]
 
@@ -64,11 +59,11 @@ class SampleGoldApi(APIView):
             raise NotFound()
         return Response(GoldItemOutput(item).data)
 
-    @extend_schema(request=GoldInputSerializer, responses={200: GoldItemOutput, 400: None})
+    @extend_schema(request=GoldInputSerializer, responses={200: GoldItemOutput})
     def post(self, request: Request, sample_id: int) -> Response:
         """Mark a verified sample as gold (or change its expected answer). ``expected`` holds
         ``decision`` and the reviewable fields checked; left out, the sample's current values.
-        A sample that is not verified is refused (400)."""
+        A sample that is not verified is refused (409)."""
         sample = _sample(request, sample_id)
         payload = self.GoldInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -76,8 +71,8 @@ class SampleGoldApi(APIView):
             item = gold_services.gold_mark(
                 sample=sample, by=request_user(request), **payload.validated_data
             )
-        except ValidationError as exc:
-            return _refused(exc)
+        except ValidationError:
+            raise  # core.api: 409 for a sample not verified yet, 400 for bad values
         return Response(GoldItemOutput(item).data)
 
     @extend_schema(request=None, responses={204: None, 404: None})

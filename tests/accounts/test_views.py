@@ -25,7 +25,10 @@ def _page(user: Any) -> Client:
 def _api(key: str) -> int:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    return client.get(reverse("api_me")).status_code
+    response = client.get(reverse("api_me"))
+    if response.status_code == 401:
+        assert response["WWW-Authenticate"] == "Token"
+    return response.status_code
 
 
 def test_a_user_makes_a_token_sees_it_once_and_it_opens_the_api(annotator: Any) -> None:
@@ -46,12 +49,12 @@ def test_a_new_token_replaces_the_old_and_a_revoked_one_stops_working(annotator:
     first = Token.objects.get(user=annotator).key
     client.post(reverse("accounts:api_token"), {"action": "create"})
     second = Token.objects.get(user=annotator).key
-    # A refused token gets 403: the session authentication listed first sends no challenge.
-    assert first != second and _api(first) == 403 and _api(second) == 200
+    # A refused token gets 401 with the token challenge.
+    assert first != second and _api(first) == 401 and _api(second) == 200
     response = client.post(reverse("accounts:api_token"), {"action": "revoke"})
     assert response.status_code == 302
     assert not Token.objects.filter(user=annotator).exists()
-    assert _api(second) == 403
+    assert _api(second) == 401
 
 
 def test_an_expired_token_is_refused_with_a_reason(annotator: Any, settings: Any) -> None:
@@ -62,10 +65,25 @@ def test_an_expired_token_is_refused_with_a_reason(annotator: Any, settings: Any
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = client.get(reverse("api_me"))
-    assert response.status_code == 403
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
     assert "expired" in response.json()["detail"]
     page = _page(annotator).get(reverse("accounts:api_token")).content.decode()
     assert "Your token expired on" in page
+
+
+def test_an_unknown_token_and_no_credentials_get_401_with_the_token_challenge() -> None:
+    """A key nobody holds, and a call with no credentials at all, get 401 and
+    ``WWW-Authenticate: Token``: the convention clients use to know they must authenticate."""
+    assert _api("0" * 40) == 401
+    response = APIClient().get(reverse("api_me"))
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
+
+
+def test_a_session_still_opens_the_api(annotator: Any) -> None:
+    """Pages' scripts call the API with the session: token first does not refuse them."""
+    client = APIClient()
+    client.force_login(annotator)
+    assert client.get(reverse("api_me")).status_code == 200
 
 
 def test_the_token_page_needs_a_login() -> None:

@@ -147,6 +147,7 @@ def test_the_api_answers_202_with_the_job_and_its_status_address(
         response = client.post(url, {"action": "set_priority", "priority": 7}, format="json")
     assert response.status_code == 202
     body = response.json()
+    assert response["Location"] == f"/api/bulk-actions/{body['id']}/"
     assert (body["action"], body["status"], body["selected"]) == ("set_priority", "queued", 3)
     assert body["page_url"] == reverse("annotation:sample_bulk_job", args=[body["id"]])
     done = client.get(body["status_url"]).json()

@@ -54,7 +54,7 @@ def test_only_leads_may_use_the_import_api(
 def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
     lead: Any, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """A multipart upload creates a job (201); once run, its JSON has counts and errors."""
+    """A multipart upload creates a job (202 Accepted); once run, its JSON has counts and errors."""
     dataset = dataset_for("mmooc", "mmooc")
     upload = jsonl_upload(tmp_path, [mmooc_record(1), mmooc_record(2, answer="Z"), "{broken"])
     client = client_for(lead)
@@ -64,7 +64,8 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
             {"format": "mmooc", "file": upload},
             format="multipart",
         )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
+    assert response["Location"] == f"/api/imports/{response.json()['id']}/"
     job_id = response.json()["id"]
     detail = client.get(reverse("api_import_job", args=[job_id])).json()
     assert detail["status"] == ImportJobStatus.SUCCEEDED_WITH_ERRORS and detail["finished"] is True
@@ -79,24 +80,25 @@ def test_lead_uploads_a_file_and_the_job_reports_rows_and_errors(
 
 
 @pytest.mark.parametrize(
-    ("payload", "field"),
+    ("payload", "field", "status"),
     [
-        ({"format": "nope"}, "format"),
-        ({"format": "trimodal", "source_kind": "s3_prefix", "location": "s3://b/p"}, "detail"),
-        ({"format": "mmooc", "source_kind": "server_path", "location": "/etc"}, "detail"),
-        ({"format": "mmooc", "source_kind": "s3_prefix", "location": "ftp://x"}, "detail"),
-        ({"format": "mmooc"}, "detail"),
+        ({"format": "nope"}, "format", 400),
+        ({"format": "trimodal", "source_kind": "s3_prefix", "location": "s3://b/p"}, "detail", 409),
+        ({"format": "mmooc", "source_kind": "server_path", "location": "/etc"}, "detail", 403),
+        ({"format": "mmooc", "source_kind": "s3_prefix", "location": "ftp://x"}, "detail", 400),
+        ({"format": "mmooc"}, "detail", 400),
     ],
 )
-def test_bad_import_requests_get_a_readable_400(
-    lead: Any, payload: dict[str, str], field: str
+def test_bad_import_requests_get_a_readable_refusal(
+    lead: Any, payload: dict[str, str], field: str, status: int
 ) -> None:
-    """Unknown formats, a format of the wrong kind, disallowed paths: 400 with a message."""
+    """Unknown formats and a missing file: 400; a format of the dataset's other kind: 409;
+    a server path outside the import roots: 403; each with a message, and no job."""
     dataset = dataset_for("mmooc", "mmooc")
     response = client_for(lead).post(
         reverse("api_dataset_imports", args=[dataset.pk]), payload, format="multipart"
     )
-    assert response.status_code == 400
+    assert response.status_code == status
     assert response.json()[field]
     assert ImportJob.objects.count() == 0
 
@@ -143,7 +145,7 @@ def test_a_real_worker_runs_the_import_and_derives_thumbnails(
         {"format": "mmooc", "file": upload},
         format="multipart",
     )
-    assert response.status_code == 201
+    assert response.status_code == 202
     job = ImportJob.objects.get(pk=response.json()["id"])
 
     def finished() -> bool:

@@ -189,7 +189,7 @@ def test_an_import_started_while_the_broker_is_down_is_accepted_and_waits(
             {"format": "mmooc", "source_kind": "upload", "file": upload},
             format="multipart",
         )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     job = ImportJob.objects.get(pk=response.json()["id"])
     assert (job.status, job.message) == (JobStatus.QUEUED, broker_down_message())
 
@@ -201,10 +201,10 @@ def test_only_leads_cancel_and_retry_imports_through_the_api(
     cancel = reverse("api_import_job_cancel", args=[job.pk])
     retry = reverse("api_import_job_retry", args=[job.pk])
     assert client_for(annotator).post(cancel).status_code == 403
-    assert client_for(lead).post(retry).status_code == 400  # not ended
+    assert client_for(lead).post(retry).status_code == 409  # not ended
     body = client_for(lead).post(cancel).json()
     assert (body["status"], body["can_cancel"], body["can_retry"]) == ("cancelled", False, True)
-    assert client_for(lead).post(cancel).status_code == 400
+    assert client_for(lead).post(cancel).status_code == 409
     assert client_for(lead).post(retry).json()["status"] == "queued"
 
 

@@ -60,7 +60,8 @@ def test_lead_creates_a_snapshot_through_the_api_and_downloads_it(
             {"name": "v1", "format": "parquet", "scenarios": ["coarse_perception"]},
             format="json",
         )
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
+    assert response["Location"] == f"/api/snapshots/{response.json()['id']}/"
     assert len(callbacks) == 1
     body = response.json()
     assert body["status"] == "queued"
@@ -82,14 +83,15 @@ def test_lead_creates_a_snapshot_through_the_api_and_downloads_it(
 
 
 def test_bad_api_input_gets_400_with_a_message(lead: Any) -> None:
-    """Unknown formats, codes and duplicate names are 400s with readable messages, never 500."""
+    """Unknown formats and duplicate names are 400s with readable messages, codes the
+    taxonomy lacks 404s, never 500."""
     dataset = _dataset_with_verified(1)
     api = client_for(lead)
     url = reverse("api_dataset_snapshots", args=[dataset.pk])
     assert api.post(url, {"name": "a", "format": "xlsx"}, format="json").status_code == 400
     bad = api.post(url, {"name": "a", "format": "jsonl", "categories": ["ZZZ"]}, format="json")
-    assert bad.status_code == 400 and "ZZZ" in str(bad.json())
-    assert api.post(url, {"name": "a", "format": "jsonl"}, format="json").status_code == 201
+    assert bad.status_code == 404 and "ZZZ" in str(bad.json())
+    assert api.post(url, {"name": "a", "format": "jsonl"}, format="json").status_code == 202
     again = api.post(url, {"name": "a", "format": "tsv"}, format="json")
     assert again.status_code == 400 and "already has a snapshot" in str(again.json())
     assert api.get(reverse("api_snapshot_download", args=[10**6])).status_code == 404
@@ -236,7 +238,7 @@ def test_a_real_worker_builds_the_snapshot(live_worker: Any, lead: Any) -> None:
         {"name": "worker", "format": "jsonl"},
         format="json",
     )
-    assert response.status_code == 201
+    assert response.status_code == 202
     snapshot_id = response.json()["id"]
 
     def finished() -> bool:

@@ -212,19 +212,19 @@ def _restart_during_jobs(
             f"/api/datasets/{ids['imported']}/imports/",
             {"format": "mmooc", "source_kind": "server_path", "location": source},
         )
-        assert status == 201, imported
+        assert status == 202, imported
         status, snapshot = site.call(
             "POST",
             f"/api/datasets/{ids['judged']}/snapshots/",
             {"name": "v1", "format": "jsonl", "statuses": ["pending_review"]},
         )
-        assert status == 201, snapshot
+        assert status == 202, snapshot
         status, judged = site.call(
             "POST",
             f"/api/datasets/{ids['judged']}/judge-jobs/",
             {"task": "scoring", "judges": ["rule"]},
         )
-        assert status == 201, judged
+        assert status == 202, judged
         wait_until(
             lambda: (
                 _rows(database, "SELECT rows_done FROM annotation_importjob")[0][0] >= CHUNK_ROWS

@@ -304,7 +304,7 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
     transactional_db: None, tmp_path: Path, lead: Any, fake_openai: Any
 ) -> None:
     """Redis (broker and rate-limit store) is killed mid-job. While it is down, /healthz/
-    answers 503 naming the broker, a new job is accepted (201) and says it waits for the
+    answers 503 naming the broker, a new job is accepted (202) and says it waits for the
     broker, and a cancelled job ends cancelled at once. Redis restarts empty: the running job
     and the waiting one finish, with exactly one verdict per item and no error verdict."""
     running_set = mmooc_dataset(name="running")
@@ -357,7 +357,7 @@ def test_a_judge_job_survives_a_redis_restart_and_jobs_wait_for_the_broker(
                 {"task": "scoring", "judges": ["rule"]},
                 format="json",
             )
-            assert response.status_code == 201, response.content
+            assert response.status_code == 202, response.content
             assert time.monotonic() - started < 15, "starting a job waited long on the broker"
             waiting = JudgeJob.objects.get(pk=response.json()["id"])
             assert waiting.status == JobStatus.QUEUED

@@ -99,17 +99,18 @@ def test_leads_start_and_cancel_jobs_others_may_only_watch(
     body = {"task": "answerability", "judges": ["rule"]}
     assert client_for(annotator).post(url, body, format="json").status_code == 403
     unknown = client_for(lead).post(url, {**body, "judges": ["nobody"]}, format="json")
-    assert unknown.status_code == 400 and "nobody" in str(unknown.json())
+    assert unknown.status_code == 404 and "nobody" in str(unknown.json())
     with django_capture_on_commit_callbacks(execute=True):
         reply = client_for(lead).post(url, body, format="json")
-    assert reply.status_code == 201
+    assert reply.status_code == 202
+    assert reply["Location"] == f"/api/judge-jobs/{reply.json()['id']}/"
     job = JudgeJob.objects.get(pk=reply.json()["id"])
     progress = client_for(annotator).get(reverse("api_judge_job", args=[job.pk]))
     assert progress.status_code == 200
     assert progress.json()["status"] == "succeeded" and progress.json()["done"] == 3
     cancel = reverse("api_judge_job_cancel", args=[job.pk])
     assert client_for(annotator).post(cancel).status_code == 403
-    assert client_for(lead).post(cancel).status_code == 400  # already finished
+    assert client_for(lead).post(cancel).status_code == 409  # already finished
 
 
 def test_the_job_list_and_progress_take_a_fixed_number_of_queries(

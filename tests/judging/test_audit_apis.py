@@ -29,7 +29,7 @@ def test_claim_permissions_for_every_role(
     audit_set: AuditSet, lead: Any, auditor: Any, annotator: Any, api_client: Any
 ) -> None:
     """Leads and member auditors claim; a non-member auditor gets 404, an annotator 403
-    (even as a member), an anonymous caller 403."""
+    (even as a member), an anonymous caller 401."""
     af.add_member(audit_set.dataset, annotator)
     outsider = UserFactory.create(role=roles.AUDITOR)
     assert _claim(lead, audit_set).status_code == 200
@@ -37,7 +37,7 @@ def test_claim_permissions_for_every_role(
     assert _claim(outsider, audit_set).status_code == 404
     assert _claim(annotator, audit_set).status_code == 403
     url = reverse("api_audit_claim", args=[audit_set.pk])
-    assert api_client.post(url).status_code == 403
+    assert api_client.post(url).status_code == 401
 
 
 def test_claim_returns_the_item_blind_to_the_judges(audit_set: AuditSet, auditor: Any) -> None:

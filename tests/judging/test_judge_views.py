@@ -80,7 +80,7 @@ def test_a_judge_with_verdicts_cannot_be_deleted_only_disabled(lead: Any) -> Non
     api = client_for(lead).delete(reverse("api_judge", args=[judge.pk]))
     assert api.status_code == 400 and "disable it instead" in api.content.decode()
     built_in = client_for(lead).delete(reverse("api_judge", args=[rule_judge().pk]))
-    assert built_in.status_code == 400 and Judge.objects.filter(kind="rule").exists()
+    assert built_in.status_code == 409 and Judge.objects.filter(kind="rule").exists()
 
 
 def test_the_test_button_queues_a_check_whose_outcome_the_page_shows(
@@ -111,7 +111,7 @@ def test_judge_tests_through_the_api_answer_202_and_their_outcome_can_be_read(
     assert check["finished"] and check["ok"] and check["latency_ms"] is not None
     assert "answer_score" in check["reply"]
     refused = client_for(lead).post(reverse("api_judge_test", args=[rule_judge().pk]))
-    assert refused.status_code == 400
+    assert refused.status_code == 409  # the rule judge makes no calls
 
 
 def test_only_leads_change_judges(annotator: Any, auditor: Any) -> None:

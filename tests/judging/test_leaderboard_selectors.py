@@ -121,7 +121,7 @@ def test_an_empty_cell_reads_a_dash_in_chart_and_table(lead: Any) -> None:
 
 def test_the_page_and_the_api_filter_by_prompt_version(lead: Any, auditor: Any) -> None:
     """The page offers the versions and filters by the chosen one (an unknown one is said so);
-    the API takes ``prompt_version`` and answers 400 naming the known ones for an unknown."""
+    the API takes ``prompt_version`` and answers 404 naming the known ones for an unknown."""
     dataset = _scored(versions=("v1", "v2"))
     annotation_services.dataset_add_member(dataset=dataset, user=auditor)
     browser = Client()
@@ -139,8 +139,8 @@ def test_the_page_and_the_api_filter_by_prompt_version(lead: Any, auditor: Any) 
     assert reply.json()["prompt_versions"] == ["v1", "v2"]
     assert reply.json()["models"][0]["ensemble"]["overall"]["mean"] == 1.0
     refused = client_for(lead).get(api, {"prompt_version": "v9"})
-    assert refused.status_code == 400
-    assert "v1, v2" in refused.json()["prompt_version"][0]
+    assert refused.status_code == 404
+    assert "v1, v2" in refused.json()["detail"]
 
 
 def test_defect_9_the_leaderboard_leaves_out_rejected_and_taken_down_samples(

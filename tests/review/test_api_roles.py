@@ -82,15 +82,15 @@ def test_the_sample_api_gives_judge_votes_to_leads_only(blind: bool, hints: bool
 
 
 def test_only_leads_filter_samples_on_the_judges_votes() -> None:
-    """Filtering on the flag would reveal it sample by sample: 400 with a reason for others."""
+    """Filtering on the flag would reveal it sample by sample: 403 with a reason for others."""
     users = _users()
     dataset, _sample = _voted_dataset(blind=True, hints=False, members=users.values())
     url = reverse("api_dataset_samples", args=[dataset.pk]) + "?judges_disagree=true"
     assert client_for(users["lead"]).get(url).json()["count"] == 1
     for name in ("annotator", "auditor"):
         refused = client_for(users[name]).get(url)
-        assert refused.status_code == 400, name
-        assert "judges_disagree" in refused.json()
+        assert refused.status_code == 403, name
+        assert "judges' votes" in refused.json()["detail"]
 
 
 def test_the_sample_list_page_hides_the_flag_from_reviewers() -> None:

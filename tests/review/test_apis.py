@@ -97,8 +97,8 @@ def test_submit_is_idempotent_and_conflicts_are_409(lead: Any) -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        {"decision": "accept", "values": {"category_code": "NOPE"}},
         {"decision": "reject"},
+        {"decision": "accept", "values": {"colour": "red"}},
         {"decision": "accept", "clarity": 0},
         {"decision": "accept", "client_uuid": "not-a-uuid"},
         {"decision": "accept", "values": "text"},
@@ -114,6 +114,27 @@ def test_bad_submissions_are_400(lead: Any, body: dict[str, Any]) -> None:
     response = client.post(reverse("api_reviews"), payload, format="json")
     assert response.status_code == 400
     assert response.json()
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "words"),
+    [
+        ({"category_code": "NOPE"}, 404, "Unknown category “NOPE”"),
+        ({"safety_label": "safe"}, 409, "not a field of this dataset's samples"),
+    ],
+)
+def test_an_unknown_code_is_404_and_a_field_of_the_other_kind_409(
+    lead: Any, values: dict[str, str], status: int, words: str
+) -> None:
+    """A category the taxonomy lacks names nothing that exists: 404; a trimodal field on an
+    image dataset's sample conflicts with the dataset's kind: 409; both say why."""
+    dataset = review_dataset(1)
+    client = client_for(lead)
+    sample_id = _claim(client, dataset.pk).json()["sample"]["id"]
+    payload = {"client_uuid": str(uuid.uuid4()), "sample": sample_id, "decision": "accept"}
+    response = client.post(reverse("api_reviews"), {**payload, "values": values}, format="json")
+    assert response.status_code == status
+    assert any(words in message for message in response.json()["detail"])
 
 
 def test_submit_on_an_invisible_sample_is_404(annotator: Any) -> None:

@@ -45,18 +45,19 @@ def test_a_lead_excludes_and_counts_again_by_api(lead: Any, annotator: Any) -> N
 
 
 def test_bad_input_gets_a_400_with_the_reason(lead: Any) -> None:
-    """An unknown reviewer, a missing one, a second exclusion, undoing none: 400 with the
-    reason, and nothing written."""
+    """A missing reviewer, a second exclusion, undoing none: 400 with the reason; an unknown
+    reviewer: 404; nothing written."""
     dataset = review_dataset(1)
     reviewer = UserFactory.create()
     url = reverse("api_reviewer_exclusions", args=[dataset.pk])
     client = client_for(lead)
-    assert "reviewer" in client.post(url, {"reviewer": "nobody"}, format="json").json()
+    unknown = client.post(url, {"reviewer": "nobody"}, format="json")
+    assert unknown.status_code == 404 and "No such reviewer" in unknown.json()["detail"]
     assert client.post(url, {}, format="json").status_code == 400
     assert client.post(url, {"reviewer": reviewer.username}, format="json").status_code == 201
     again = client.post(url, {"reviewer": reviewer.username}, format="json")
     assert again.status_code == 400 and "already excluded" in str(again.json())
-    assert client.delete(f"{url}?reviewer=nobody").status_code == 400
+    assert client.delete(f"{url}?reviewer=nobody").status_code == 404
     assert client.delete(url).status_code == 400
     one = f"{url}?reviewer={reviewer.username}"
     assert client.delete(one).status_code == 200

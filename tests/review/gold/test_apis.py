@@ -61,10 +61,10 @@ def test_bad_gold_marks_are_refused_with_reasons(lead: Any) -> None:
     verified = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
     client = client_for(lead)
     refused = client.post(_url(pending), {}, format="json")
-    assert refused.status_code == 400
+    assert refused.status_code == 409  # not settled yet
     assert "Only verified samples can be gold" in str(refused.json())
     bad = client.post(_url(verified), {"expected": {"category_code": "NOPE"}}, format="json")
-    assert bad.status_code == 400 and "Unknown category" in str(bad.json())
+    assert bad.status_code == 404 and "Unknown category" in str(bad.json())
     bad = client.post(_url(verified), {"expected": {"decision": "maybe"}}, format="json")
     assert bad.status_code == 400 and "Accept or reject" in str(bad.json())
     bad = client.post(_url(verified), {"expected": "accept"}, format="json")
