@@ -25,9 +25,9 @@ class ItemSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["a", "b"])
     values = serializers.DictField()
     parts = PartSerializer(many=True)
-    label = serializers.SerializerMethodField()
+    name = serializers.SerializerMethodField()
 
-    def get_label(self, value: dict[str, Any]) -> str:
+    def get_name(self, value: dict[str, Any]) -> str:
         return f"{value['kind']}-{value['item']['id']}"
 
 
@@ -49,7 +49,7 @@ def _item(n: int) -> dict[str, Any]:
 
 
 GOOD = [{"decision": "accept"}, {"decision": "reject", "count": 3, "note": "ok", "values": {}}]
-BAD = [
+BAD: list[Any] = [
     None,
     [],
     "text",
@@ -110,7 +110,7 @@ def test_one_reused_serializer_serves_threads_at_once() -> None:
             assert answer == (
                 ("valid", fresh.validated_data) if not fresh.errors else ("errors", fresh.errors)
             )
-            assert outputs.represent(_item(index + round_))["label"] == (
+            assert outputs.represent(_item(index + round_))["name"] == (
                 f"{'ab'[(index + round_) % 2]}-{index + round_}"
             )
 
