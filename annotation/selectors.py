@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import connection
 from django.db.models import (
     BooleanField,
+    CharField,
     Count,
     Exists,
     F,
+    ForeignKey,
     Func,
+    IntegerField,
+    JSONField,
+    Model,
     OuterRef,
     Prefetch,
     Q,
     QuerySet,
     Subquery,
+    TextField,
     Value,
     prefetch_related_objects,
 )
@@ -56,6 +63,14 @@ if TYPE_CHECKING:
 
     AnyUser = User | AnonymousUser
 
+M = TypeVar("M", bound=Model)
+
+
+def role_held(*, user: AnyUser, role: str | None) -> bool:
+    """Whether the user holds ``role`` on the site (None: any role is enough), which working in
+    a dataset in that role needs besides the dataset's membership; leads hold every role."""
+    return role is None or role in user_roles(user) or is_lead(user)
+
 
 def dataset_visible(user: AnyUser, dataset_field: str = "pk", role: str | None = None) -> Func:
     """The condition "the user may see the dataset ``dataset_field`` (and work in it in
@@ -76,9 +91,7 @@ def dataset_visible(user: AnyUser, dataset_field: str = "pk", role: str | None =
 def dataset_list_visible(*, user: AnyUser, role: str | None = None) -> QuerySet[Dataset]:
     """Leads see every dataset; everybody else only the datasets they are members of (and,
     with ``role``, only those whose membership holds that role)."""
-    if not user.is_authenticated:
-        return Dataset.objects.none()
-    if role is not None and role not in user_roles(user) and not is_lead(user):
+    if not user.is_authenticated or not role_held(user=user, role=role):
         return Dataset.objects.none()
     return Dataset.objects.filter(dataset_visible(user, role=role))
 
@@ -355,14 +368,21 @@ def sample_get_visible(
     *, user: AnyUser, sample_id: int, with_media: bool = True, role: str | None = None
 ) -> Sample | None:
     """A sample the user may see (and work on in ``role``, when given), with its dataset (and
-    its pair and media unless told not)."""
-    if not user.is_authenticated:
+    its pair and media unless told not: then in one statement, annotation's SQL function
+    ``annotation_sample_visible``, which the review submission's lock calls too)."""
+    if not user.is_authenticated or not role_held(user=user, role=role):
         return None
-    if role is not None and role not in user_roles(user) and not is_lead(user):
-        return None
-    samples = Sample.objects.filter(dataset_visible(user, "dataset_id", role), pk=sample_id)
     if not with_media:
-        return samples.select_related("dataset").first()
+        if not BIGINT_MIN <= sample_id <= BIGINT_MAX:
+            return None
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT annotation_sample_visible(%s, %s, %s, %s)",
+                [sample_id, user.pk, is_lead(user), role],
+            )
+            (value,) = cursor.fetchone()
+        return sample_from_visible(value)
+    samples = Sample.objects.filter(dataset_visible(user, "dataset_id", role), pk=sample_id)
     return (
         samples.select_related("dataset", "pair")
         .prefetch_related(
@@ -370,6 +390,54 @@ def sample_get_visible(
         )
         .first()
     )
+
+
+BIGINT_MIN, BIGINT_MAX = -(2**63), 2**63 - 1  # the range of a sample id's column
+
+
+# Fields whose values JSON holds as the model does (strings, numbers, booleans, JSON).
+_AS_IN_JSON = (CharField, TextField, IntegerField, BooleanField, JSONField)
+
+
+@dataclass(frozen=True)
+class _RowFields:
+    """A model's concrete fields, in its order: their names, their columns, and how to turn
+    each JSON value into the model's (None: as it is; else the field's ``to_python``, which
+    parses datetimes)."""
+
+    names: tuple[str, ...]
+    columns: tuple[tuple[str, Callable[[Any], Any] | None], ...]
+
+
+@cache
+def _row_fields(model: type[Model]) -> _RowFields:
+    fields = model._meta.concrete_fields
+    columns = []
+    for field in fields:
+        kind = field.target_field if isinstance(field, ForeignKey) else field
+        columns.append((field.column, None if isinstance(kind, _AS_IN_JSON) else field.to_python))
+    return _RowFields(tuple(field.attname for field in fields), tuple(columns))
+
+
+def _from_row(model: type[M], row: dict[str, Any]) -> M:
+    """A model instance from its row as PostgreSQL's ``to_jsonb`` writes it."""
+    fields = _row_fields(model)
+    values = [
+        row[column] if convert is None else convert(row[column])
+        for column, convert in fields.columns
+    ]
+    return model.from_db(connection.alias, fields.names, values)
+
+
+def sample_from_visible(value: Any) -> Sample | None:
+    """The sample with its dataset, as ``annotation_sample_visible`` (migration 0019) answers
+    them; None when it answered NULL (no such sample, or not visible)."""
+    if value is None:
+        return None
+    sample_row, dataset_row = json.loads(value) if isinstance(value, str | bytes) else value
+    sample = _from_row(Sample, sample_row)
+    sample.dataset = _from_row(Dataset, dataset_row)
+    return sample
 
 
 def samples_by_id(*, dataset: Dataset, sample_ids: Iterable[int]) -> QuerySet[Sample]:

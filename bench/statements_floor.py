@@ -12,10 +12,10 @@ serializers, no ORM, no model instances, a fixed answer.
   (``core.throttling.count_call``: the user's ``INCR`` + ``EXPIRE`` in one round trip, as the
   site's throttle sends them); the claim with the dataset's visibility test
   and the sample's card;
-- ``POST /floor/statements/submit/``: the token and the throttle again; the sample with its
-  dataset when visible (the site reads it through the ORM); then in one transaction the slot
-  lock, the review write with a first review's status step or, when the review settles the
-  sample, the round's counted reviews, and the settlement.
+- ``POST /floor/statements/submit/``: the token and the throttle again; then in one
+  transaction the slot lock with the sample and its dataset when visible, the review write
+  with a first review's status step or, when the review settles the sample, the round's
+  counted reviews, and the settlement.
 
 The reviewer is the token's user and the sample the one the client sends, so the queue's
 rules hold as on the site (the lock serialises a sample's submissions; only the reviewer's
@@ -47,11 +47,6 @@ from review.services import submit_sql
 DROP = frozenset(filter(None, os.environ.get("BENCH_STATEMENTS_DROP", "").split(",")))
 ROLE_NAMES = list(ROLES)
 NO_CONTENT = 204
-SAMPLE = """
-SELECT s.id, s.dataset_id, s.status, d.kind FROM annotation_sample s
-JOIN annotation_dataset d ON d.id = s.dataset_id
-WHERE s.id = %(sample)s AND annotation_dataset_visible(d.id, %(me)s, false, 'annotator')
-"""
 
 
 @cache
@@ -108,12 +103,13 @@ def statements_submit(request: HttpRequest) -> HttpResponse:
         if user is None:
             return HttpResponse(status=401)
         me = user[0]
-        cursor.execute(SAMPLE, {"sample": sample_id, "me": me})
-        sample = cursor.fetchone()
-    if sample is None:
-        return HttpResponse(status=404)
     with transaction.atomic():
-        locks = submit_sql.slots_lock(sample_id=sample_id, reviewer_id=me, client_uuid=client_uuid)
+        locks = submit_sql.slots_lock(
+            sample_id=sample_id, reviewer_id=me, client_uuid=client_uuid, read_sample=True
+        )
+        if locks.sample_json is None:
+            return HttpResponse(status=404)
+        dataset_id = json.loads(locks.sample_json)[0]["dataset_id"]
         mine = [s for s in locks.slots if s.reviewer_id == me and not s.done]
         if not mine:
             return HttpResponse(status=409)
@@ -129,7 +125,7 @@ def statements_submit(request: HttpRequest) -> HttpResponse:
         written = submit_sql.review_write(
             slot=slot,
             sample_id=sample_id,
-            dataset_id=sample[1],
+            dataset_id=dataset_id,
             reviewer_id=me,
             fields=fields,
             leased_at=slot.leased_at,
@@ -143,7 +139,7 @@ def statements_submit(request: HttpRequest) -> HttpResponse:
             names = [c.reviewer for c in written.counted or []] + [user[1]]
             submit_sql.settle_write(
                 sample_id=sample_id,
-                dataset_id=sample[1],
+                dataset_id=dataset_id,
                 by_id=me,
                 settlement=submit_sql.Settlement(
                     from_status=written.status or "in_review",

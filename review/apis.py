@@ -7,7 +7,7 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +17,7 @@ from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, Sample, SampleStatus
 from core.api import IsLead, IsReviewer
 from core.leases import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+from core.reused_serializers import ReusedSerializer
 from core.roles import ANNOTATOR, is_lead, is_reviewer, request_user
 from core.schema import when
 from review import editing, selectors, services
@@ -104,48 +105,51 @@ class ClaimApi(APIView):
     @extend_schema(request=ClaimInputSerializer, responses={200: LeasedSampleOutput, 204: None})
     def post(self, request: Request, dataset_id: int) -> Response:
         """Lease the next sample this reviewer should review; 204 when nothing is left."""
-        payload = self.ClaimInputSerializer(data=request.data)
-        if not is_reviewer(request.user) or not payload.is_valid():
+        if not is_reviewer(request.user):
             _reviewable_dataset(request, dataset_id)  # a dataset out of reach answers first
-            payload.is_valid(raise_exception=True)
+        try:
+            payload = _CLAIM_INPUT.validate(request.data)
+        except ValidationError:
+            _reviewable_dataset(request, dataset_id)
+            raise
         leased = queue_services.slot_claim_card(
             dataset_id=dataset_id,
             reviewer=request_user(request),
-            skipped=payload.validated_data["skipped"],
-            sample_id=payload.validated_data["sample"],
+            skipped=payload["skipped"],
+            sample_id=payload["sample"],
         )
         if leased is None:
             _reviewable_dataset(request, dataset_id)  # 404 or 403 when that was why
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(LeasedSampleOutput(_leased_output(leased)).data)
+        return Response(_LEASED_OUTPUT.represent(_leased_output(leased)))
 
 
 class ReviewOutput(serializers.Serializer[Any]):
     """A review, or a gold answer (which has a review's fields and answers alike)."""
 
-    id = serializers.IntegerField()
-    sample = serializers.IntegerField(source="sample_id")
-    client_uuid = serializers.UUIDField()
-    decision = serializers.ChoiceField(choices=Decision.choices)
-    reject_reason = serializers.CharField()
-    values = serializers.DictField()
-    clarity = serializers.IntegerField(allow_null=True)
-    naturalness = serializers.IntegerField(allow_null=True)
-    image_aligned = serializers.BooleanField(allow_null=True)
-    audio_aligned = serializers.BooleanField(allow_null=True)
-    note = serializers.CharField()
-    seconds_spent = serializers.FloatField()
-    created_at = serializers.DateTimeField()
+    # It serializes a ``services.SubmitResult``: the review and the status it settled.
+    id = serializers.IntegerField(source="review.id")
+    sample = serializers.IntegerField(source="review.sample_id")
+    client_uuid = serializers.UUIDField(source="review.client_uuid")
+    decision = serializers.ChoiceField(source="review.decision", choices=Decision.choices)
+    reject_reason = serializers.CharField(source="review.reject_reason")
+    values = serializers.DictField(source="review.values")
+    clarity = serializers.IntegerField(source="review.clarity", allow_null=True)
+    naturalness = serializers.IntegerField(source="review.naturalness", allow_null=True)
+    image_aligned = serializers.BooleanField(source="review.image_aligned", allow_null=True)
+    audio_aligned = serializers.BooleanField(source="review.audio_aligned", allow_null=True)
+    note = serializers.CharField(source="review.note")
+    seconds_spent = serializers.FloatField(source="review.seconds_spent")
+    created_at = serializers.DateTimeField(source="review.created_at")
     settled_status = serializers.SerializerMethodField()
     # Only after a gold item, when the dataset's gold feedback is on (else always null).
     feedback = serializers.SerializerMethodField()
 
-    def get_settled_status(self, review: Any) -> str | None:
-        value: str | None = self.context.get("settled_status")
-        return value
+    def get_settled_status(self, result: services.SubmitResult) -> str | None:
+        return result.settled_status
 
-    def get_feedback(self, review: Any) -> dict[str, Any] | None:
-        return _feedback(review)
+    def get_feedback(self, result: services.SubmitResult) -> dict[str, Any] | None:
+        return _feedback(result.review)
 
 
 def _feedback(review: Any) -> dict[str, Any] | None:
@@ -224,9 +228,7 @@ class ReviewCreateApi(APIView):
         ``values`` holds the fields the reviewer changed; a field left out (or sent as the
         sample holds it) is not an edit, so an accept without values changes only the status.
         """
-        payload = self.ReviewInputSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        data = dict(payload.validated_data)
+        data = dict(_REVIEW_INPUT.validate(request.data))
         sample_id = data.pop("sample")
         try:
             result = services.review_submit_visible(
@@ -237,8 +239,14 @@ class ReviewCreateApi(APIView):
         if result is None:
             raise NotFound()
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        output = ReviewOutput(result.review, context={"settled_status": result.settled_status})
-        return Response(output.data, status=code)
+        return Response(_REVIEW_OUTPUT.represent(result), status=code)
+
+
+# The review loop's serializers, built once (``core.reused_serializers``).
+_CLAIM_INPUT = ReusedSerializer(ClaimApi.ClaimInputSerializer)
+_LEASED_OUTPUT = ReusedSerializer(LeasedSampleOutput)
+_REVIEW_INPUT = ReusedSerializer(ReviewCreateApi.ReviewInputSerializer)
+_REVIEW_OUTPUT = ReusedSerializer(ReviewOutput)
 
 
 class ReviewAmendApi(APIView):
@@ -258,7 +266,8 @@ class ReviewAmendApi(APIView):
             amended = services.review_amend(reviewer=user, review=review, **payload.validated_data)
         except services.ReviewConflict as exc:
             return Response({"detail": exc.messages}, status=status.HTTP_409_CONFLICT)
-        return Response(ReviewOutput(amended, context={"settled_status": None}).data)
+        answer = services.SubmitResult(amended, created=False, settled_status=None)
+        return Response(_REVIEW_OUTPUT.represent(answer))
 
 
 class DraftApi(APIView):

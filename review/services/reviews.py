@@ -21,7 +21,7 @@ from annotation import selectors as annotation_selectors
 from annotation import services as annotation_services
 from annotation.models import ChangeSource, Sample, SampleStatus
 from core.leases import OPEN_SINCE
-from core.roles import ANNOTATOR
+from core.roles import ANNOTATOR, is_lead
 from review.gold import services as gold_services
 from review.models import (
     Comment,
@@ -110,8 +110,14 @@ def review_submit(
     """
     fields = _verdict_fields(sample, decision, verdict)
     with transaction.atomic():
+        locks = submit_sql.slots_lock(
+            sample_id=sample.pk, reviewer_id=reviewer.pk, client_uuid=client_uuid
+        )
         return _submit_locked(
-            reviewer=reviewer, sample=sample, fields={"client_uuid": client_uuid, **fields}
+            reviewer=reviewer,
+            sample=sample,
+            locks=locks,
+            fields={"client_uuid": client_uuid, **fields},
         )
 
 
@@ -124,15 +130,29 @@ def review_submit_visible(
     **verdict: Unpack[Verdict],
 ) -> SubmitResult | None:
     """:func:`review_submit` on a sample given by its id; None when the reviewer may not
-    review in the sample's dataset."""
-    sample = annotation_selectors.sample_get_visible(
-        user=reviewer, sample_id=sample_id, with_media=False, role=ANNOTATOR
-    )
-    if sample is None:
+    review in the sample's dataset. The sample is read by the slot lock's statement."""
+    if not annotation_selectors.role_held(user=reviewer, role=ANNOTATOR):
         return None
-    return review_submit(
-        reviewer=reviewer, sample=sample, client_uuid=client_uuid, decision=decision, **verdict
-    )
+    if not annotation_selectors.BIGINT_MIN <= sample_id <= annotation_selectors.BIGINT_MAX:
+        return None
+    with transaction.atomic():
+        locks = submit_sql.slots_lock(
+            sample_id=sample_id,
+            reviewer_id=reviewer.pk,
+            client_uuid=client_uuid,
+            read_sample=True,
+            lead=is_lead(reviewer),
+        )
+        sample = annotation_selectors.sample_from_visible(locks.sample_json)
+        if sample is None:
+            return None
+        fields = _verdict_fields(sample, decision, verdict)
+        return _submit_locked(
+            reviewer=reviewer,
+            sample=sample,
+            locks=locks,
+            fields={"client_uuid": client_uuid, **fields},
+        )
 
 
 @transaction.atomic
@@ -178,16 +198,15 @@ def _replayed(reviewer: User, sample: Sample, client_uuid: uuid.UUID) -> Review 
     return earlier
 
 
-def _submit_locked(*, reviewer: User, sample: Sample, fields: dict[str, Any]) -> SubmitResult:
-    """The submission in a fixed number of statements: the lock of the sample's slots, which
-    reads along the overlap, whether this submission id was seen and whether the reviewer holds
-    a draft or a skip of the sample; the review's writes; and, when it settles the sample, the
-    settlement's (``review.services.submit_sql``)."""
+def _submit_locked(
+    *, reviewer: User, sample: Sample, locks: submit_sql.Locks, fields: dict[str, Any]
+) -> SubmitResult:
+    """The submission in a fixed number of statements, after the lock of the sample's slots
+    (``locks``), which reads along the overlap, whether this submission id was seen and whether
+    the reviewer holds a draft or a skip of the sample: the review's writes and, when it
+    settles the sample, the settlement's (``review.services.submit_sql``)."""
     # Locking every slot of the sample serialises its submissions: the last one settles it,
-    # and a retry of the same submission waits here, then finds the first one.
-    locks = submit_sql.slots_lock(
-        sample_id=sample.pk, reviewer_id=reviewer.pk, client_uuid=fields["client_uuid"]
-    )
+    # and a retry of the same submission waits at the lock, then finds the first one.
     gold = next((s for s in locks.slots if s.gold and s.reviewer_id == reviewer.pk), None)
     if gold is not None:
         # Served as a gold item: the answer is held against the expected one, and the

@@ -35,7 +35,7 @@ from annotation.models import Dataset, DatasetMembership, Sample
 from core import roles
 from core.roles import ANNOTATOR, AUDITOR
 from judging.models import AuditItem
-from tests.annotation.factories import UserFactory, mmooc_dataset
+from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
 from tests.judging import audit_factories as af
 from tests.review.factories import open_queue, review_dataset
@@ -193,13 +193,15 @@ ROLE_SETS = st.sampled_from(
 
 class MembershipMachine(RuleBasedStateMachine):
     """Random additions, role changes and removals of members over three people and three
-    datasets; after each step both membership tests agree with the memberships, and each
-    person's role groups are the roles they hold in their datasets."""
+    datasets; after each step both membership tests, and the sample read that the review
+    submission's lock calls, agree with the memberships, and each person's role groups are the
+    roles they hold in their datasets."""
 
     @initialize()
     def setup(self) -> None:
         self.people = [UserFactory.create(role=r) for r in (ANNOTATOR, AUDITOR, ANNOTATOR)]
         self.datasets = [mmooc_dataset() for _ in range(3)]
+        self.samples = [mmooc_sample(dataset) for dataset in self.datasets]
         self.held: dict[tuple[int, int], frozenset[str]] = {}
 
     @rule(person=st.integers(0, 2), dataset=st.integers(0, 2), wanted=ROLE_SETS)
@@ -244,8 +246,12 @@ class MembershipMachine(RuleBasedStateMachine):
                     orm = selectors.dataset_get_visible(
                         user=person, dataset_id=dataset.pk, role=role
                     )
+                    sample = selectors.sample_get_visible(
+                        user=person, sample_id=self.samples[d].pk, with_media=False, role=role
+                    )
                     assert sql == expected, (p, d, role)
                     assert (orm is not None) == expected, (p, d, role)
+                    assert (sample is not None) == expected, (p, d, role)
 
     @invariant()
     def site_roles_are_the_roles_held(self) -> None:

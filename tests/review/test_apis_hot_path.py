@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 
 from annotation import services as annotation_services
 from annotation.models import Sample, SampleStatus
-from review.models import Outcome, Review
-from tests.annotation.factories import UserFactory
+from review.models import Outcome, Review, Slot
+from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import review_dataset
 
 pytestmark = pytest.mark.django_db
@@ -23,13 +23,13 @@ pytestmark = pytest.mark.django_db
 # The token with its user and roles; inside the savepoint pair the test transaction adds, the
 # claim statement, which also tests the dataset's visibility and reads the sample's card.
 CLAIM = 4
-# The token; the savepoint pair; the sample with its dataset, if visible; the slot lock (with
-# the overlap, replay, draft and skip tests); one statement writing the review, its slot and
-# the sample's first status step with its history or, settling, that statement reading the
-# round's other reviews and one more moving the status with its history, the outcome and the
-# summary note.
-SUBMIT = 6
-SETTLE = 7
+# The token; the savepoint pair; the slot lock (reading the sample with its dataset, if
+# visible, and the overlap, replay, draft and skip tests); one statement writing the review,
+# its slot and the sample's first status step with its history or, settling, that statement
+# reading the round's other reviews and one more moving the status with its history, the
+# outcome and the summary note.
+SUBMIT = 5
+SETTLE = 6
 
 
 def _token_client(user: Any) -> APIClient:
@@ -176,3 +176,28 @@ def test_the_claims_urls_are_the_reversed_ones_under_any_script_prefix(annotator
             assert sample["media"] and claimed["url"].startswith(prefix)
         finally:
             set_script_prefix("/")
+
+
+def test_a_submission_out_of_reach_or_wrong_writes_nothing(annotator: Any) -> None:
+    """The submit reads its sample in the slot lock's statement and answers as before: 404 for
+    a sample of a dataset the reviewer is no member of (its slots left as they were) or an id
+    that names none, however large; 409 for a sample they see that has no slot open; 400 for
+    edits outside the taxonomy, after which the same lease still takes a good review."""
+    dataset = review_dataset(1, members=[annotator])
+    client = _token_client(annotator)
+    sample_id, body = _loop(client, dataset.pk)
+    other = review_dataset(1)
+    foreign = Sample.objects.get(dataset=other)
+    slots = list(Slot.objects.filter(sample=foreign).values_list("reviewer_id", "done"))
+    for missing in (foreign.pk, 2**63, 10**30):
+        answer = client.post(reverse("api_reviews"), {**body, "sample": missing}, format="json")
+        assert answer.status_code == 404, missing
+    assert list(Slot.objects.filter(sample=foreign).values_list("reviewer_id", "done")) == slots
+    settled = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    answer = client.post(reverse("api_reviews"), {**body, "sample": settled.pk}, format="json")
+    assert answer.status_code == 409
+    bad = {**body, "values": {"scenario": "no such scenario"}}
+    assert client.post(reverse("api_reviews"), bad, format="json").status_code == 400
+    assert not Review.objects.exists()
+    assert client.post(reverse("api_reviews"), body, format="json").status_code == 201
+    assert Review.objects.get().sample_id == sample_id

@@ -111,10 +111,10 @@ def test_concurrent_duplicate_submissions_make_one_review() -> None:
 
 def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() -> None:
     """The second review of a sample, sent while the first one's transaction still holds the
-    sample's slots, waits for it, then settles the sample in one statement: the sample it
-    read before the lock (before the first review moved it to "in review") is brought up to
-    date by the write after the wait, so the settlement is not refused as "moved meanwhile"
-    and left to annotation's full update."""
+    sample's slots, waits for it, then settles the sample in one statement: the sample its lock
+    read in the statement's snapshot (before the first review moved it to "in review") is
+    brought up to date by the write after the wait, so the settlement is not refused as
+    "moved meanwhile" and left to annotation's full update."""
     dataset = review_dataset(1, k=2)
     first, second = (
         UserFactory.create(role="annotator", member_of=dataset),
@@ -163,5 +163,5 @@ def test_a_settling_review_that_waited_for_the_first_settles_in_one_statement() 
     assert results["first"].settled_status is None
     assert results["second"].settled_status == SampleStatus.VERIFIED
     assert Sample.objects.get(pk=sample_id).status == SampleStatus.VERIFIED
-    # The sample, BEGIN, the lock, the review write, the settlement, COMMIT.
-    assert len(results["statements"]) == 6, results["statements"]
+    # BEGIN, the lock reading the sample, the review write, the settlement, COMMIT.
+    assert len(results["statements"]) == 5, results["statements"]
