@@ -89,3 +89,10 @@ def my_reviews(*, reviewer: User, dataset: Dataset | None = None) -> QuerySet[Re
     if dataset is not None:
         reviews = reviews.filter(dataset=dataset)
     return reviews
+
+
+def last_review_amendable(*, reviewer: User, dataset: Dataset) -> Review | None:
+    """The reviewer's latest review in the dataset while it can still be amended (what the
+    workbench's undo reopens); None once its sample is settled or nothing was submitted."""
+    last = my_reviews(reviewer=reviewer, dataset=dataset).first()
+    return last if last is not None and getattr(last, "amendable", False) else None
