@@ -365,6 +365,19 @@
     }
     if (undoLink) undoLink.addEventListener("click", function (e) { e.preventDefault(); undo(); });
 
+    /* ---- the dataset's instructions: closed stays closed in this dataset ---- */
+    const instructions = document.getElementById("instructions");
+    if (instructions) {
+      const closedKey = "review-instructions-closed:" + config.datasetId;
+      try { if (localStorage.getItem(closedKey) === "1") instructions.open = false; } catch (e) { /* no storage */ }
+      instructions.addEventListener("toggle", function () {
+        try {
+          if (instructions.open) localStorage.removeItem(closedKey);
+          else localStorage.setItem(closedKey, "1");
+        } catch (e) { /* no storage: it opens again on the next sample */ }
+      });
+    }
+
     /* ---- the "?" overlay of every key ---- */
     const keysHelp = document.getElementById("keys-help");
     function openKeys() { if (keysHelp && !keysHelp.open) keysHelp.showModal(); }

@@ -212,3 +212,21 @@ def test_the_settings_form_sets_the_thresholds_that_flag_reviewers(lead: Any) ->
     response = client.post(url, {**form, "min_gold_accuracy_percent": "120"}, follow=True)
     assert "less than or equal to 100" in response.content.decode()
     assert ReviewSettings.objects.get(dataset=dataset).min_gold_accuracy == 0.65
+
+
+def test_the_workbench_shows_the_datasets_instructions_rendered(annotator: Any) -> None:
+    """The dataset's Markdown instructions stand above the sample, collapsible, with any HTML
+    of theirs as text; a dataset without instructions shows no empty box."""
+    dataset = review_dataset(1, members=[annotator])
+    sample = Sample.objects.get(dataset=dataset)
+    client = _client(annotator)
+    url = reverse("review:workbench", args=[sample.pk])
+    assert b'id="instructions"' not in client.get(url).content
+    annotation_services.dataset_set_instructions(
+        dataset=dataset, instructions="Refuse when **unsure**.\n\n<img src=x onerror=alert(1)>"
+    )
+    page = client.get(url).content.decode()
+    box = page[page.index('<details class="instructions card"') : page.index('class="workbench')]
+    assert "<summary>Instructions for reviewers</summary>" in box
+    assert "<strong>unsure</strong>" in box
+    assert "<img" not in box and "&lt;img src=x" in box
