@@ -22,7 +22,7 @@ from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
 from annotation.lookups import dataset_or_404
 from annotation.models import Sample, SampleRevision, SampleStatus
-from core.roles import acting_user, is_lead
+from core.roles import ANNOTATOR, acting_user, is_lead
 
 
 @require_GET
@@ -40,7 +40,7 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
             "rows": extensions.dataset_list_cells(
                 user=acting_user(request.user), datasets=datasets
             ),
-            "columns": extensions.dataset_list_columns(),
+            "columns": extensions.dataset_list_columns(user=acting_user(request.user)),
             "can_create": is_lead(request.user),
             "show_archived": show_archived,
         },
@@ -82,6 +82,10 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "to_adjudicate": by_status[SampleStatus.NEEDS_ADJUDICATION],
             "terms": selectors.taxonomy_terms(dataset=dataset),
             "is_lead": is_lead(request.user),
+            # Auditors who do not annotate here get no Review link (its pages refuse them).
+            "reviews_here": selectors.dataset_role_allows(
+                user=request.user, dataset=dataset, role=ANNOTATOR
+            ),
         },
     )
 

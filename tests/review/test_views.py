@@ -230,3 +230,34 @@ def test_the_workbench_shows_the_datasets_instructions_rendered(annotator: Any) 
     assert "<summary>Instructions for reviewers</summary>" in box
     assert "<strong>unsure</strong>" in box
     assert "<img" not in box and "&lt;img src=x" in box
+
+
+def test_an_auditor_is_offered_no_review_work(auditor: Any, annotator: Any) -> None:
+    """An auditor who does not annotate sees no "My review work" column, no "My reviews"
+    link and no Review link (the review pages refuse them); an annotator sees all three."""
+    dataset = review_dataset(2)
+    annotation_services.dataset_add_member(
+        dataset=dataset, user=auditor, roles=frozenset({"auditor"})
+    )
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    for user, shown in ((auditor, False), (annotator, True)):
+        client = _client(user)
+        listing = client.get(reverse("annotation:dataset_list")).content.decode()
+        detail = client.get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+        assert ("My review work" in listing) is shown
+        assert (reverse("review:mine") in listing) is shown
+        assert (reverse("review:queue", args=[dataset.pk]) in listing) is shown
+        assert ('id="link-review"' in detail.content.decode()) is shown
+
+
+def test_review_work_shows_only_on_datasets_one_annotates_in(annotator: Any) -> None:
+    """Annotating in one dataset and auditing in another, the column counts the first only."""
+    from review.work import dataset_list_work
+
+    reviewed, audited = review_dataset(2), review_dataset(2)
+    annotation_services.dataset_add_member(dataset=reviewed, user=annotator)
+    annotation_services.dataset_add_member(
+        dataset=audited, user=annotator, roles=frozenset({"auditor"})
+    )
+    work = dataset_list_work(user=annotator, datasets=[reviewed, audited])
+    assert set(work) == {reviewed.pk}
