@@ -71,15 +71,20 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
     counts = selectors.dataset_status_counts(dataset=dataset)
     by_status = {row.status: row.count for row in counts}
+    total = sum(by_status.values())
+    imported = by_status[SampleStatus.IMPORTED]
+    to_adjudicate = by_status[SampleStatus.NEEDS_ADJUDICATION]
     return render(
         request,
         "annotation/dataset_detail.html",
         {
             "dataset": dataset,
             "counts": counts,
-            "total": sum(by_status.values()),
-            "imported": by_status[SampleStatus.IMPORTED],
-            "to_adjudicate": by_status[SampleStatus.NEEDS_ADJUDICATION],
+            "total": total,
+            "imported": imported,
+            "to_adjudicate": to_adjudicate,
+            # The "What to do next" bar only when it has something to say.
+            "next_steps": bool((not total and not dataset.archived) or imported or to_adjudicate),
             "terms": selectors.taxonomy_terms(dataset=dataset),
             "is_lead": is_lead(request.user),
             # Auditors who do not annotate here get no Review link (its pages refuse them).
