@@ -7,9 +7,13 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from core.roles import is_lead
+from core.roles import is_lead, is_reviewer
 
 
 def people(request: HttpRequest) -> dict[str, Any]:
-    """``user_is_lead``: whether to show the People link (read only when a page asks)."""
-    return {"user_is_lead": SimpleLazyObject(lambda: is_lead(request.user))}
+    """``user_is_lead``: whether to show the People link; ``user_is_reviewer``: whether to
+    show "My reviews" (read only when a page asks)."""
+    return {
+        "user_is_lead": SimpleLazyObject(lambda: is_lead(request.user)),
+        "user_is_reviewer": SimpleLazyObject(lambda: is_reviewer(request.user)),
+    }

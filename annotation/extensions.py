@@ -40,6 +40,8 @@ class DatasetListColumn:
     heading: str | Promise
     template: str
     load: Callable[..., Mapping[int, Any]]  # load(*, user, datasets) -> {dataset id: value}
+    # Who sees the column at all (everyone when None): "My review work" is for reviewers.
+    shown_to: Callable[[User], bool] | None = None
 
 
 _dataset_list_columns: list[DatasetListColumn] = []
@@ -51,15 +53,20 @@ def dataset_list_column_register(column: DatasetListColumn) -> None:
         _dataset_list_columns.append(column)
 
 
-def dataset_list_columns() -> list[DatasetListColumn]:
-    return list(_dataset_list_columns)
+def dataset_list_columns(*, user: User | None = None) -> list[DatasetListColumn]:
+    """The registered columns; with ``user``, only those shown to them."""
+    return [
+        c
+        for c in _dataset_list_columns
+        if c.shown_to is None or (user is not None and c.shown_to(user))
+    ]
 
 
 def dataset_list_cells(
     *, user: User | None, datasets: list[Dataset]
 ) -> list[tuple[Dataset, list[tuple[str, Any]]]]:
     """Each dataset with its extra cells: (template, value) per registered column."""
-    columns = dataset_list_columns()
+    columns = dataset_list_columns(user=user)
     loaded = [column.load(user=user, datasets=datasets) if user else {} for column in columns]
     return [
         (dataset, [(c.template, v.get(dataset.pk)) for c, v in zip(columns, loaded, strict=True)])

@@ -23,6 +23,19 @@ class DatasetCreateForm(MarkedForm):
     description = forms.CharField(label=_("Description"), widget=forms.Textarea, required=False)
 
 
+class DatasetInstructionsForm(MarkedForm):
+    instructions = forms.CharField(
+        label=_("Instructions for reviewers"),
+        widget=forms.Textarea(attrs={"rows": 16}),
+        required=False,
+        strip=True,
+        help_text=_(
+            "Markdown: headings, lists, emphasis, links and tables. Shown above the sample in "
+            "the review workbench; HTML is shown as text."
+        ),
+    )
+
+
 # The roles a member may hold in one dataset, as one choice.
 MEMBER_ROLE_CHOICES = [
     (ANNOTATOR, _("Annotator")),

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation import selectors, services
 from annotation.forms import (
     MEMBER_ROLE_CHOICES,
+    DatasetInstructionsForm,
     MemberAddForm,
     MemberRolesForm,
     PresetLoadForm,
@@ -44,6 +45,34 @@ def _lead_dataset(request: HttpRequest, dataset_id: int) -> Dataset:
 def _errors(request: HttpRequest, exc: ValidationError) -> None:
     for message in exc.messages:
         messages.error(request, message)
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_instructions(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The instructions reviewers read above each sample (Markdown), with how they look."""
+    dataset = _lead_dataset(request, dataset_id)
+    form = DatasetInstructionsForm(
+        request.POST or None, initial={"instructions": dataset.instructions}
+    )
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                services.dataset_set_instructions(
+                    dataset=dataset, instructions=form.cleaned_data["instructions"]
+                )
+            except ValidationError as exc:
+                form.add_error("instructions", exc)
+            else:
+                messages.success(request, _("The instructions were saved."))
+                return redirect("annotation:dataset_instructions", dataset_id=dataset.pk)
+        status = 400
+    return render(
+        request,
+        "annotation/dataset_instructions.html",
+        {"dataset": dataset, "form": form},
+        status=status,
+    )
 
 
 @require_http_methods(["GET", "POST"])

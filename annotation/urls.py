@@ -35,6 +35,11 @@ urlpatterns = [
         name="dataset_auto_send",
     ),
     path(
+        "datasets/<int:dataset_id>/instructions/",
+        settings_views.dataset_instructions,
+        name="dataset_instructions",
+    ),
+    path(
         "datasets/<int:dataset_id>/members/",
         settings_views.dataset_members,
         name="dataset_members",

@@ -23,7 +23,7 @@ from annotation.forms import DatasetCreateForm
 from annotation.http import ranged_file_response
 from annotation.lookups import dataset_or_404
 from annotation.models import Sample, SampleRevision, SampleStatus
-from core.roles import acting_user, is_lead
+from core.roles import ANNOTATOR, acting_user, is_lead
 
 
 @require_GET
@@ -41,7 +41,7 @@ def dataset_list(request: HttpRequest) -> HttpResponse:
             "rows": extensions.dataset_list_cells(
                 user=acting_user(request.user), datasets=datasets
             ),
-            "columns": extensions.dataset_list_columns(),
+            "columns": extensions.dataset_list_columns(user=acting_user(request.user)),
             "can_create": is_lead(request.user),
             "show_archived": show_archived,
         },
@@ -72,17 +72,26 @@ def dataset_detail(request: HttpRequest, dataset_id: int) -> HttpResponse:
     dataset = dataset_or_404(request, dataset_id)
     counts = selectors.dataset_status_counts(dataset=dataset)
     by_status = {row.status: row.count for row in counts}
+    total = sum(by_status.values())
+    imported = by_status[SampleStatus.IMPORTED]
+    to_adjudicate = by_status[SampleStatus.NEEDS_ADJUDICATION]
     return render(
         request,
         "annotation/dataset_detail.html",
         {
             "dataset": dataset,
             "counts": counts,
-            "total": sum(by_status.values()),
-            "imported": by_status[SampleStatus.IMPORTED],
-            "to_adjudicate": by_status[SampleStatus.NEEDS_ADJUDICATION],
+            "total": total,
+            "imported": imported,
+            "to_adjudicate": to_adjudicate,
+            # The "What to do next" bar only when it has something to say.
+            "next_steps": bool((not total and not dataset.archived) or imported or to_adjudicate),
             "terms": selectors.taxonomy_terms(dataset=dataset),
             "is_lead": is_lead(request.user),
+            # Auditors who do not annotate here get no Review link (its pages refuse them).
+            "reviews_here": selectors.dataset_role_allows(
+                user=request.user, dataset=dataset, role=ANNOTATOR
+            ),
         },
     )
 

@@ -195,6 +195,7 @@ class ProgressOutput(serializers.Serializer[Any]):
     task = serializers.CharField()
     total = serializers.IntegerField()
     done = serializers.IntegerField()
+    verdicts = serializers.IntegerField()
     made = serializers.IntegerField()
     errors = serializers.IntegerField()  # type: ignore[assignment]
     preexisting = serializers.IntegerField()

@@ -117,7 +117,8 @@ class JobProgress:
     status_label: str
     task: str
     total: int
-    done: int
+    done: int  # calls ended, failed ones too (what the bar shows)
+    verdicts: int  # of those, the ones that gave a verdict
     made: int
     errors: int
     preexisting: int
@@ -199,6 +200,7 @@ def job_progress(*, job: JudgeJob) -> JobProgress:
         task=job.task,
         total=job.total,
         done=done,
+        verdicts=max(done - (totals["errors"] or 0), 0),
         made=made,
         errors=totals["errors"] or 0,
         preexisting=job.preexisting,

@@ -82,7 +82,8 @@ def dataset_judging(request: HttpRequest, dataset_id: int) -> HttpResponse:
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                messages.success(request, _("Job started."))
+                # job-progress.js takes it away once the job has ended.
+                messages.success(request, _("Job started."), extra_tags="until-job-ends")
                 return redirect("judging:job_detail", job_id=job.pk)
     status = 400 if request.method == "POST" else 200
     return _judging_page(request, dataset, models, form=form, status=status)

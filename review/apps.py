@@ -8,6 +8,7 @@ class ReviewConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
+        from core.roles import is_reviewer
         from review import imported, work
         from review.exclusions import selectors as consensus_selectors
         from review.gold import services as gold_services
@@ -19,6 +20,7 @@ class ReviewConfig(AppConfig):
                 heading=_("My review work"),
                 template="review/_dataset_work.html",
                 load=work.dataset_list_work,
+                shown_to=is_reviewer,
             )
         )
         # A lead marks gold items from the sample page and the sample list.

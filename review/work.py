@@ -10,6 +10,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Out
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset
+from core.roles import ANNOTATOR
 from review.models import Review, Slot
 from review.selectors import AMENDABLE_STATUSES
 
@@ -66,8 +67,11 @@ def reviewer_work(*, reviewer: User, dataset_ids: Iterable[int]) -> dict[int, Re
 
 def dataset_list_work(*, user: User, datasets: list[Dataset]) -> dict[int, ReviewerWork]:
     """What the dataset list shows beside each dataset for this user (see annotation's
-    dataset list extensions)."""
-    return reviewer_work(reviewer=user, dataset_ids=[d.pk for d in datasets])
+    dataset list extensions): only on the datasets they review in, not those they audit."""
+    reviewing = annotation_selectors.dataset_list_visible(user=user, role=ANNOTATOR).filter(
+        pk__in=[d.pk for d in datasets]
+    )
+    return reviewer_work(reviewer=user, dataset_ids=list(reviewing.values_list("pk", flat=True)))
 
 
 def my_reviews(*, reviewer: User, dataset: Dataset | None = None) -> QuerySet[Review]:
@@ -89,3 +93,10 @@ def my_reviews(*, reviewer: User, dataset: Dataset | None = None) -> QuerySet[Re
     if dataset is not None:
         reviews = reviews.filter(dataset=dataset)
     return reviews
+
+
+def last_review_amendable(*, reviewer: User, dataset: Dataset) -> Review | None:
+    """The reviewer's latest review in the dataset while it can still be amended (what the
+    workbench's undo reopens); None once its sample is settled or nothing was submitted."""
+    last = my_reviews(reviewer=reviewer, dataset=dataset).first()
+    return last if last is not None and getattr(last, "amendable", False) else None

@@ -23,6 +23,12 @@ class Dataset(models.Model):
     version = models.CharField(_("version"), max_length=50, blank=True, default="1.0")
     description = models.TextField(_("description"), blank=True, default="")
     preset = models.CharField(_("taxonomy preset"), max_length=50, blank=True, default="")
+    instructions = models.TextField(
+        _("instructions for reviewers"),
+        blank=True,
+        default="",
+        help_text=_("Markdown, shown above the sample in the review workbench."),
+    )
     auto_send_to_review = models.BooleanField(
         _("send new imports to review automatically"),
         default=False,

@@ -28,6 +28,7 @@ from annotation.services.datasets import (
     dataset_remove_member,
     dataset_set_archived,
     dataset_set_auto_send,
+    dataset_set_instructions,
     member_roles,
 )
 from annotation.services.media import media_asset_derive, media_asset_store, media_assets_derive
@@ -64,6 +65,7 @@ __all__ = [
     "dataset_send_imports_on",
     "dataset_set_archived",
     "dataset_set_auto_send",
+    "dataset_set_instructions",
     "media_asset_derive",
     "media_asset_store",
     "media_assets_derive",

@@ -104,6 +104,24 @@ def dataset_set_auto_send(*, dataset: Dataset, enabled: bool) -> Dataset:
     return dataset
 
 
+# Long enough for a full guide; a page of the workbench stays light.
+MAX_INSTRUCTIONS_CHARS = 20_000
+
+
+def dataset_set_instructions(*, dataset: Dataset, instructions: str) -> Dataset:
+    """Set the instructions (Markdown) that the workbench shows reviewers above each sample."""
+    instructions = instructions.strip()
+    if len(instructions) > MAX_INSTRUCTIONS_CHARS:
+        raise ValidationError(
+            _("Instructions may hold at most %(max)s characters.")
+            % {"max": MAX_INSTRUCTIONS_CHARS},
+            code="instructions_too_long",
+        )
+    Dataset.objects.filter(pk=dataset.pk).update(instructions=instructions)
+    dataset.instructions = instructions
+    return dataset
+
+
 MEMBER_ROLES = (ANNOTATOR, AUDITOR)
 
 

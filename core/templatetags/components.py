@@ -16,6 +16,8 @@ from django.template.context import Context
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.markdown import markdown_html
+
 register = template.Library()
 
 # The arguments {% table %} reads itself; every other one is an attribute of the <table>.
@@ -127,3 +129,10 @@ def figure(fig: Any, digits: int = 3) -> dict[str, Any]:
     ``ci_high``, ``n`` and optionally ``too_small`` (a dict or an object); ``digits`` the
     decimals shown. No ``fig`` shows "—"."""
     return {"fig": fig, "digits": digits}
+
+
+@register.filter(name="markdown")
+def markdown_filter(text: str) -> SafeString:
+    """``{{ dataset.instructions|markdown }}``: Markdown as HTML in which nothing of the
+    source's own HTML survives unescaped (``core.markdown``)."""
+    return SafeString(markdown_html(text or ""))

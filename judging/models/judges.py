@@ -76,6 +76,11 @@ class Judge(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def built_in(self) -> bool:
+        """The rule judge ships with the site: it can be disabled, never deleted."""
+        return self.kind == JudgeKind.RULE
+
 
 class ModelResponse(models.Model):
     """An evaluated model's response to one sample."""

@@ -241,7 +241,7 @@ def judge_delete(*, judge: Judge) -> None:
     that uses it is queued or running, it cannot be deleted.
     """
     locked = Judge.objects.select_for_update().get(pk=judge.pk)
-    if locked.kind == JudgeKind.RULE:
+    if locked.built_in:
         raise ValidationError(
             _("The built-in rule judge cannot be deleted; disable it instead."), code="built_in"
         )

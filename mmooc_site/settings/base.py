@@ -150,6 +150,8 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True
+# One date style in both languages (mmooc_site/formats): "2026-12-02 18:58".
+FORMAT_MODULE_PATH = ["mmooc_site.formats"]
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))

@@ -185,6 +185,12 @@ def gold_mark_flagged(*, dataset: Dataset, sample_ids: Iterable[int] | None = No
     return gold_mark_bulk(dataset=dataset, sample_ids=flagged, by=None).marked
 
 
+def gold_item_served(*, sample: Sample) -> bool:
+    """Whether a gold item on this sample is served to reviewers now (its sample verified;
+    a taken-down one is not, as :func:`gold_candidates` selects)."""
+    return sample.status in GOLD_STATUSES
+
+
 def dataset_has_gold(*, dataset: Dataset) -> bool:
     """Whether any sample of the dataset is a gold item."""
     return GoldItem.objects.filter(dataset=dataset).exists()

@@ -34,6 +34,7 @@ def sample_gold_panel(*, user: Any, sample: Sample) -> dict[str, Any] | None:
     return {
         "item": selectors.gold_item_get(sample=sample),
         "markable": sample.status in gold_services.GOLD_STATUSES,
+        "served": gold_services.gold_item_served(sample=sample),
     }
 
 

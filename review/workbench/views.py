@@ -90,6 +90,14 @@ def workbench_context(
             "take": reverse("review:ahead_take"),
             "release": reverse("review:ahead_release"),
         }
+    undo = None
+    # A page reserved ahead is shown once the review before it is in: that review is the one
+    # to undo, and the script learns it when the server has it.
+    if mine is None and not ahead:
+        last = review_work.last_review_amendable(reviewer=user, dataset=sample.dataset)
+        if last is not None and last.sample_id != sample.pk:
+            url = reverse("review:workbench", args=[last.sample_id])
+            undo = {"url": f"{url}?amend=1&undo=1", "label": last.sample.external_id}
     config = {
         "sampleId": sample.pk,
         "externalId": sample.external_id,
@@ -101,6 +109,9 @@ def workbench_context(
         # What the sample holds: only fields that differ from it are sent as edits.
         "initial": {name: getattr(sample, name) for name in bench.fields},
         "urls": urls,
+        "undo": undo,
+        # Reopened by undo, the amended review leads back to the reviewer's lease.
+        "afterAmend": "next" if mine is not None and request.GET.get("undo") else "mine",
         "strings": {
             "saved": _("Draft saved"),
             "savedLocally": _("Offline: draft kept in this browser"),
@@ -118,6 +129,7 @@ def workbench_context(
             "discard": _("Discard it"),
             "pendingFirst": _("Save your earlier review first (see above)."),
             "offline": _("The server could not be reached."),
+            "nothingToUndo": _("No submission of yours here can still be changed."),
         },
     }
     work = review_work.reviewer_work(reviewer=user, dataset_ids=[sample.dataset_id])
@@ -135,6 +147,7 @@ def workbench_context(
         if sample.dataset_id in work
         else None,
         "ahead": ahead,
+        "undo": undo,
         "client_uuid": uuid.uuid4(),
         "wide_media": _wide(bench.images),
         "is_lead": is_lead(request.user),

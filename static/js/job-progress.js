@@ -86,6 +86,15 @@
     root.dispatchEvent(new CustomEvent("job-progress", { detail: job }));
   }
 
+  /* A message that says the job started ("until-job-ends") goes once the job has ended. */
+  function dropStartedMessages() {
+    document.querySelectorAll(".messages li.until-job-ends").forEach(function (item) {
+      var list = item.parentElement;
+      item.remove();
+      if (list && !list.children.length) list.remove();
+    });
+  }
+
   function follow(root) {
     var url = root.dataset.jobProgressUrl;
     var interval = Number(root.dataset.jobInterval) || 1000;
@@ -94,6 +103,7 @@
       return job.finished !== true && activeStatuses.indexOf(job.status) !== -1;
     }
     if (activeStatuses.indexOf(root.dataset.status) === -1) {
+      dropStartedMessages();
       return;
     }
     function poll() {
@@ -106,7 +116,10 @@
           show(root, job, active);
           if (active) {
             window.setTimeout(poll, interval);
-          } else if (root.hasAttribute("data-job-reload")) {
+            return;
+          }
+          dropStartedMessages();
+          if (root.hasAttribute("data-job-reload")) {
             window.location.reload();
           }
         })

@@ -107,6 +107,7 @@ window.ReviewAhead = (function () {
       outboxDrop(entry.body.client_uuid);
       try { localStorage.removeItem(entry.storageKey); } catch (e) { /* nothing kept */ }
       showPending();
+      window.dispatchEvent(new CustomEvent("review-delivered", { detail: { label: entry.label, pageUrl: entry.pageUrl } }));
       return r.json().catch(() => null).then(function (d) {
         // After a gold item with feedback on, its page shows the feedback first.
         if (d && d.feedback) { window.location.assign(entry.pageUrl); return; }

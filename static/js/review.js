@@ -296,7 +296,12 @@
           if (r.status === 200 || r.status === 201) {
             localStorage.removeItem(storageKey);
             saveState.textContent = S.submitted;
-            if (amend) { window.location.assign(config.urls.mine); return; }
+            if (amend) {
+              // Reopened by undo: back to the sample the reviewer left (their lease).
+              if (config.afterAmend === "next") return goNext();
+              window.location.assign(config.urls.mine);
+              return;
+            }
             // After a gold item with feedback on, the page shows it before moving on.
             return r.json().catch(() => null).then(function (d) {
               if (d && d.feedback) { window.location.reload(); return; }
@@ -315,14 +320,71 @@
     }
     form.addEventListener("submit", function (e) { e.preventDefault(); submit(); });
 
-    document.getElementById("skip").addEventListener("click", function () {
+    /* Skip: `k` puts the caret in the reason, Enter there skips (not the form's submit). */
+    let skipping = false;
+    function skip() {
+      if (skipping) return;
       const reason = form.elements.skip_reason.value.trim();
       if (!reason) { errorBox.textContent = S.needSkipReason; form.elements.skip_reason.focus(); return; }
+      skipping = true;
+      errorBox.textContent = "";
       api("POST", config.urls.skip, { reason: reason }).then(function (r) {
         if (r.ok) { localStorage.removeItem(storageKey); return goNext(); }
-        return r.json().then((d) => { errorBox.textContent = messageOf(d); });
+        skipping = false;
+        return r.json().catch(() => null).then((d) => { errorBox.textContent = messageOf(d); });
+      }, function () {
+        skipping = false;
+        errorBox.textContent = S.offline;
       });
-    });
+    }
+    document.getElementById("skip").addEventListener("click", skip);
+
+    /* ---- undo: the last submission reopened to amend, while it still can be ---- */
+    let undoTarget = config.undo || null;
+    const undoLink = document.getElementById("undo");
+    function showUndo() {
+      if (!undoLink) return;
+      undoLink.hidden = !undoTarget;
+      if (!undoTarget) return;
+      undoLink.href = undoTarget.url;
+      undoLink.querySelector("[data-undo-label]").textContent = undoTarget.label;
+    }
+    showUndo();
+    // A review sent in the background (the next sample already on screen) becomes the one to undo.
+    window.addEventListener("review-delivered", function (e) {
+      if (config.urls.amend) return;
+      undoTarget = { url: e.detail.pageUrl + "?amend=1&undo=1", label: e.detail.label };
+      showUndo();
+    }, on);
+    function undo() {
+      if (config.urls.amend) return;
+      if (Ahead.busy()) { saveState.textContent = S.submitting; Ahead.busy().then(undo); return; }
+      if (!undoTarget) { errorBox.textContent = S.nothingToUndo; return; }
+      saveLocal();
+      window.location.assign(undoTarget.url);
+    }
+    if (undoLink) undoLink.addEventListener("click", function (e) { e.preventDefault(); undo(); });
+
+    /* ---- the dataset's instructions: closed stays closed in this dataset ---- */
+    const instructions = document.getElementById("instructions");
+    if (instructions) {
+      const closedKey = "review-instructions-closed:" + config.datasetId;
+      try { if (localStorage.getItem(closedKey) === "1") instructions.open = false; } catch (e) { /* no storage */ }
+      instructions.addEventListener("toggle", function () {
+        try {
+          if (instructions.open) localStorage.removeItem(closedKey);
+          else localStorage.setItem(closedKey, "1");
+        } catch (e) { /* no storage: it opens again on the next sample */ }
+      });
+    }
+
+    /* ---- the "?" overlay of every key ---- */
+    const keysHelp = document.getElementById("keys-help");
+    function openKeys() { if (keysHelp && !keysHelp.open) keysHelp.showModal(); }
+    for (const opener of document.querySelectorAll("[data-open-keys]")) opener.addEventListener("click", openKeys);
+    if (keysHelp) {
+      keysHelp.querySelector("[data-close-keys]").addEventListener("click", function () { keysHelp.close(); });
+    }
 
     /* ---- comments ---- */
     const commentForm = document.getElementById("comment-form");
@@ -352,10 +414,16 @@
     document.addEventListener("keydown", function (e) {
       const target = e.target;
       const typing = target && (target.tagName === "INPUT" && target.type !== "radio" || target.tagName === "TEXTAREA" || target.tagName === "SELECT");
+      if (keysHelp && keysHelp.open) return; // the dialog closes itself on Escape
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
         Ahead.markKey(e.timeStamp);
         submit();
+        return;
+      }
+      if (e.key === "Enter" && target && target.id === "f-skip") {
+        e.preventDefault();
+        skip();
         return;
       }
       if (e.key === "Escape" && typing) { target.blur(); return; }
@@ -384,6 +452,8 @@
         "-": () => zoom.forEach((z) => z.by(1 / 1.5)),
         "0": () => zoom.forEach((z) => z.reset()),
         f: () => zoom.forEach((z) => z.full()),
+        z: undo,
+        "?": openKeys,
       }[key];
       if (handled) { e.preventDefault(); handled(); return; }
       if (focusKeys[key] && document.getElementById(focusKeys[key])) {

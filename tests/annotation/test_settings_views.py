@@ -190,3 +190,49 @@ def test_archived_datasets_are_hidden_unless_asked_for(lead: Any) -> None:
     assert reverse("annotation:dataset_import", args=[dataset.pk]) not in detail
     client.post(reverse("annotation:dataset_archive", args=[dataset.pk]), {"archived": "0"})
     assert "retired-set" in client.get(listing).text
+
+
+def test_a_lead_writes_the_instructions_and_sees_them_rendered(lead: Any) -> None:
+    """The lead's Markdown is kept and shown as reviewers will see it, its HTML as text."""
+    dataset = mmooc_dataset()
+    client = _client(lead)
+    url = reverse("annotation:dataset_instructions", args=[dataset.pk])
+    assert client.get(url).status_code == 200
+    text = "## Before you start\n\n- check the **label**\n\n<script>alert(1)</script>"
+    response = client.post(url, {"instructions": f"  {text}\n"})
+    assert response.status_code == 302
+    dataset.refresh_from_db()
+    assert dataset.instructions == text
+    page = client.get(url).content.decode()
+    assert "<h2>Before you start</h2>" in page and "<strong>label</strong>" in page
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    detail = client.get(reverse("annotation:dataset_detail", args=[dataset.pk])).content.decode()
+    assert url in detail
+
+
+def test_instructions_too_long_are_refused_with_the_limit(lead: Any) -> None:
+    """Instructions over the limit get a 400 that names it, and the old ones stay."""
+    from annotation.services.datasets import MAX_INSTRUCTIONS_CHARS
+
+    dataset = mmooc_dataset()
+    services.dataset_set_instructions(dataset=dataset, instructions="keep me")
+    url = reverse("annotation:dataset_instructions", args=[dataset.pk])
+    response = _client(lead).post(url, {"instructions": "x" * (MAX_INSTRUCTIONS_CHARS + 1)})
+    assert response.status_code == 400
+    assert f"at most {MAX_INSTRUCTIONS_CHARS}" in response.content.decode().replace(",", "")
+    dataset.refresh_from_db()
+    assert dataset.instructions == "keep me"
+
+
+@pytest.mark.parametrize("role", ["annotator", "auditor"])
+def test_only_leads_change_the_instructions(role: str, annotator: Any, auditor: Any) -> None:
+    """An annotator or auditor member gets a 403 and the instructions stay as they were."""
+    user = {"annotator": annotator, "auditor": auditor}[role]
+    dataset = mmooc_dataset()
+    services.dataset_add_member(dataset=dataset, user=user)
+    url = reverse("annotation:dataset_instructions", args=[dataset.pk])
+    client = _client(user)
+    assert client.get(url).status_code == 403
+    assert client.post(url, {"instructions": "mine"}).status_code == 403
+    dataset.refresh_from_db()
+    assert dataset.instructions == ""

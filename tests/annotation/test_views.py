@@ -241,3 +241,20 @@ def test_sample_history_shows_old_and_new_values(lead: Any) -> None:
     assertInHTML("<ins>The car is hidden.</ins>", html)
     assertInHTML("<del>Pending review</del>", html)
     assertInHTML("<ins>Verified</ins>", html)
+
+
+def test_the_what_to_do_next_bar_shows_only_with_something_to_do(lead: Any) -> None:
+    """A dataset with nothing to import, send or adjudicate shows no empty "What to do next"
+    bar; an empty one offers the import, one with imported samples offers to send them."""
+    from annotation.models import SampleStatus
+
+    client = Client()
+    client.force_login(lead)
+    dataset = mmooc_dataset()
+    url = reverse("annotation:dataset_detail", args=[dataset.pk])
+    assert 'class="next-steps"' in client.get(url).content.decode()  # no samples: import
+    mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    assert 'class="next-steps"' not in client.get(url).content.decode()
+    mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    page = client.get(url).content.decode()
+    assert 'class="next-steps"' in page and 'id="next-send-to-review"' in page

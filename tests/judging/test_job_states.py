@@ -97,3 +97,28 @@ def test_a_job_without_failed_calls_succeeds(
             django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
         )
     assert job.status == JudgeJobStatus.SUCCEEDED and job.message == ""
+
+
+def test_a_job_whose_every_call_failed_shows_no_verdicts_on_its_page(
+    django_capture_on_commit_callbacks: Any, fake_openai: Any, lead: Any
+) -> None:
+    """Every call ended, none gave a verdict: the page says 4 / 4 calls ended and 0 verdicts
+    (it once read "Verdicts 4 / 4 (100 %)")."""
+    from django.test import Client
+    from django.urls import reverse
+
+    dataset = mmooc_dataset()
+    bulk_responses(bulk_samples(dataset, 4), ["m"])
+    with fake_openai(fault_rates={"error_500": 1.0}) as server:
+        judge = fake_judge(server.base_url, max_attempts=1, backoff_base_s=0.01)
+        job = run_job(
+            django_capture_on_commit_callbacks, dataset=dataset, task="scoring", judges=[judge]
+        )
+    progress = selectors.job_progress(job=job)
+    assert (progress.done, progress.verdicts, progress.errors) == (4, 0, 4)
+    client = Client()
+    client.force_login(lead)
+    page = client.get(reverse("judging:job_detail", args=[job.pk])).content.decode()
+    verdicts = page[page.index('data-testid="verdicts"') :]
+    assert verdicts[verdicts.index(">") + 1 : verdicts.index("</dd>")].strip() == "0"
+    assert "Calls ended" in page

@@ -139,3 +139,31 @@ def test_the_judges_page_takes_constant_queries(
     # session, user, roles, judges with their latest test's id, those tests
     with django_assert_num_queries(5):
         client.get(url)
+
+
+def test_the_built_in_rule_judge_is_offered_no_delete(lead: Any) -> None:
+    """The rule judge's row says it is built in and has no Delete button (deleting it is
+    refused anyway); another judge without verdicts has one, styled as destructive."""
+    from tests.judging.factories import JudgeFactory
+
+    rule = rule_judge()
+    other = JudgeFactory.create(base_url="http://127.0.0.1:9/v1")
+    browser = Client()
+    browser.force_login(lead)
+    page = browser.get(reverse("judging:judge_list")).content.decode()
+    assert reverse("judging:judge_delete", args=[rule.pk]) not in page
+    assert 'data-testid="built-in"' in page
+    other_form = page[page.index(reverse("judging:judge_delete", args=[other.pk])) :]
+    assert '<button type="submit" class="danger">' in other_form[:400]
+
+
+def test_destructive_buttons_have_their_own_style() -> None:
+    """The .danger class that delete and revoke buttons carry is styled apart from the
+    primary buttons (it once had no rule, so they looked like the main action)."""
+    from pathlib import Path
+
+    css = (Path(__file__).resolve().parents[2] / "static" / "css" / "site.css").read_text()
+    assert "button.danger" in css
+    for template in ("annotation/dataset_delete.html", "accounts/api_token.html"):
+        path = Path(__file__).resolve().parents[2] / "templates" / template
+        assert 'class="danger"' in path.read_text(), template

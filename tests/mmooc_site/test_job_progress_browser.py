@@ -96,3 +96,34 @@ def test_an_audit_page_reloads_once_the_draw_has_ended(live_server: Any, lead_pa
     assert drawn is not None and drawn.status == "succeeded", drawn and drawn.message
     expect(lead_page.locator("#draw-status")).to_have_count(0, timeout=WAIT)
     expect(lead_page.locator("text=4 items")).to_have_count(1)
+
+
+def test_job_started_is_a_styled_message_that_goes_when_the_job_ends(
+    live_server: Any, lead_page: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting a job from the form says "Job started." in a message box (no list bullet);
+    once the job has ended the message is gone from the page."""
+    from playwright.sync_api import expect
+
+    from judging.models import JudgeJob
+
+    dataset, _ = af.scoring_dataset(n_samples=2, models=("gpt-4o",), judge_names=("gpt-judge",))
+    judge = rule_judge()
+    plan = jobs.enqueue_plan
+    monkeypatch.setattr(jobs, "enqueue_plan", lambda job_id: None)  # stays queued for now
+    lead_page.goto(f"{live_server.url}/datasets/{dataset.pk}/judging/")
+    lead_page.select_option("select[name=task]", "scoring")
+    lead_page.check(f"input[name=judges][value='{judge.pk}']")
+    lead_page.click("form:has(input[name=judges]) [type=submit]")
+    lead_page.wait_for_url("**/judge-jobs/*/")
+    message = lead_page.locator(".messages li", has_text="Job started.")
+    expect(message).to_be_visible()
+    bullet = lead_page.evaluate(
+        "getComputedStyle(document.querySelector('.messages')).listStyleType"
+    )
+    assert bullet == "none"
+    plan(JudgeJob.objects.get(dataset=dataset).pk)
+    expect(lead_page.locator('#job-progress [data-field="status_label"]')).to_have_text(
+        "Succeeded", timeout=WAIT
+    )
+    expect(message).to_have_count(0)

@@ -212,3 +212,52 @@ def test_the_settings_form_sets_the_thresholds_that_flag_reviewers(lead: Any) ->
     response = client.post(url, {**form, "min_gold_accuracy_percent": "120"}, follow=True)
     assert "less than or equal to 100" in response.content.decode()
     assert ReviewSettings.objects.get(dataset=dataset).min_gold_accuracy == 0.65
+
+
+def test_the_workbench_shows_the_datasets_instructions_rendered(annotator: Any) -> None:
+    """The dataset's Markdown instructions stand above the sample, collapsible, with any HTML
+    of theirs as text; a dataset without instructions shows no empty box."""
+    dataset = review_dataset(1, members=[annotator])
+    sample = Sample.objects.get(dataset=dataset)
+    client = _client(annotator)
+    url = reverse("review:workbench", args=[sample.pk])
+    assert b'id="instructions"' not in client.get(url).content
+    annotation_services.dataset_set_instructions(
+        dataset=dataset, instructions="Refuse when **unsure**.\n\n<img src=x onerror=alert(1)>"
+    )
+    page = client.get(url).content.decode()
+    box = page[page.index('<details class="instructions card"') : page.index('class="workbench')]
+    assert "<summary>Instructions for reviewers</summary>" in box
+    assert "<strong>unsure</strong>" in box
+    assert "<img" not in box and "&lt;img src=x" in box
+
+
+def test_an_auditor_is_offered_no_review_work(auditor: Any, annotator: Any) -> None:
+    """An auditor who does not annotate sees no "My review work" column, no "My reviews"
+    link and no Review link (the review pages refuse them); an annotator sees all three."""
+    dataset = review_dataset(2)
+    annotation_services.dataset_add_member(
+        dataset=dataset, user=auditor, roles=frozenset({"auditor"})
+    )
+    annotation_services.dataset_add_member(dataset=dataset, user=annotator)
+    for user, shown in ((auditor, False), (annotator, True)):
+        client = _client(user)
+        listing = client.get(reverse("annotation:dataset_list")).content.decode()
+        detail = client.get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+        assert ("My review work" in listing) is shown
+        assert (reverse("review:mine") in listing) is shown
+        assert (reverse("review:queue", args=[dataset.pk]) in listing) is shown
+        assert ('id="link-review"' in detail.content.decode()) is shown
+
+
+def test_review_work_shows_only_on_datasets_one_annotates_in(annotator: Any) -> None:
+    """Annotating in one dataset and auditing in another, the column counts the first only."""
+    from review.work import dataset_list_work
+
+    reviewed, audited = review_dataset(2), review_dataset(2)
+    annotation_services.dataset_add_member(dataset=reviewed, user=annotator)
+    annotation_services.dataset_add_member(
+        dataset=audited, user=annotator, roles=frozenset({"auditor"})
+    )
+    work = dataset_list_work(user=annotator, datasets=[reviewed, audited])
+    assert set(work) == {reviewed.pk}

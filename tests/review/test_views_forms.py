@@ -409,3 +409,20 @@ def test_defect_8_adjudication_keeps_unposted_fields_and_answers_400_to_malforme
         kept.explanation,
         "ooc",
     )
+
+
+def test_my_reviews_says_a_disputed_sample_waits_for_the_lead_not_settled(
+    annotator: Any,
+) -> None:
+    """A review whose sample went to adjudication cannot be amended, and is not called
+    "Settled": the lead has still to decide."""
+    dataset = logicvista_dataset(1, k=2, members=[annotator])
+    sample = Sample.objects.get(dataset=dataset)
+    submit(annotator, _fresh(sample))
+    submit(UserFactory.create(), _fresh(sample), "reject")
+    assert Sample.objects.get(pk=sample.pk).status == SampleStatus.NEEDS_ADJUDICATION
+    page = _page(annotator, "review:mine")
+    assert (
+        "Waiting for the lead&#x27;s decision" in page or "Waiting for the lead's decision" in page
+    )
+    assert "Settled" not in page and "Reopen and amend" not in page

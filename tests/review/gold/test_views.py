@@ -141,3 +141,23 @@ def test_the_queue_page_sets_the_gold_rate_and_feedback(lead: Any) -> None:
     assert ReviewSettings.objects.get(dataset=dataset).gold_rate == 0.1
     queue = client.get(reverse("review:queue", args=[dataset.pk])).content.decode()
     assert 'name="gold_percent"' in queue and 'value="10.0"' in queue
+
+
+def test_the_gold_card_of_a_taken_down_sample_says_it_is_not_served(lead: Any) -> None:
+    """Taken down, a gold item is no longer served; its card says so, not that reviewers
+    are served it, and no reviewer is offered it."""
+    from annotation import services as annotation_services
+
+    dataset = review_dataset(0)
+    sample = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    gold.gold_mark(sample=sample, by=lead)
+    url = reverse("annotation:sample_detail", args=[sample.pk])
+    page = _client(lead).get(url).content.decode()
+    assert "reviewers are served it" in page and 'data-testid="gold-not-served"' not in page
+    annotation_services.samples_take_down(
+        dataset=dataset, samples=Sample.objects.filter(pk=sample.pk), by=lead, reason="licence"
+    )
+    page = _client(lead).get(url).content.decode()
+    assert 'data-testid="gold-not-served"' in page
+    assert "reviewers are served it" not in page
+    assert gold.gold_candidates(dataset_id=dataset.pk, reviewer=lead, besides=None) == []
