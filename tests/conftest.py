@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from core import roles
@@ -18,6 +20,17 @@ from tests.support.fake_openai import FakeOpenAI
 from tests.support.processes import celery_worker, database_url, s3_client, seaweedfs
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+# Hypothesis: a few examples on a developer's machine, more in CI (CI set); no deadline, as
+# examples talk to PostgreSQL and Redis. Tests that give their own settings keep them.
+_SLOW_CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+hypothesis_settings.register_profile(
+    "default", max_examples=10, deadline=None, suppress_health_check=_SLOW_CHECKS
+)
+hypothesis_settings.register_profile(
+    "ci", max_examples=40, deadline=None, suppress_health_check=_SLOW_CHECKS
+)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.fixture(autouse=True)
