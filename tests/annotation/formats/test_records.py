@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 
-from annotation.formats.records import decode_base64
+from annotation.formats.records import custom_cell, custom_value, decode_base64
 
 PNG = bytes(range(256)) * 3 + b"!"  # 769 bytes: the text ends with "=="
 PLAIN = base64.b64encode(PNG).decode()
@@ -33,3 +34,24 @@ def test_base64_decodes_plain_and_every_tolerated_variant(text: str) -> None:
 def test_what_is_not_base64_is_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         decode_base64(text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *("text", "3", "true", "null", "", " padded ", "nan", '"quoted"', "[1] apples"),
+        *(3, 0.25, True, None, [1, "two"], {"a": {"b": [None]}}),
+    ],
+)
+def test_a_custom_cell_reads_back_as_the_same_value_and_type(value: Any) -> None:
+    """Text stays text even when it reads like a number or JSON; other values keep their type."""
+    cell = custom_cell(value)
+    assert cell != ""  # "" means the sample has no such field
+    back = custom_value(cell)
+    assert back == value and type(back) is type(value)
+
+
+def test_plain_text_is_written_as_it_is() -> None:
+    assert custom_cell("Look left.") == "Look left."
+    assert custom_cell("3") == '"3"'
+    assert custom_cell({"a": 1}) == '{"a": 1}'
