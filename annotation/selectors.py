@@ -111,28 +111,12 @@ def dataset_get_visible(
 
 def taxonomy_view(dataset: Dataset) -> TaxonomyView:
     """The dataset's taxonomy as the plain sets that validation works with."""
-    view = TaxonomyView(
-        groups=set(), categories={}, formats=set(), scenarios=set(), safety_categories={}
-    )
     # A retired term is no longer a value to give; samples that hold it keep it (a held value
     # outside the taxonomy never blocks an edit of another field).
     terms = TaxonomyTerm.objects.filter(dataset=dataset, retired=False).values_list(
         "kind", "code", "parent_code"
     )
-    for kind, code, parent in terms:
-        if kind == TermKind.GROUP:
-            view.groups.add(code)
-        elif kind == TermKind.CATEGORY:
-            view.categories[code] = parent
-        elif kind == TermKind.FORMAT:
-            view.formats.add(code)
-        elif kind == TermKind.SCENARIO:
-            view.scenarios.add(code)
-        elif kind == TermKind.SAFETY_CATEGORY:
-            view.safety_categories.setdefault(code, set())
-        elif kind == TermKind.SAFETY_SUBCATEGORY:
-            view.safety_categories.setdefault(parent, set()).add(code)
-    return view
+    return TaxonomyView.of_terms(terms)
 
 
 def taxonomy_terms(*, dataset: Dataset) -> QuerySet[TaxonomyTerm]:

@@ -22,6 +22,7 @@ from annotation.formats.records import (
     apply_licences,
     as_text,
     as_text_list,
+    custom_value,
     decode_base64,
     hostile_problem,
     is_missing,
@@ -107,6 +108,8 @@ _CONSUMED = {
     # The site's own layout adds the release's content hash: not data of the sample.
     *RELEASE_STATE_KEYS,
 }
+# The column that marks a record of this site's own MMOOC layout (snapshots' mmooc_layout).
+SITE_LAYOUT_COLUMN = "content_hash"
 # The fields the first record must have for the file to be MMOOC data at all.
 SIGNATURE = [("question_id", "id"), ("question",)]
 PARQUET_MAGIC = b"PAR1"
@@ -218,7 +221,10 @@ def _iter_parquet(source: Source) -> Iterator[tuple[int, dict[str, Any] | RowErr
             message("the file is not a readable Parquet file ({detail})", detail=exc)
         ) from exc
     if parquet.metadata.num_rows == 0:
-        raise FormatError(message("the file is empty"))
+        names = set(parquet.schema_arrow.names)
+        if any(all(name not in names for name in group) for group in SIGNATURE):
+            raise FormatError(message("the file is empty"))
+        return  # MMOOC's columns and no row (a split this site's layout left empty)
     row = 0
     # Record batches keep memory bounded by the batch, not the file.
     for batch in parquet.iter_batches(batch_size=BATCH_ROWS):
@@ -259,7 +265,15 @@ def sample_from_record(
     code = _type_code(record, problems)
     group = GROUP_OF_CODE.get(code) or as_text(record.get("answerability_group")) or default_group
     pipeline = as_text(record.get("pipeline") or record.get("source")).lower()
-    extra = {k: json_safe(v) for k, v in record.items() if k not in _CONSUMED}
+    if SITE_LAYOUT_COLUMN in record:
+        # This site's own layout: custom fields as typed cells, "" where a sample has none.
+        extra = {
+            k: custom_value(v)
+            for k, v in record.items()
+            if k not in _CONSUMED and isinstance(v, str) and v != ""
+        }
+    else:
+        extra = {k: json_safe(v) for k, v in record.items() if k not in _CONSUMED}
     sample = ParsedSample(
         row=row,
         external_id=external_id,
@@ -272,7 +286,12 @@ def sample_from_record(
         category_code=code,
         scenario=as_text(record.get("category")),
         pipeline=PIPELINE_ALIASES.get(pipeline, pipeline),
-        source_dataset=as_text(record.get("source_dataset")) or source_dataset,
+        # This site's layout names each row's source, an empty one included.
+        source_dataset=(
+            as_text(record["source_dataset"])
+            if SITE_LAYOUT_COLUMN in record and "source_dataset" in record
+            else as_text(record.get("source_dataset")) or source_dataset
+        ),
         generator_models=as_text_list(
             record.get("generator_models") or record.get("generator"), problems
         ),

@@ -337,6 +337,35 @@ def looks_like_path(text: str) -> bool:
     return "." in stripped or "\\" in stripped
 
 
+def custom_cell(value: object) -> str:
+    """A custom field as one text cell of this site's TSV and MMOOC layout, so that
+    ``custom_value`` reads back the same value and type: text as it is, unless it would read
+    as something else (a number, JSON, blanks, surrounding spaces), then as a JSON string;
+    any other value (numbers, true/false, null, lists, objects) as JSON."""
+    if isinstance(value, str) and _plain_text(value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _plain_text(text: str) -> bool:
+    if is_missing(text) or text != text.strip():
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
+
+
+def custom_value(cell: str) -> Any:
+    """A custom-field cell written by ``custom_cell`` as its value ("" is no value: callers
+    leave the field out)."""
+    try:
+        return json.loads(cell)
+    except ValueError:
+        return cell
+
+
 def json_safe(value: object) -> Any:
     """A value made JSON-serialisable for `extra` (bytes are dropped, NaN becomes None)."""
     if isinstance(value, dict):

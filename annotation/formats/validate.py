@@ -65,6 +65,25 @@ class TaxonomyView:
     scenarios: set[str] = field(default_factory=set)
     safety_categories: dict[str, set[str]] = field(default_factory=dict)
 
+    @classmethod
+    def of_terms(cls, terms: Iterable[tuple[str, str, str]]) -> TaxonomyView:
+        """The view of taxonomy terms given as (kind, code, parent code)."""
+        view = cls()
+        for kind, code, parent in terms:
+            if kind == "group":
+                view.groups.add(code)
+            elif kind == "category":
+                view.categories[code] = parent
+            elif kind == "format":
+                view.formats.add(code)
+            elif kind == "scenario":
+                view.scenarios.add(code)
+            elif kind == "safety_category":
+                view.safety_categories.setdefault(code, set())
+            elif kind == "safety_subcategory":
+                view.safety_categories.setdefault(parent, set()).add(code)
+        return view
+
 
 def extract_options(question: str) -> list[dict[str, str]]:
     """Options written into a question's text, labelled A, B, C, … in order.

@@ -4,7 +4,8 @@ Columns: `index`, `image` (base64; a short value is the index of a row whose ima
 reused; a JSON or Python list for several images), optional `image_path`, `question`,
 optional `hint`, option columns `A`, `B`, `C`, …, `answer`, `category`, `l2-category`, `split`.
 The site's own export adds `question_format` (multiple choice when absent), `explanation`,
-`answerability_group`, `pipeline`, `source_dataset` and `generator_models` (a JSON list).
+`answerability_group`, `pipeline`, `source_dataset` and `generator_models` (a JSON list); its
+further columns are custom fields as typed cells, read back with their types.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ _CONSUMED |= {"split", *string.ascii_uppercase}
 _CONSUMED |= {"explanation", "reasoning", "answerability_group", "source_dataset"}
 _CONSUMED |= {"question_format", "pipeline", "generator_models"}
 _CONSUMED |= {*records.LICENCE_KEYS, *records.IMAGE_LICENCE_KEYS}
+# The columns that mark a file as this site's own TSV, whose other columns are custom fields
+# written as typed cells (numbers, lists and objects as JSON: see records.custom_cell).
+SITE_COLUMNS = frozenset({"question_format", "answerability_group", "source_dataset"})
 
 
 def _raise_field_limit() -> None:
@@ -105,6 +109,8 @@ def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowE
             message("the file has neither an 'image' nor an 'image_path' column") + "; " + expected
         )
     option_columns = [name for name in header if len(name) == 1 and name in string.ascii_uppercase]
+    # This site's own TSV types its custom-field cells (records.custom_cell).
+    typed = set(header) >= SITE_COLUMNS
     # index -> index of the row that holds the image bytes, for reuse by later rows.
     image_owner: dict[str, str] = {}
     line = reader.line_num
@@ -132,7 +138,7 @@ def _iter_rows(reader: Any, source_dataset: str) -> Iterator[ParsedSample | RowE
                 row, cells[0], message("line {row}: {problem}", row=row, problem=problem)
             )
             continue
-        yield _sample(row, record, option_columns, image_owner, source_dataset)
+        yield _sample(row, record, option_columns, image_owner, source_dataset, typed=typed)
 
 
 def _sample(
@@ -141,6 +147,8 @@ def _sample(
     option_columns: list[str],
     image_owner: dict[str, str],
     source_dataset: str,
+    *,
+    typed: bool = False,
 ) -> ParsedSample | RowError:
     external_id = as_text(record["index"])
     if not external_id:
@@ -152,7 +160,11 @@ def _sample(
         for column in option_columns
         if not records.is_missing(record[column])
     ]
-    extra = {k: v for k, v in record.items() if k not in _CONSUMED and not records.is_missing(v)}
+    extra = {
+        k: records.custom_value(v) if typed else v
+        for k, v in record.items()
+        if k not in _CONSUMED and not records.is_missing(v)
+    }
     # VLMEvalKit's own files are multiple choice; the site's export names each row's format.
     question_format = as_text(record.get("question_format")) or "mcq"
     answer = as_text(record.get("answer"))

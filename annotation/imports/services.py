@@ -27,7 +27,7 @@ from django.utils.translation import ngettext
 from annotation import extensions
 from annotation.archives import ArchiveError
 from annotation.formats.records import FormatError, NotThisFormat, ParsedSample
-from annotation.formats.validate import is_trimodal
+from annotation.formats.validate import TaxonomyView, is_trimodal, validate_sample
 from annotation.imports import reader
 from annotation.imports.formats import FORMATS, ImportFormat
 from annotation.imports.jobs import (
@@ -59,6 +59,7 @@ from annotation.models import (
     ImportSourceKind,
     Sample,
 )
+from annotation.presets import PRESETS
 from annotation.services.bulk import dataset_send_imports_on
 from annotation.services.datasets import dataset_create
 from core.jobs import (
@@ -238,18 +239,24 @@ def import_dataset_prepare(
             )
         return dataset, False
     kind = fmt.dataset_kind
-    if fmt.any_kind and source:
-        kind = _source_kind_of_rows(fmt, source_kind, source, options or {})
-    dataset = dataset_create(
-        name=name, kind=kind, preset=preset or fmt.default_preset, created_by=created_by
-    )
+    rows = _first_rows(fmt, source_kind, source, options or {}) if source else []
+    if fmt.any_kind and rows:
+        kind = DatasetKind.TRIMODAL if is_trimodal(rows[0]) else DatasetKind.IMAGE_QUESTION
+    if not preset:
+        preset = _fitting_preset(fmt.default_preset, kind, rows)
+    dataset = dataset_create(name=name, kind=kind, preset=preset, created_by=created_by)
     return dataset, True
 
 
-def _source_kind_of_rows(
+# How many of a source's first rows choose the preset of a dataset created for it.
+PRESET_ROWS = 200
+
+
+def _first_rows(
     fmt: ImportFormat, source_kind: str, source: str, options: dict[str, str]
-) -> str:
-    """The kind of dataset a source's first row belongs in (the format's when unreadable)."""
+) -> list[ParsedSample]:
+    """Up to PRESET_ROWS of a source's first samples (none when it cannot be read)."""
+    rows: list[ParsedSample] = []
     try:
         # Only the operator's command names datasets to create; it may read any path.
         with _open_source(
@@ -257,10 +264,31 @@ def _source_kind_of_rows(
         ) as opened:
             for item in fmt.read(opened.dataset_path, options):
                 if isinstance(item, ParsedSample):
-                    return DatasetKind.TRIMODAL if is_trimodal(item) else DatasetKind.IMAGE_QUESTION
+                    rows.append(item)
+                    if len(rows) >= PRESET_ROWS:
+                        break
     except (FormatError, SourceError, ArchiveError, OSError) as exc:
-        logger.info("the kind of %s cannot be told from its rows: %s", source, exc)
-    return fmt.dataset_kind
+        logger.info("the rows of %s cannot be read ahead: %s", source, exc)
+    return rows
+
+
+def _fitting_preset(default: str, kind: str, rows: list[ParsedSample]) -> str:
+    """The format's preset, unless the source's first rows break it (this site's TSV of
+    open-ended items read as MMT-Bench, which knows multiple choice only): then the first
+    other preset of the kind that they fit, else none."""
+    if not default or not rows:
+        return default
+
+    def problems(view: TaxonomyView) -> int:
+        return sum(len(validate_sample(row, view)) for row in rows)
+
+    baseline = problems(TaxonomyView())
+    others = [code for code, p in PRESETS.items() if p.kind == kind and code != default]
+    for code in [default, *others]:
+        terms = ((t.kind, t.code, t.parent_code) for t in PRESETS[code].terms)
+        if problems(TaxonomyView.of_terms(terms)) == baseline:
+            return code
+    return ""
 
 
 def import_conflicts_close(*, sample: Sample) -> int:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.formats.records import LABEL_FIELDS
+from annotation.formats.records import LABEL_FIELDS, custom_cell
 
 # The label fields of a sample by the shape of their values (together: LABEL_FIELDS).
 STRING_LIST_FIELDS: tuple[str, ...] = ("generator_models", "predicate")
@@ -89,11 +88,9 @@ class ExportRecord:
         return next((m.source_url for m in self.media if m.source_url), "")
 
     def extra_text(self, key: str) -> str:
-        """A custom field as one cell: text as it is, other values as JSON, missing as ""."""
-        value = self.extra.get(key)
-        if value is None:
-            return ""
-        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        """A custom field as one typed cell (``custom_cell``: the readers give back the same
+        value, nested ones included); a field the sample does not have is ""."""
+        return custom_cell(self.extra[key]) if key in self.extra else ""
 
 
 def extra_columns(keys: Iterable[str], taken: Iterable[str]) -> list[str]:

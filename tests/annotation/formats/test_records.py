@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 from annotation.formats.records import (
     TooDeepError,
     as_text_list,
+    custom_cell,
+    custom_value,
     decode_base64,
     hostile_problem,
     loads_json,
@@ -115,3 +118,24 @@ def test_json_cells_obey_the_same_depth_limit(depth: int) -> None:
     problems: list[str] = []
     assert as_text_list("[" * depth + "]" * depth, problems) == []
     assert problems and "nested more than 100" in problems[0]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        *("text", "3", "true", "null", "", " padded ", "nan", '"quoted"', "[1] apples"),
+        *(3, 0.25, True, None, [1, "two"], {"a": {"b": [None]}}),
+    ],
+)
+def test_a_custom_cell_reads_back_as_the_same_value_and_type(value: Any) -> None:
+    """Text stays text even when it reads like a number or JSON; other values keep their type."""
+    cell = custom_cell(value)
+    assert cell != ""  # "" means the sample has no such field
+    back = custom_value(cell)
+    assert back == value and type(back) is type(value)
+
+
+def test_plain_text_is_written_as_it_is() -> None:
+    assert custom_cell("Look left.") == "Look left."
+    assert custom_cell("3") == '"3"'
+    assert custom_cell({"a": 1}) == '{"a": 1}'
