@@ -77,7 +77,7 @@ def edits_checked(sample: Sample, values: Mapping[str, Any]) -> dict[str, Any]:
         )
     malformed = editing.malformed_values(kind, values)
     if malformed:
-        raise ValidationError(_problem_messages(malformed), code="bad_values")
+        raise ValidationError(_problem_errors(malformed))
     current = current_values(sample)
     changes = editing.edits(kind, current, values)
     if not changes:
@@ -95,7 +95,7 @@ def verified_values_checked(sample: Sample, values: Mapping[str, Any]) -> dict[s
     after = {**current_values(sample), **changes}
     missing = editing.missing_required(sample.dataset.kind, after, _taxonomy(sample))
     if missing:
-        raise ValidationError(_problem_messages(missing), code="required")
+        raise ValidationError(_problem_errors(missing))
     return changes
 
 

@@ -141,6 +141,7 @@ def test_parquet_writes_bounded_row_groups_and_reads_back(tmp_path: Path) -> Non
     assert (meta.num_rows, meta.num_row_groups) == (5, 3)
     parsed = list(iter_release_parquet(path))
     for sample, original in zip(parsed, records, strict=True):
+        assert isinstance(sample, ParsedSample)
         _same_labels(sample, original, ALL_LABELS)
         assert sample.media[0].data == original.media[0].read()
         assert sample.media[0].role == "image"
@@ -341,4 +342,5 @@ def test_hf_folder_carries_custom_fields_as_a_json_column(tmp_path: Path) -> Non
     features = {f["name"]: f for f in front["dataset_info"]["features"]}
     assert features["extra"] == {"name": "extra", "dtype": "string"}
     [back] = list(iter_release_parquet(tmp_path / "data" / "test-00000-of-00001.parquet"))
+    assert isinstance(back, ParsedSample)
     assert back.extra == {"difficulty": 3, "hint": "Look left."}

@@ -38,6 +38,8 @@ def test_the_parquet_gold_column_is_kept_in_extra_and_checked(tmp_path: Path) ->
     )
     pq.write_table(table, path)
     first, second, bad = list(iter_release_parquet(path))
+    assert isinstance(first, ParsedSample) and isinstance(second, ParsedSample)
+    assert isinstance(bad, ParsedSample)
     assert first.extra == {"k": 1, "gold": True} and not first.problems
     assert second.extra == {} and not second.problems
     assert bad.problems == ["'gold' is neither true nor false"]

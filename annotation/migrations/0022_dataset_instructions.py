@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0018_judges_disagree_unknown'),
+        ('annotation', '0021_sample_visible_function'),
     ]
 
     operations = [

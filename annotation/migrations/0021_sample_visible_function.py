@@ -32,7 +32,7 @@ $$;
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0018_judges_disagree_unknown")]
+    dependencies = [("annotation", "0020_media_phash")]
 
     operations = [
         migrations.RunSQL(sql=CREATE, reverse_sql=f"DROP FUNCTION IF EXISTS {SIGNATURE};"),

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0018_judges_disagree_unknown'),
+        ('annotation', '0019_sample_inferred_answerability'),
     ]
 
     operations = [
