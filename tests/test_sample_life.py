@@ -256,7 +256,7 @@ class SampleLife(RuleBasedStateMachine):
                 },
                 format="multipart",
             )
-        assert reply.status_code == 201, reply.content
+        assert reply.status_code == 202, reply.content
         job = self.api.get(reverse("api_import_job", args=[reply.json()["id"]])).json()
         assert job["finished"], job
         return job
@@ -583,7 +583,7 @@ class SampleLife(RuleBasedStateMachine):
                 {"name": f"v{self.snapshots}", "format": fmt},
                 format="json",
             )
-        assert reply.status_code == 201, reply.content
+        assert reply.status_code == 202, reply.content
         snapshot_id = reply.json()["id"]
         link = self.api.get(reverse("api_snapshot_download", args=[snapshot_id]))
         assert link.status_code == 200, link.content
