@@ -7,8 +7,8 @@ default the local one; made afresh from one migrated template, or kept with ``--
 and builds, unless ``--reuse`` finds it built:
 
 - the samples through the real import path (a JSON-lines file of MMOOC rows, each with its own
-  small PNG, imported by ``import_job_run`` as a worker runs it; its rows per second are a
-  figure);
+  small PNG, as bench_import.py writes them; imported by ``import_job_run`` as a worker runs
+  it; its rows per second are a figure);
 - 3 models' responses to every sample and 3 judges' scoring verdicts on every response
   (``INSERT … SELECT`` in the server, as bench_audit_preview.py does), every sample sent to
   review (k = 2 slots each, by the bulk action's service), one review on a tenth of the samples
@@ -38,11 +38,8 @@ Run: .venv/bin/python bench/bench_scale.py [--sizes 41883,250000,1000000] [--reu
 from __future__ import annotations
 
 import argparse
-import base64
-import io
 import json
 import os
-import random
 import resource
 import shutil
 import statistics
@@ -59,7 +56,6 @@ DEFAULT_SERVER = "postgres://postgres@127.0.0.1:5432"
 DATASET = "bench-scale"
 MODELS = ("model-a", "model-b", "model-c")
 VETERAN_REVIEWS = 10_000
-CATEGORIES = ("visual_false_premises", "multimodal_ambiguity", "missing_knowledge_background")
 
 
 def server_url() -> str:
@@ -120,29 +116,11 @@ def setup_django(prefix: str, size: int, workdir: Path) -> None:
     django.setup()
 
 
-def png(n: int) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.frombytes("RGB", (8, 8), random.Random(n).randbytes(8 * 8 * 3)).save(buffer, "PNG")
-    return buffer.getvalue()
-
-
 def write_rows(path: Path, first: int, rows: int) -> Path:
-    with open(path, "w", encoding="utf-8") as out:
-        for n in range(first, first + rows):
-            record = {
-                "question_id": f"q{n}",
-                "image": base64.b64encode(png(n)).decode(),
-                "question": f"What does sign {n} say? (A) Stop (B) Go (C) Yield (D) none",
-                "answer": "D",
-                "reasoning": "The sign is too blurred to read.",
-                "question_type": "mcq",
-                "ooc_type": CATEGORIES[n % 3],
-                "category": "coarse_perception",
-                "pipeline": "mllm_generated",
-            }
-            out.write(json.dumps(record) + "\n")
+    """MMOOC rows with their own small PNGs, as the import bench writes them."""
+    from bench.bench_import import write_file
+
+    write_file(path, rows, first)
     return path
 
 
