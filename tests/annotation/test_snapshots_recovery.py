@@ -65,7 +65,7 @@ def test_a_failed_snapshot_is_retried_through_the_api(
     assert response.status_code == 200
     snapshot.refresh_from_db()
     assert snapshot.status == JobStatus.SUCCEEDED and snapshot.entries.count() == 3
-    assert client_for(lead).post(url).status_code == 400
+    assert client_for(lead).post(url).status_code == 409
 
 
 def test_the_sweep_sends_a_snapshot_whose_worker_died(

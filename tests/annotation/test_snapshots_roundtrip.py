@@ -454,7 +454,7 @@ def test_defect_5_a_reimported_jsonl_release_keeps_no_review_state_and_leaks_non
     source = _reviewed_logicvista(tmp_path, ["v1_287", "v1_288"], [first, second])
     release = download(build(source, "release", "jsonl", by=lead), tmp_path)
     line = json.loads(release.read_text(encoding="utf-8").splitlines()[0])
-    assert line["review"]["reviewers"] == sorted([first.username, second.username])
+    assert sorted(line["review"]["reviewers"]) == sorted([first.username, second.username])
     assert SECRET_VOTE in json.dumps(line["review"]["judge_votes"])
 
     target = dataset_for("jsonl", name="logicvista-again")

@@ -177,7 +177,7 @@ def test_only_leads_retry_and_only_ended_jobs(
     job = planned_job(django_capture_on_commit_callbacks)
     url = reverse("api_judge_job_retry", args=[job.pk])
     assert client_for(annotator).post(url).status_code in (403, 404)
-    assert client_for(lead).post(url).status_code == 400
+    assert client_for(lead).post(url).status_code == 409
     services.judge_job_cancel(job=job)
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for(lead).post(url)

@@ -100,7 +100,7 @@ def test_every_signed_in_call_and_job_start_answers_while_redis_is_down(
             ),
         }
     codes = {model.__name__: response.status_code for model, response in started.items()}
-    assert codes == {"ImportJob": 201, "Snapshot": 201, "JudgeJob": 201, "SampleBulkJob": 202}
+    assert codes == {"ImportJob": 202, "Snapshot": 202, "JudgeJob": 202, "SampleBulkJob": 202}
     jobs: dict[Any, Any] = {m: m.objects.get(pk=r.json()["id"]) for m, r in started.items()}
     for model, job in jobs.items():
         assert job.status == JobStatus.QUEUED, model
