@@ -3,6 +3,7 @@ from django.contrib import admin
 from annotation.models import (
     Dataset,
     DatasetMembership,
+    DuplicatePair,
     ImportedVersion,
     ImportJob,
     ImportRowError,
@@ -118,6 +119,13 @@ class ImportJobAdmin(admin.ModelAdmin[ImportJob]):
     list_filter = ["status", "format"]
     list_select_related = ["dataset"]
     inlines = [ImportRowErrorInline]
+
+
+@admin.register(DuplicatePair)
+class DuplicatePairAdmin(admin.ModelAdmin[DuplicatePair]):
+    list_display = ["dataset", "original", "sample", "image_distance", "job", "created_at"]
+    list_select_related = ["dataset", "original", "sample", "job"]
+    raw_id_fields = ["original", "sample", "job"]
 
 
 @admin.register(ImportRowError)
