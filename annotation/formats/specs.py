@@ -58,6 +58,11 @@ MMOOC_SAMPLES = FormatSpec(
             "The image's licence",
             aliases=("license", "image_licence", "image_license"),
         ),
+        Field(
+            "review",
+            "This site's release: the review summary, read and not stored",
+            aliases=("status", "revision", "content_hash"),
+        ),
     ),
     example="samples/mmooc.jsonl",
     notes=("Other fields are kept in the sample's extra.",),
