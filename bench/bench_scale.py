@@ -371,7 +371,7 @@ def pages(dataset: Any, people: dict[str, Any], gets: int) -> dict[str, Any]:
     out["sample_list_last_page"] = timed_gets(lead, samples, gets, page=last_page)
     api = f"/api/datasets/{ds}/samples/"
     out["api_sample_list"] = timed_gets(lead, api, gets)
-    out["api_sample_list_deep"] = timed_gets(lead, api, gets, offset=size - 100, limit=50)
+    out["api_sample_list_deep"] = timed_gets(lead, api, gets, offset=max(0, size - 100), limit=50)
     out["dataset_page"] = timed_gets(lead, reverse("annotation:dataset_detail", args=[ds]), gets)
     out["progress"] = timed_gets(lead, reverse("review:progress", args=[ds]), gets)
     out["reviewers"] = timed_gets(lead, reverse("review:reviewers", args=[ds]), gets)
