@@ -11,9 +11,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation.models import Dataset
+from annotation.models import Dataset, Sample
 from review.models import Outcome, Review, Slot
-from review.queue.services import queue_sync
+from review.queue.services import QUEUED_STATUSES, queue_sync
 
 
 class ReviewQueueForAnnotation:
@@ -21,8 +21,16 @@ class ReviewQueueForAnnotation:
         return queue_sync(dataset=dataset)
 
     def refresh(self, *, dataset_id: int) -> int:
-        if not Slot.objects.filter(dataset_id=dataset_id).exists():
-            return 0  # no open queue: opening one is the lead's decision
+        # Opening a queue is the lead's decision, but a sample that awaits review (a re-import
+        # sent a settled one back) is one they already made: it gets its slots even in a
+        # dataset whose queue was never opened.
+        if (
+            not Slot.objects.filter(dataset_id=dataset_id).exists()
+            and not Sample.objects.filter(
+                dataset_id=dataset_id, status__in=QUEUED_STATUSES
+            ).exists()
+        ):
+            return 0
         return queue_sync(dataset=Dataset.objects.get(pk=dataset_id))
 
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
