@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.validators import MaxLengthValidator
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.generics import ListAPIView
@@ -317,16 +320,57 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "description": "New values of label fields, by name",
-        "properties": {name: {} for name in services.LABEL_FIELDS},
-        "additionalProperties": False,
-    }
-)
-class LabelChangesField(serializers.DictField):
-    """The label fields a lead corrects (the view refuses other names)."""
+class SampleChangesInput(serializers.ModelSerializer[Sample]):
+    """The label fields a lead corrects, any of them, each of its own type: texts kept as
+    sent, the options a list of {label, text}, the generator models and the predicate lists
+    of texts. Another name is refused."""
+
+    refuses_unknown = True
+
+    options = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True)),
+        required=False,
+    )
+    generator_models = serializers.ListField(child=serializers.CharField(), required=False)
+    predicate = serializers.ListField(child=serializers.CharField(), required=False)
+
+    class Meta:
+        model = Sample
+        fields = list(services.LABEL_FIELDS)
+        extra_kwargs = {
+            name: {"required": False, "trim_whitespace": False}
+            for name in services.LABEL_FIELDS
+            if name not in ("options", "generator_models", "predicate")
+            and not Sample._meta.get_field(name).choices
+        } | {"pipeline": {"required": False}, "safety_label": {"required": False}}
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        limit = settings.SAMPLE_MAX_TEXT_CHARS
+        for name, field in fields.items():
+            if isinstance(field, serializers.CharField) and field.max_length is None:
+                field.max_length = limit
+                # The services' own words for the limit (annotation.services.samples).
+                wording = _("'%(field)s' is longer than %(limit)s characters")
+                message = wording % {"field": name, "limit": limit}
+                field.validators.append(MaxLengthValidator(limit, message=message))
+        return fields
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            # A text is a JSON string: DRF's CharField would take a number as its digits.
+            errors = {
+                name: [_("Not a field a lead may change.")]
+                for name in sorted(set(data) - set(self.fields))
+            } | {
+                name: [_("Not a valid string.")]
+                for name, value in data.items()
+                if isinstance(self.fields.get(name), serializers.CharField)
+                and not isinstance(value, str)
+            }
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
 
 
 class BulkResultOutput(serializers.Serializer[Any]):
@@ -457,7 +501,7 @@ class SampleBulkJobApi(APIView):
 
 class SampleDetailApi(APIView):
     class SampleUpdateInputSerializer(serializers.Serializer[Any]):
-        changes = LabelChangesField()
+        changes = SampleChangesInput()
         reason = serializers.CharField()
 
     def _sample(self, request: Request, sample_id: int) -> Sample:
@@ -480,12 +524,7 @@ class SampleDetailApi(APIView):
         sample = self._sample(request, sample_id)
         payload = self.SampleUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        changes = payload.validated_data["changes"]
-        unknown = sorted(set(changes) - set(services.LABEL_FIELDS))
-        if unknown:
-            raise serializers.ValidationError(
-                {"changes": [f"Not editable fields: {', '.join(unknown)}"]}
-            )
+        changes = dict(payload.validated_data["changes"])
         services.sample_update(
             sample=sample,
             changes=changes,

@@ -30,6 +30,9 @@ CONFLICT_CODES = frozenset(
     # The dataset holds samples of another kind than the format imports, or than the
     # fields a reviewer edits.
     | {"wrong_kind", "other_kind_field"}
+    # A change that would leave a sample breaking its format's rules (an empty question, an
+    # answer that is no option): the rules of the sample as it stands.
+    | {"breaks_sample_rules"}
 )
 # A service's refusal with one of these codes names something that does not exist (a code
 # the dataset's taxonomy does not have, a path or object no one stored): 404 Not Found.
@@ -67,6 +70,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = Conflict(detail={"detail": exc.messages})
     elif isinstance(exc, DjangoValidationError) and _all_codes_in(exc, NOT_FOUND_CODES):
         exc = exceptions.NotFound(detail={"detail": exc.messages})
+    elif isinstance(exc, DjangoValidationError) and _all_codes_in(
+        exc, CONFLICT_CODES | NOT_FOUND_CODES
+    ):
+        # A value the taxonomy lacks beside a rule the object's state breaks: a conflict.
+        exc = Conflict(detail={"detail": exc.messages})
     elif isinstance(exc, DjangoValidationError) and _all_codes_in(exc, FORBIDDEN_CODES):
         exc = exceptions.PermissionDenied(detail={"detail": exc.messages})
     elif isinstance(exc, DjangoValidationError):

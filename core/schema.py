@@ -119,7 +119,8 @@ NOT_BLANK: dict[str, Any] = {"type": "string", "pattern": "\\S"}
 class AutoSchema(SpectacularAutoSchema):
     """drf-spectacular's AutoSchema, adding the error answers the view can give, and the
     cross-field rules an input serializer states in ``schema_rules`` (JSON Schema ``if`` and
-    ``then``, checked where the serializer's service checks them)."""
+    ``then``, checked where the serializer's service checks them), and ``additionalProperties:
+    false`` for one that ``refuses_unknown`` names."""
 
     def _map_basic_serializer(self, serializer: Any, direction: Any) -> dict[str, Any]:
         schema: dict[str, Any] = super()._map_basic_serializer(  # type: ignore[no-untyped-call]
@@ -129,6 +130,9 @@ class AutoSchema(SpectacularAutoSchema):
         rules = [r() if callable(r) else r for r in getattr(serializer, "schema_rules", ())]
         if direction == "request" and rules:
             schema["allOf"] = rules
+        # An input serializer that refuses names it does not have says so.
+        if direction == "request" and getattr(serializer, "refuses_unknown", False):
+            schema["additionalProperties"] = False
         return schema
 
     def _error_statuses(self) -> list[str]:

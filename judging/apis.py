@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.files.storage import default_storage
 from django.core.validators import RegexValidator
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -349,7 +350,19 @@ class ResponseImportApi(APIView):
             default=AUTO,
             help_text="auto: detected from the files' shape",
         )
-        model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+        # A form field is text: one that holds a JSON object or list is a client's mistake (a
+        # structure put where a name goes), refused rather than stored as a model's name. The
+        # name is checked as sent and stripped after (trim first and " {…" would pass).
+        model = serializers.RegexField(
+            r"^(?![\[{])",
+            required=False,
+            allow_blank=True,
+            default="",
+            max_length=200,
+            trim_whitespace=False,
+            help_text="the model's name when the files do not say it (not a JSON object or list)",
+            error_messages={"invalid": gettext_lazy("A model's name, not a JSON object or list.")},
+        )
         doc_order = serializers.ChoiceField(
             choices=list(DOC_ORDERS),
             required=False,
@@ -370,7 +383,7 @@ class ResponseImportApi(APIView):
                 dataset=dataset,
                 format=data["format"],
                 upload=data["file"],
-                model=data["model"],
+                model=data["model"].strip(),
                 doc_order=data["doc_order"],
                 created_by=acting_user(request.user),
             )

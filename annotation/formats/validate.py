@@ -191,6 +191,14 @@ def _check_image_question(sample: ParsedSample, tax: TaxonomyView) -> list[str]:
     return problems
 
 
+def taxonomy_problems(sample: ParsedSample, tax: TaxonomyView) -> list[str]:
+    """The problems of ``validate_sample`` that name a code the dataset's taxonomy lacks (or
+    a category of another group)."""
+    if is_trimodal(sample):
+        return _check_safety_taxonomy(sample, tax)
+    return _check_taxonomy(sample, tax)
+
+
 def _check_taxonomy(sample: ParsedSample, tax: TaxonomyView) -> list[str]:
     problems: list[str] = []
     code, group = sample.category_code, sample.answerability_group
@@ -285,6 +293,12 @@ def _check_trimodal(sample: ParsedSample, tax: TaxonomyView) -> list[str]:
         )
     if not sample.speech_utterance.strip():
         problems.append(message("the speech utterance is empty"))
+    problems.extend(_check_safety_taxonomy(sample, tax))
+    return problems
+
+
+def _check_safety_taxonomy(sample: ParsedSample, tax: TaxonomyView) -> list[str]:
+    problems: list[str] = []
     category, subcategory = sample.safety_category, sample.safety_subcategory
     if category and tax.safety_categories:
         if category not in tax.safety_categories:

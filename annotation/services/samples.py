@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from annotation import duplicates
 from annotation.formats.records import GOLD_KEY, MediaRef, ParsedSample, shown
 from annotation.formats.records import LABEL_FIELDS as LABEL_FIELDS
-from annotation.formats.validate import validate_sample
+from annotation.formats.validate import taxonomy_problems, validate_sample
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -132,22 +132,28 @@ def _check(
     roles = list(media_roles)
     taxonomy = taxonomy_view(dataset)
 
-    def problems_of(fields: Mapping[str, Any]) -> list[str]:
+    def problems_of(fields: Mapping[str, Any]) -> dict[str, str]:
+        """Each problem's message and its code: ``unknown_code`` for a value the taxonomy
+        lacks (core.api answers it 404, as review's edits), ``breaks_sample_rules`` for a
+        format rule (409), ``too_long`` for a text over the limit (400)."""
         parsed = ParsedSample(
             row=0,
             external_id=external_id,
             media=[MediaRef(role=role, position=i) for i, role in enumerate(roles)],  # type: ignore[arg-type]
             **{k: v for k, v in fields.items() if k in _PARSED_FIELDS},
         )
+        outside = {str(problem) for problem in taxonomy_problems(parsed, taxonomy)}
         problems = [str(problem) for problem in validate_sample(parsed, taxonomy)]
-        return sample_size_problems(fields) + problems
+        return dict.fromkeys(sample_size_problems(fields), "too_long") | {
+            p: "unknown_code" if p in outside else "breaks_sample_rules" for p in problems
+        }
 
     problems = problems_of(values)
     if problems and current is not None:
-        already = set(problems_of(current))
-        problems = [problem for problem in problems if problem not in already]
+        already = problems_of(current)
+        problems = {p: code for p, code in problems.items() if p not in already}
     if problems:
-        raise SampleInvalid(problems, code="invalid_sample")
+        raise SampleInvalid([ValidationError(p, code=code) for p, code in problems.items()])
 
 
 @transaction.atomic

@@ -189,6 +189,12 @@ def test_imports_through_the_api_answer_202_with_the_job_and_record_rejections(
     assert job["row_errors"][0]["message"].startswith("line 1")
     missing = client_for(lead).post(url, {"format": "jsonl"}, format="multipart")
     assert missing.status_code == 400
+    for structure in ('{"name": "m"}', '["m"]'):
+        with responses.open("rb") as handle:
+            wrong = client_for(lead).post(
+                url, {"file": handle, "format": "jsonl", "model": structure}, format="multipart"
+            )
+        assert wrong.status_code == 400 and "model" in wrong.json(), structure
     listed = client_for(lead).get(
         reverse("api_dataset_imports", args=[dataset.pk]), {"kind": "responses"}
     )

@@ -64,7 +64,10 @@ def test_sample_list_is_paginated_and_query_bounded(
 
 
 def test_leads_correct_labels_with_a_reason_and_history(lead: Any, annotator: Any) -> None:
-    """PATCH by a lead changes labels and records why; annotators may not; bad codes get 400."""
+    """PATCH by a lead changes labels and records why; annotators may not; a code the
+    taxonomy lacks is 404 (as in review's edits), a change that breaks the sample's rules 409
+    (with an unknown code too), a field no one may change or a value of the wrong type 400,
+    and never a 500."""
     dataset = mmooc_dataset()
     services.dataset_add_member(dataset=dataset, user=annotator)
     sample = mmooc_sample(dataset)
@@ -81,7 +84,19 @@ def test_leads_correct_labels_with_a_reason_and_history(lead: Any, annotator: An
         {"changes": {"category_code": "ZZ"}, "reason": "x"},
         format="json",
     )
-    assert bad.status_code == 400 and "ZZ" in str(bad.json())
+    assert bad.status_code == 404 and "ZZ" in str(bad.json())
+    both = client_for(lead).patch(
+        f"/api/samples/{sample.pk}/",
+        {"changes": {"category_code": "ZZ", "question": ""}, "reason": "x"},
+        format="json",
+    )
+    assert both.status_code == 409 and "ZZ" in str(both.json())
+    assert "question is empty" in str(both.json())
+    for wrong in ({"question": 1.5}, {"options": "A"}, {"generator_models": [{}]}):
+        typed = client_for(lead).patch(
+            f"/api/samples/{sample.pk}/", {"changes": wrong, "reason": "x"}, format="json"
+        )
+        assert typed.status_code == 400 and set(typed.json()["changes"]) == set(wrong), wrong
     unknown = client_for(lead).patch(
         f"/api/samples/{sample.pk}/",
         {"changes": {"status": "verified"}, "reason": "x"},
