@@ -341,7 +341,7 @@ class SampleChangesInput(serializers.ModelSerializer[Sample]):
             name: {"required": False, "trim_whitespace": False}
             for name in services.LABEL_FIELDS
             if name not in ("options", "generator_models", "predicate")
-            and not Sample._meta.get_field(name).choices
+            and name not in ("pipeline", "safety_label")  # choices: no whitespace to keep
         } | {"pipeline": {"required": False}, "safety_label": {"required": False}}
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
