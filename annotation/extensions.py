@@ -177,6 +177,22 @@ def sample_panels(*, user: Any, sample: Any, adjudication: bool = False) -> list
     return [(template, value) for template, value in loaded if value is not None]
 
 
+# Whether a reader may see what other people did on a sample: review's blind rule (in blind
+# review an annotator sees only their own work). The sample page's history then names no other
+# reviewer. Without review plugged in, everyone may.
+_others_work_visible: Callable[..., bool] | None = None
+
+
+def others_work_visible_register(check: Callable[..., bool] | None) -> None:
+    """Plug in ``check(*, user, sample) -> bool`` (``None`` unplugs it, for tests)."""
+    global _others_work_visible
+    _others_work_visible = check
+
+
+def others_work_visible(*, user: Any, sample: Any) -> bool:
+    return _others_work_visible is None or _others_work_visible(user=user, sample=sample)
+
+
 # Called with the dataset at the end of every import (whether or not its samples were sent to
 # review): review makes the verified samples that the file flagged ``gold`` gold items.
 _import_finished: list[Callable[..., object]] = []

@@ -9,7 +9,7 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from annotation import extensions
         from core.roles import is_reviewer
-        from review import imported, views, work
+        from review import imported, selectors, views, work
         from review.exclusions import selectors as consensus_selectors
         from review.gold import services as gold_services
         from review.gold import views as gold_views
@@ -35,6 +35,8 @@ class ReviewConfig(AppConfig):
                 template="review/_sample_reviews.html", load=views.sample_reviews_panel
             )
         )
+        # In blind review the sample page's history names no other reviewer.
+        extensions.others_work_visible_register(selectors.sees_others_work_on)
         extensions.sample_list_button_register(
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )

@@ -53,11 +53,18 @@ def sees_others_work(*, user: Any, settings: ReviewSettings) -> bool:
     return not settings.blind or is_lead(user)
 
 
+def sees_others_work_on(*, user: Any, sample: Sample) -> bool:
+    """``sees_others_work`` for the dataset of a sample (one query, for non-leads only)."""
+    return is_lead(user) or sees_others_work(
+        user=user, settings=review_settings_get(dataset=sample.dataset)
+    )
+
+
 def sample_reviews_visible(*, user: Any, sample: Sample) -> list[Review]:
     """Every review of a sample, round by round, that the user may see (in blind review a
     reviewer sees only their own), in two queries however many there are."""
     reviews = Review.objects.filter(sample=sample).select_related("reviewer")
-    if not sees_others_work(user=user, settings=review_settings_get(dataset=sample.dataset)):
+    if not sees_others_work_on(user=user, sample=sample):
         reviews = reviews.filter(reviewer_id=user.pk)
     return list(reviews.order_by("round", "created_at", "id"))
 
