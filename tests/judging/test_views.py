@@ -386,3 +386,41 @@ def test_the_sample_page_costs_the_same_queries_however_much_was_judged(lead: An
 # The pages' budgets (session, user, roles, sample, panels: gold, reviews, judging).
 SAMPLE_PAGE_QUERIES = 11
 ADJUDICATION_PAGE_QUERIES = 16
+
+
+def test_a_safety_sample_shows_each_judges_label_and_the_share_called_safe(lead: Any) -> None:
+    """On an MCBench scenario the card shows each judge's safe/unsafe label and, as the
+    consensus, the share of judges that called the response safe."""
+    from annotation.models import Sample
+    from judging.models import JudgeTask
+    from tests.review.factories import trimodal_pair
+
+    unsafe, _safe = trimodal_pair()
+    sample = Sample.objects.select_related("dataset").get(pk=unsafe.pk)
+    (response,) = bulk_responses([sample], ["omni"])
+    for name, label in (("j-safe", "safe"), ("j-unsafe", "unsafe")):
+        Verdict.objects.create(
+            judge=JudgeFactory.create(name=name),
+            task=JudgeTask.MCBENCH_SAFETY,
+            prompt_version="v1",
+            sample=sample,
+            response=response,
+            label=label,
+            rationale=f"{name} reasons",
+        )
+    page = login(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    card = element(page, "article", data_model="omni")
+    assert "unsafe" in text(element(card, "tr", data_judge="j-unsafe"))
+    assert "j-safe reasons" in text(element(card, "tr", data_judge="j-safe"))
+    consensus = text(element(card, "p", data_testid="response-consensus"))
+    assert "safe 0.50 (mean over 2 judges)" in consensus
+
+
+def test_an_auditor_sees_no_judge_on_the_sample_page(auditor: Any) -> None:
+    """Auditors rate before they learn what the judges said: the card is for leads only."""
+    sample = _judged_sample(models=1, judges=1)
+    annotation_services.dataset_add_member(dataset=sample.dataset, user=auditor)
+    reply = login(auditor).get(reverse("annotation:sample_detail", args=[sample.pk]))
+    assert reply.status_code == 200
+    page = reply.content.decode()
+    assert 'id="judging-panel"' not in page and "model-0" not in page
