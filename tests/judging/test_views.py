@@ -424,3 +424,19 @@ def test_an_auditor_sees_no_judge_on_the_sample_page(auditor: Any) -> None:
     assert reply.status_code == 200
     page = reply.content.decode()
     assert 'id="judging-panel"' not in page and "model-0" not in page
+
+
+def test_the_judges_card_reads_in_chinese(lead: Any) -> None:
+    """In Chinese the card's heading, the consensus and the labels are translated."""
+    sample = _judged_sample(models=1, judges=2)
+    client = Client(headers={"accept-language": "zh-hans"})
+    client.force_login(lead)
+    page = client.get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    panel = element(page, "section", id="judging-panel")
+    assert "模型回答与评审模型的判定" in text(panel)
+    consensus = text(element(panel, "p", data_testid="answerability-consensus"))
+    assert consensus == "所有投票的评审模型都同意样本的标签（“不可回答”）。"
+    assert "评审模型的共识：得分 0.75" in text(
+        element(panel, "p", data_testid="response-consensus")
+    )
+    assert "轮次" in text(element(page, "section", id="reviews-panel"))
