@@ -2,7 +2,9 @@
 importing them. Each app registers its parts from its ``AppConfig.ready()``.
 
 - **Dataset list columns**: review adds each dataset's work left for the reader.
-- **Sample list buttons and sample page panels**: review adds marking samples as gold items.
+- **Sample list buttons and sample page panels**: review adds marking samples as gold items
+  and the sample's reviews, judging the models' responses with the judges' verdicts (also a
+  card of the adjudication page).
 - **Manifest sections**: review records in each release which reviewers it excluded.
 - **Membership changes**: accounts writes every change of a dataset's members to its access log.
 - **Work from another tool**: an import of a Label Studio export hands its completed
@@ -152,6 +154,8 @@ class SamplePanel:
 
     template: str
     load: Callable[..., Any]  # load(*, user, sample) -> context value or None
+    # Also a card of review's adjudication page (which includes it the same way).
+    in_adjudication: bool = False
 
 
 _sample_panels: list[SamplePanel] = []
@@ -162,10 +166,31 @@ def sample_panel_register(panel: SamplePanel) -> None:
         _sample_panels.append(panel)
 
 
-def sample_panels(*, user: Any, sample: Any) -> list[tuple[str, Any]]:
-    """The sample page's extra cards: (template, value) for each panel that has one."""
-    loaded = [(panel.template, panel.load(user=user, sample=sample)) for panel in _sample_panels]
+def sample_panels(*, user: Any, sample: Any, adjudication: bool = False) -> list[tuple[str, Any]]:
+    """The sample page's extra cards (with ``adjudication``, the adjudication page's):
+    (template, value) for each panel that has one."""
+    loaded = [
+        (panel.template, panel.load(user=user, sample=sample))
+        for panel in _sample_panels
+        if panel.in_adjudication or not adjudication
+    ]
     return [(template, value) for template, value in loaded if value is not None]
+
+
+# Whether a reader may see what other people did on a sample: review's blind rule (in blind
+# review an annotator sees only their own work). The sample page's history then names no other
+# reviewer. Without review plugged in, everyone may.
+_others_work_visible: Callable[..., bool] | None = None
+
+
+def others_work_visible_register(check: Callable[..., bool] | None) -> None:
+    """Plug in ``check(*, user, sample) -> bool`` (``None`` unplugs it, for tests)."""
+    global _others_work_visible
+    _others_work_visible = check
+
+
+def others_work_visible(*, user: Any, sample: Any) -> bool:
+    return _others_work_visible is None or _others_work_visible(user=user, sample=sample)
 
 
 # Called with the dataset at the end of every import (whether or not its samples were sent to

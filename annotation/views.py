@@ -101,8 +101,13 @@ def sample_detail(request: HttpRequest, sample_id: int) -> HttpResponse:
     sample = selectors.sample_get_visible(user=request.user, sample_id=sample_id)
     if sample is None:
         raise Http404(_("No such sample."))
+    others_visible = extensions.others_work_visible(user=request.user, sample=sample)
     history = [
-        (revision, _revision_changes(revision))
+        (
+            revision,
+            _revision_changes(revision),
+            others_visible or revision.changed_by_id in (None, request.user.pk),
+        )
         for revision in selectors.sample_history(sample=sample)
     ]
     panels = extensions.sample_panels(user=request.user, sample=sample)

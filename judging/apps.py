@@ -8,6 +8,7 @@ class JudgingConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation import extensions
+        from judging import views
         from judging.audit import work
 
         extensions.dataset_list_column_register(
@@ -15,6 +16,16 @@ class JudgingConfig(AppConfig):
                 heading=_("My audit work"),
                 template="judging/_dataset_audits.html",
                 load=work.dataset_list_audits,
+            )
+        )
+
+        # A lead reads each model's response and the judges' verdicts on the sample page and
+        # beside the reviews when adjudicating.
+        extensions.sample_panel_register(
+            extensions.SamplePanel(
+                template="judging/_sample_judging.html",
+                load=views.sample_judging_panel,
+                in_adjudication=True,
             )
         )
 

@@ -8,9 +8,17 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from annotation.models import Dataset, DatasetKind, SampleStatus
+from annotation.models import Dataset, DatasetKind, Sample, SampleStatus
 from annotation.selectors import dataset_list_visible
-from judging.leaderboard import UNGROUPED, ModelRow, ScoreRow, build_leaderboard
+from judging.consensus import Consensus, Vote, consensus, sample_answerability
+from judging.leaderboard import (
+    UNGROUPED,
+    Cell,
+    ModelRow,
+    ScoreRow,
+    build_leaderboard,
+    verdict_score,
+)
 from judging.models import (
     JUDGE_JOB_RETRYABLE,
     AuditRating,
@@ -326,35 +334,22 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
         if status in LEFT_OUT_STATUSES:
             left_out.add(response_id)
             continue
-        if task == JudgeTask.MCBENCH_SAFETY:
-            scored.append(
-                ScoreRow(
-                    model,
-                    judge,
-                    response_id,
-                    safety_label or UNGROUPED,
-                    safety_category,
-                    "",
-                    safety_subcategory,
-                    1.0 if label == "safe" else 0.0,
-                )
-            )
-            continue
-        if answer is None:
+        safety = task == JudgeTask.MCBENCH_SAFETY
+        found = verdict_score(safety=safety, answer=answer, reasoning=reasoning, label=label)
+        if found is None:
             continue
         scored.append(
             ScoreRow(
                 model,
                 judge,
                 response_id,
-                group or UNGROUPED,
-                category,
-                question_format,
-                scenario,
-                # A harness's metric gives an answer score alone: its score is that.
-                float(answer) if reasoning is None else (answer + reasoning) / 2,
-                float(answer),
-                reasoning,
+                (safety_label if safety else group) or UNGROUPED,
+                safety_category if safety else category,
+                "" if safety else question_format,
+                safety_subcategory if safety else scenario,
+                found.score,
+                found.answer,
+                found.reasoning,
             )
         )
     if any(row.group == UNGROUPED for row in scored):
@@ -381,3 +376,105 @@ def ratings_done_by(*, user_ids: list[int]) -> dict[int, int]:
         .values_list("auditor_id", "n")
     )
     return dict(rows)
+
+
+@dataclass
+class ResponseJudging:
+    """One evaluated model's response to a sample, every verdict on it, and the judges'
+    consensus: the ensemble's score (a judge's repeats averaged first, then the judges, as the
+    leaderboard does) and each judge's."""
+
+    response: ModelResponse
+    verdicts: list[Verdict]
+    ensemble: Cell | None = None
+    judges: dict[str, Cell] = field(default_factory=dict)
+
+
+@dataclass
+class SampleJudging:
+    """What the judges said about one sample: its answerability votes (each judge's latest
+    per repeat, as the consensus counts them) and their consensus with the sample's own label,
+    and each model's response with its verdicts."""
+
+    safety: bool
+    responses: list[ResponseJudging]
+    answerability: list[Verdict]
+    sample_label: str
+    consensus: Consensus | None
+
+    @property
+    def empty(self) -> bool:
+        return not self.responses and not self.answerability
+
+
+def sample_judging(*, sample: Sample) -> SampleJudging:
+    """The judges' verdicts on a sample and on its responses, in two queries however many
+    models, judges and repeats there are."""
+    safety = sample.dataset.kind == DatasetKind.TRIMODAL
+    responses = list(ModelResponse.objects.filter(sample=sample).order_by("model_name", "id"))
+    verdicts = list(
+        Verdict.objects.filter(sample=sample)
+        .select_related("judge")
+        .order_by("judge__name", "repeat", "-id")
+    )
+    by_response: dict[int, list[Verdict]] = {r.pk: [] for r in responses}
+    answerability: list[Verdict] = []
+    seen: set[tuple[int, int]] = set()
+    for verdict in verdicts:
+        if verdict.response_id is not None:
+            by_response.setdefault(verdict.response_id, []).append(verdict)
+        elif (
+            verdict.task == JudgeTask.ANSWERABILITY
+            and (verdict.judge_id, verdict.repeat) not in seen
+        ):
+            # The latest verdict per judge and repeat counts, as in the job's consensus.
+            seen.add((verdict.judge_id, verdict.repeat))
+            answerability.append(verdict)
+    names = {r.pk: r.model_name for r in responses}
+    rows = []
+    for verdict in verdicts:
+        if verdict.response_id is None or verdict.error_kind:
+            continue
+        found = verdict_score(
+            safety=safety,
+            answer=verdict.answer_score,
+            reasoning=verdict.reasoning_score,
+            label=verdict.label,
+        )
+        if found is not None:
+            rows.append(
+                ScoreRow(
+                    names[verdict.response_id],
+                    verdict.judge.name,
+                    verdict.response_id,
+                    UNGROUPED,
+                    "",
+                    "",
+                    "",
+                    found.score,
+                    found.answer,
+                    found.reasoning,
+                )
+            )
+    boards = {row.model: row for row in build_leaderboard(rows, [])}
+    judged = []
+    for response in responses:
+        board = boards.get(response.model_name)
+        judged.append(
+            ResponseJudging(
+                response,
+                by_response[response.pk],
+                board.ensemble.overall if board else None,
+                {name: judge.overall for name, judge in board.judges.items()} if board else {},
+            )
+        )
+    label = sample_answerability(sample.answerability_group, sample.reference_answer).label
+    votes = [Vote(v.judge.name, v.label or None, v.category or None) for v in answerability]
+    judges = sorted({vote.judge for vote in votes})
+    return SampleJudging(
+        safety=safety,
+        responses=judged,
+        answerability=answerability,
+        sample_label=label,
+        consensus=consensus(label, votes, judges) if votes else None,
+    )

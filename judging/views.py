@@ -19,8 +19,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.imports import jobs as import_jobs
 from annotation.imports import selectors as import_selectors
 from annotation.lookups import dataset_or_404
-from annotation.models import Dataset, ImportKind
-from core.roles import acting_user, is_lead, require_lead
+from annotation.models import Dataset, ImportKind, Sample
+from core.roles import acting_user, is_lead, require_lead, sees_judge_votes
 from judging import selectors, services
 from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
@@ -32,6 +32,15 @@ from judging.services import checks as check_services
 MAX_JOBS_SHOWN = 50
 UPLOAD_KINDS = (ImportKind.RESPONSES, ImportKind.VERDICTS)
 CHART_WIDTH = 300
+
+
+def sample_judging_panel(*, user: Any, sample: Sample) -> selectors.SampleJudging | None:
+    """The card of the sample page (and of adjudication) with each model's response and the
+    judges' verdicts: only for those who may see judge votes, and only once there is any."""
+    if not sees_judge_votes(user):
+        return None
+    judging = selectors.sample_judging(sample=sample)
+    return None if judging.empty else judging
 
 
 def _job(request: HttpRequest, job_id: int) -> JudgeJob:

@@ -9,7 +9,7 @@ class ReviewConfig(AppConfig):
     def ready(self) -> None:
         from annotation import extensions
         from core.roles import is_reviewer
-        from review import imported, work
+        from review import imported, selectors, views, work
         from review.exclusions import selectors as consensus_selectors
         from review.gold import services as gold_services
         from review.gold import views as gold_views
@@ -29,6 +29,14 @@ class ReviewConfig(AppConfig):
                 template="review/_sample_gold.html", load=gold_views.sample_gold_panel
             )
         )
+        # Everyone who sees a sample sees its reviews, as blind review allows.
+        extensions.sample_panel_register(
+            extensions.SamplePanel(
+                template="review/_sample_reviews.html", load=views.sample_reviews_panel
+            )
+        )
+        # In blind review the sample page's history names no other reviewer.
+        extensions.others_work_visible_register(selectors.sees_others_work_on)
         extensions.sample_list_button_register(
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )

@@ -47,6 +47,28 @@ def review_settings_get(*, dataset: Dataset) -> ReviewSettings:
     return found or ReviewSettings(dataset=dataset)
 
 
+def sees_others_work(*, user: Any, settings: ReviewSettings) -> bool:
+    """Whether the user may see other reviewers' reviews and comments on the dataset's
+    samples: in blind review only leads may; otherwise everyone who sees the sample."""
+    return not settings.blind or is_lead(user)
+
+
+def sees_others_work_on(*, user: Any, sample: Sample) -> bool:
+    """``sees_others_work`` for the dataset of a sample (one query, for non-leads only)."""
+    return is_lead(user) or sees_others_work(
+        user=user, settings=review_settings_get(dataset=sample.dataset)
+    )
+
+
+def sample_reviews_visible(*, user: Any, sample: Sample) -> list[Review]:
+    """Every review of a sample, round by round, that the user may see (in blind review a
+    reviewer sees only their own), in two queries however many there are."""
+    reviews = Review.objects.filter(sample=sample).select_related("reviewer")
+    if not sees_others_work_on(user=user, sample=sample):
+        reviews = reviews.filter(reviewer_id=user.pk)
+    return list(reviews.order_by("round", "created_at", "id"))
+
+
 def review_get_own(*, reviewer: User, review_id: int) -> Review | None:
     """One of the reviewer's own reviews, on a dataset they still review in."""
     datasets = annotation_selectors.dataset_list_visible(user=reviewer, role=ANNOTATOR)
@@ -203,7 +225,7 @@ def comments_visible(*, user: User, sample: Sample) -> QuerySet[Comment]:
     """Comments on a sample; in blind review a reviewer sees only their own (leads see all)."""
     comments = Comment.objects.filter(sample=sample).select_related("author")
     settings = review_settings_get(dataset=sample.dataset)
-    if settings.blind and not is_lead(user):
+    if not sees_others_work(user=user, settings=settings):
         comments = comments.filter(author=user)
     return comments
 
@@ -222,15 +244,16 @@ def workbench_get(*, user: User, sample_id: int, role: str | None = None) -> Wor
         return None
     settings = review_settings_get(dataset=sample.dataset)
     lead = is_lead(user)
+    others_visible = sees_others_work(user=user, settings=settings)
     comments = Comment.objects.filter(sample=sample).select_related("author")
-    if settings.blind and not lead:
+    if not others_visible:
         comments = comments.filter(author=user)
     latest = Slot.objects.filter(sample=sample).order_by("-round").values("round")[:1]
     current_round = list(
         Review.objects.filter(sample=sample, round=Subquery(latest)).select_related("reviewer")
     )
     others: list[Review] = []
-    if not settings.blind or lead:
+    if others_visible:
         others = [r for r in current_round if r.reviewer_id != user.pk]
     own = next((r for r in current_round if r.reviewer_id == user.pk), None)
     submitted: Review | GoldAnswer | None = own

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation import extensions as annotation_extensions
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
 from core.roles import (
@@ -30,6 +31,13 @@ from review.exclusions import selectors as consensus_selectors
 from review.forms import AdjudicationForm, ReviewSettingsForm, field_labels
 from review.models import Decision
 from review.queue import services as queue_services
+
+
+def sample_reviews_panel(*, user: Any, sample: Any) -> dict[str, Any] | None:
+    """The sample page's card of its reviews side by side, those the user may see (nothing
+    when there are none)."""
+    reviews = selectors.sample_reviews_visible(user=user, sample=sample)
+    return {"reviews": reviews} if reviews else None
 
 
 @require_GET
@@ -231,6 +239,10 @@ def adjudicate(request: HttpRequest, sample_id: int) -> HttpResponse:
             "side_rows": side_rows,
             "labels": labels,
             "pair_labels": _pair_label_choices(sample, reviews),
+            # The cards other apps add (the models' responses and the judges' verdicts).
+            "panels": annotation_extensions.sample_panels(
+                user=request.user, sample=sample, adjudication=True
+            ),
         },
         # A refused post (malformed, or a verified sample left without a required field).
         status=400 if request.method == "POST" and not stale and form.errors else 200,

@@ -14,10 +14,10 @@ from pytest_django.asserts import assertInHTML
 from annotation import services as annotation_services
 from annotation.models import ImportJob
 from judging import services
-from judging.models import Judge, JudgeJob, JudgeJobJudge, Verdict
-from tests.annotation.factories import mmooc_dataset
+from judging.models import Judge, JudgeJob, JudgeJobJudge, ModelResponse, Verdict
+from tests.annotation.factories import UserFactory, mmooc_dataset
 from tests.judging.factories import JudgeFactory, bulk_responses, bulk_samples, rule_judge
-from tests.support.html import attribute, element, has
+from tests.support.html import attribute, element, elements, has, text
 from tests.support.http import redirect_url
 
 pytestmark = pytest.mark.django_db
@@ -288,3 +288,155 @@ def test_cancel_and_retry_say_why_a_finished_job_stays_as_it_is(
         assert reply.redirect_chain == [(detail, 302)]
         assert refusal in reply.content.decode()
         assert login(annotator).post(reverse(action, args=[job.pk])).status_code == 403
+
+
+def _second_review(sample: Any) -> None:
+    from tests.review.factories import submit
+
+    submit(UserFactory.create(username="rev-no"), sample, "reject", note="the car is visible")
+
+
+def _judged_sample(models: int, judges: int, *, second_review: bool = True) -> Any:
+    """A sample in review on a blind queue, with two disagreeing reviews (so it waits for
+    adjudication), `models` responses and `judges` judges' votes and scores."""
+    from annotation.models import Sample
+    from tests.review.factories import review_dataset, submit
+
+    dataset = review_dataset(1, k=2)
+    sample = Sample.objects.select_related("dataset").get(dataset=dataset)
+    submit(UserFactory.create(username="rev-yes"), sample, note="looks right")
+    if second_review:
+        _second_review(sample)
+    _add_judging(sample, models, judges)
+    return Sample.objects.select_related("dataset").get(pk=sample.pk)
+
+
+def _add_judging(sample: Any, models: int, judges: int) -> None:
+    from tests.judging.test_selectors import score, vote
+
+    start = ModelResponse.objects.filter(sample=sample).count()
+    names = [f"model-{i}" for i in range(start, start + models)]
+    responses = bulk_responses([sample], names)
+    responses = [r for r in responses if r.model_name in names]
+    for _ in range(judges):
+        judge = JudgeFactory.create()
+        vote(judge, sample, "unanswerable")
+        for response in responses:
+            score(judge, response, 1, 0.5)
+
+
+def test_the_lead_reads_responses_and_verdicts_on_the_sample_and_adjudication_pages(
+    lead: Any,
+) -> None:
+    """Both pages include the one card: each model's response, every judge's verdict with
+    its reason, and the judges' consensus; the sample page adds the reviews side by side."""
+    sample = _judged_sample(models=2, judges=2)
+    client = login(lead)
+    for url in (
+        reverse("annotation:sample_detail", args=[sample.pk]),
+        reverse("review:adjudicate", args=[sample.pk]),
+    ):
+        page = client.get(url).content.decode()
+        panel = element(page, "section", id="judging-panel")
+        responses = elements(panel, "article", data_model=True)
+        assert [attribute(r, "data-model") for r in responses] == ["model-0", "model-1"]
+        response = ModelResponse.objects.get(sample=sample, model_name="model-0")
+        assert response.response in text(responses[0])
+        judge = Judge.objects.exclude(name="rule").order_by("name").first()
+        assert judge is not None
+        row = element(responses[0], "tr", data_judge=judge.name)
+        assert f"{judge.name} on model-0" in text(row) and "0.75" in text(row)
+        assert "score 0.75 (answer 1.00, reasoning 0.50; mean over 2 judges)" in text(
+            element(responses[0], "p", data_testid="response-consensus")
+        )
+        agreement = text(element(panel, "p", data_testid="answerability-consensus"))
+        assert "Every judge that voted agrees" in agreement and "unanswerable" in agreement
+    page = client.get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    reviews = element(page, "section", id="reviews-panel")
+    assert "looks right" in text(element(reviews, "tr", data_reviewer="rev-yes"))
+    assert "the car is visible" in text(element(reviews, "tr", data_reviewer="rev-no"))
+
+
+def test_the_sample_page_costs_the_same_queries_however_much_was_judged(lead: Any) -> None:
+    """One response judged by one judge and one review, or six responses judged by four
+    judges and two reviews: the same query count on the sample page; on the adjudication
+    page (which needs the two reviews), the same for one response or six."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    sample = _judged_sample(models=1, judges=1, second_review=False)
+    client = login(lead)
+    sample_page = reverse("annotation:sample_detail", args=[sample.pk])
+    adjudication = reverse("review:adjudicate", args=[sample.pk])
+
+    def count(url: str) -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == 200
+        return len(ctx.captured_queries)
+
+    few = count(sample_page)
+    _second_review(sample)
+    few_adjudication = count(adjudication)
+    _add_judging(sample, models=5, judges=3)
+    assert ModelResponse.objects.filter(sample=sample).count() == 6
+    assert count(sample_page) == few <= SAMPLE_PAGE_QUERIES
+    assert count(adjudication) == few_adjudication <= ADJUDICATION_PAGE_QUERIES
+
+
+# The pages' budgets (session, user, roles, sample, panels: gold, reviews, judging).
+SAMPLE_PAGE_QUERIES = 11
+ADJUDICATION_PAGE_QUERIES = 16
+
+
+def test_a_safety_sample_shows_each_judges_label_and_the_share_called_safe(lead: Any) -> None:
+    """On an MCBench scenario the card shows each judge's safe/unsafe label and, as the
+    consensus, the share of judges that called the response safe."""
+    from annotation.models import Sample
+    from judging.models import JudgeTask
+    from tests.review.factories import trimodal_pair
+
+    unsafe, _safe = trimodal_pair()
+    sample = Sample.objects.select_related("dataset").get(pk=unsafe.pk)
+    (response,) = bulk_responses([sample], ["omni"])
+    for name, label in (("j-safe", "safe"), ("j-unsafe", "unsafe")):
+        Verdict.objects.create(
+            judge=JudgeFactory.create(name=name),
+            task=JudgeTask.MCBENCH_SAFETY,
+            prompt_version="v1",
+            sample=sample,
+            response=response,
+            label=label,
+            rationale=f"{name} reasons",
+        )
+    page = login(lead).get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    card = element(page, "article", data_model="omni")
+    assert "unsafe" in text(element(card, "tr", data_judge="j-unsafe"))
+    assert "j-safe reasons" in text(element(card, "tr", data_judge="j-safe"))
+    consensus = text(element(card, "p", data_testid="response-consensus"))
+    assert "safe 0.50 (mean over 2 judges)" in consensus
+
+
+def test_an_auditor_sees_no_judge_on_the_sample_page(auditor: Any) -> None:
+    """Auditors rate before they learn what the judges said: the card is for leads only."""
+    sample = _judged_sample(models=1, judges=1)
+    annotation_services.dataset_add_member(dataset=sample.dataset, user=auditor)
+    reply = login(auditor).get(reverse("annotation:sample_detail", args=[sample.pk]))
+    assert reply.status_code == 200
+    page = reply.content.decode()
+    assert 'id="judging-panel"' not in page and "model-0" not in page
+
+
+def test_the_judges_card_reads_in_chinese(lead: Any) -> None:
+    """In Chinese the card's heading, the consensus and the labels are translated."""
+    sample = _judged_sample(models=1, judges=2)
+    client = Client(headers={"accept-language": "zh-hans"})
+    client.force_login(lead)
+    page = client.get(reverse("annotation:sample_detail", args=[sample.pk])).content.decode()
+    panel = element(page, "section", id="judging-panel")
+    assert "模型回答与评审模型的判定" in text(panel)
+    consensus = text(element(panel, "p", data_testid="answerability-consensus"))
+    assert consensus == "所有投票的评审模型都同意样本的标签（“不可回答”）。"
+    assert "评审模型的共识：得分 0.75" in text(
+        element(panel, "p", data_testid="response-consensus")
+    )
+    assert "轮次" in text(element(page, "section", id="reviews-panel"))

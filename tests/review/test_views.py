@@ -15,6 +15,7 @@ from review.models import Review, ReviewSettings, Slot
 from review.queue import services as queue_services
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
+from tests.support.html import attribute, element, elements, text
 from tests.support.http import redirect_url
 
 pytestmark = pytest.mark.django_db
@@ -261,3 +262,52 @@ def test_review_work_shows_only_on_datasets_one_annotates_in(annotator: Any) -> 
     )
     work = dataset_list_work(user=annotator, datasets=[reviewed, audited])
     assert set(work) == {reviewed.pk}
+
+
+def _reviewed_and_judged(annotator: Any, *, blind: bool) -> Sample:
+    """A sample the annotator reviewed beside another reviewer, with a model's response
+    scored by a judge and the judge's answerability vote."""
+    from tests.judging.factories import JudgeFactory, bulk_responses
+    from tests.judging.test_selectors import score, vote
+
+    dataset = review_dataset(1, k=2, members=[annotator], blind=blind)
+    sample = Sample.objects.select_related("dataset").get(dataset=dataset)
+    submit(annotator, sample, note="my own note")
+    submit(UserFactory.create(username="co-reviewer"), sample, "reject", note="their note")
+    judge = JudgeFactory.create(name="secret-judge")
+    vote(judge, sample, "answerable")
+    (response,) = bulk_responses([sample], ["some-model"])
+    score(judge, response, 1, 0.5)
+    return sample
+
+
+def test_a_blind_annotator_sees_only_their_own_review_and_no_judge(annotator: Any) -> None:
+    """On a blind dataset, the sample page shows the annotator their own review and neither
+    another reviewer's nor any judge's verdict or model response; adjudication is refused."""
+    sample = _reviewed_and_judged(annotator, blind=True)
+    client = _client(annotator)
+    page = client.get(reverse("annotation:sample_detail", args=[sample.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    reviews = element(html, "section", id="reviews-panel")
+    assert [
+        attribute(row, "data-reviewer") for row in elements(reviews, "tr", data_reviewer=True)
+    ] == [annotator.username]
+    assert "my own note" in text(reviews)
+    for hidden in ("co-reviewer", "their note", "secret-judge", "some-model", 'id="judging-panel"'):
+        assert hidden not in html, hidden
+    assert client.get(reverse("review:adjudicate", args=[sample.pk])).status_code == 403
+
+
+def test_an_annotator_sees_the_others_reviews_without_blind_review_but_no_judge(
+    annotator: Any,
+) -> None:
+    """Without blind review the annotator sees both reviews side by side; judges' votes and
+    the models' responses stay for leads."""
+    sample = _reviewed_and_judged(annotator, blind=False)
+    html = _client(annotator).get(reverse("annotation:sample_detail", args=[sample.pk])).content
+    page = html.decode()
+    reviews = element(page, "section", id="reviews-panel")
+    shown = {attribute(row, "data-reviewer") for row in elements(reviews, "tr", data_reviewer=True)}
+    assert shown == {annotator.username, "co-reviewer"} and "their note" in text(reviews)
+    assert "secret-judge" not in page and "some-model" not in page
