@@ -34,7 +34,7 @@ class Change:
 @dataclass
 class EntryDiff:
     """From a base snapshot to another: counts, and the first ids of each kind (``keep`` of
-    each; the changed ones from ``changed_from`` on, for paging)."""
+    each unless told otherwise; the changed ones from ``changed_from`` on, for paging)."""
 
     added: int = 0
     removed: int = 0
@@ -68,6 +68,7 @@ def entry_diff(
     keep: int,
     changed_from: int = 0,
     changed_keep: int | None = None,
+    taken_down_keep: int | None = None,
 ) -> EntryDiff:
     """What changed from ``base`` to ``other``, both ordered by external id (code points).
 
@@ -75,6 +76,7 @@ def entry_diff(
     has since been taken down); changed: in both with another content hash.
     """
     changed_keep = keep if changed_keep is None else changed_keep
+    taken_down_keep = keep if taken_down_keep is None else taken_down_keep
     diff = EntryDiff()
     old_entries, new_entries = _ordered(base), _ordered(other)
     old, new = next(old_entries, None), next(new_entries, None)
@@ -86,7 +88,7 @@ def entry_diff(
                 diff.removed_ids.append(old.external_id)
             if old.taken_down:
                 diff.taken_down += 1
-                if len(diff.taken_down_ids) < keep:
+                if len(diff.taken_down_ids) < taken_down_keep:
                     diff.taken_down_ids.append(old.external_id)
             old = next(old_entries, None)
         elif old is None or new.external_id < old.external_id:
