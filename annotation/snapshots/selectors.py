@@ -285,6 +285,17 @@ def snapshot_get_against(*, snapshot: Snapshot, against_id: int) -> Snapshot | N
     return snapshot_compare_choices(snapshot=snapshot).filter(pk=against_id).first()
 
 
+def snapshot_manifest_files(manifest: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The files a manifest lists besides the artifact, by name. A release of one file (JSON
+    lines, Parquet, TSV) is its own artifact, and the manifest names it in both places."""
+    artifact = manifest.get("artifact") or {}
+    return [
+        (name, info)
+        for name, info in sorted((manifest.get("files") or {}).items())
+        if (name, info.get("sha256")) != (artifact.get("name"), artifact.get("sha256"))
+    ]
+
+
 def snapshot_list(*, dataset: Dataset) -> QuerySet[Snapshot]:
     return (
         Snapshot.objects.filter(dataset=dataset)
