@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One sample in a snapshot; ``taken_down``: the sample has since been taken down."""
+class Entry(NamedTuple):
+    """One sample in a snapshot; ``taken_down``: the sample has since been taken down. (A
+    named tuple: built several times faster than a frozen dataclass, once per entry.)"""
 
     external_id: str
     content_hash: str

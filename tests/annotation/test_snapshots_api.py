@@ -179,7 +179,7 @@ def test_lead_uses_the_pages_to_export_and_read_the_manifest(
     snapshot = Snapshot.objects.get()
     assert snapshot.filter == {"statuses": ["verified"], "groups": ["ooc"]}
     assert snapshot.manifest["artifact"]["sha256"] in page
-    assert "data/train-00000-of-00001.parquet" in page and "first snapshot" in page
+    assert "data/train-00000-of-00001.parquet" in page and "only finished snapshot" in page
     download = browser.get(reverse("annotation:snapshot_download", args=[snapshot.pk]))
     assert download.status_code == 302 and "/snapshots/file/" in download["Location"]
     duplicate = browser.post(listing, form)
