@@ -309,6 +309,18 @@ def test_the_snapshot_page_compares_with_any_snapshot_of_the_dataset(lead: Any) 
     assert 'id="snapshot-diff-summary"' not in first.content.decode()
 
 
+def test_the_comparison_reads_in_chinese(lead: Any) -> None:
+    _samples, (v1, _v2, v3) = _three_snapshots(lead)
+    page = _browser(lead).get(
+        reverse("annotation:snapshot_detail", args=[v3.pk]),
+        {"against": v1.pk},
+        HTTP_ACCEPT_LANGUAGE="zh-hans",
+    )
+    html = page.content.decode()
+    assert "与 v1 相比：新增 1 个，移除 1 个（其中已下架 1 个），修改 1 个，未更改 1 个。" in html
+    assert "修改的样本（1 个）" in html and "比较对象" in html and "Before" not in html
+
+
 def test_comparing_with_a_snapshot_of_another_dataset_is_a_404(lead: Any) -> None:
     _samples, (v1, _v2, v3) = _three_snapshots(lead)
     other = _built(_dataset_with_verified(1), "elsewhere")
