@@ -16,6 +16,8 @@ from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from annotation import services
 from annotation.imports import services as import_services
@@ -328,6 +330,43 @@ def test_changed_samples_are_paged_in_a_fixed_number_of_queries(
     assert (first.pages, len(first.changed), len(last.changed)) == (3, 3, 1)
     ordered = sorted(s.external_id for s in samples)
     assert [c.external_id for c in [*first.changed, *last.changed]] == [*ordered[:3], ordered[-1]]
+
+
+_ids = st.text(
+    alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"),
+    min_size=1,
+    max_size=6,
+)
+_entry_sets = st.dictionaries(_ids, st.sampled_from(["h1", "h2"]), max_size=12)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(old=_entry_sets, new=_entry_sets)
+def test_comparison_in_the_database_matches_the_sets_for_any_ids(
+    old: dict[str, str], new: dict[str, str]
+) -> None:
+    """The database streams entries in the order the merge expects whatever the characters
+    of the ids (accents, CJK, symbols, upper and lower case): the comparison agrees with
+    plain set arithmetic."""
+    dataset = mmooc_dataset()
+    snapshots = [
+        Snapshot.objects.create(
+            dataset=dataset, name=name, format="jsonl", status=JobStatus.SUCCEEDED
+        )
+        for name in ("old", "new")
+    ]
+    for snapshot, entries in zip(snapshots, (old, new), strict=True):
+        SnapshotEntry.objects.bulk_create(
+            SnapshotEntry(snapshot=snapshot, external_id=i, content_hash=h)
+            for i, h in entries.items()
+        )
+    result = selectors.snapshot_compare(snapshot=snapshots[1], against=snapshots[0])
+    diff = result.diff
+    assert diff.added_ids == sorted(new.keys() - old.keys())
+    assert diff.removed_ids == sorted(old.keys() - new.keys())
+    changed = sorted(i for i in old.keys() & new.keys() if old[i] != new[i])
+    assert [c.external_id for c in result.changed] == changed
+    assert diff.unchanged == len(old.keys() & new.keys()) - len(changed)
 
 
 def test_a_snapshot_built_before_contents_were_kept_shows_changes_without_fields(
