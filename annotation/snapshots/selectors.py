@@ -5,7 +5,7 @@ history prefetched), snapshot listings, comparisons of two snapshots, download l
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -268,6 +268,16 @@ def snapshot_compare(
         page=page,
         pages=max(1, -(-diff.changed // page_size)),
     )
+
+
+def snapshot_sample_ids(*, dataset_id: int, external_ids: Iterable[str]) -> dict[str, int]:
+    """The dataset's samples among the named external ids, by external id: the links of a
+    comparison's ids to the samples' pages (one query)."""
+    wanted = set(external_ids)
+    if not wanted:
+        return {}
+    samples = Sample.objects.filter(dataset_id=dataset_id, external_id__in=wanted)
+    return dict(samples.values_list("external_id", "id"))
 
 
 def snapshot_compare_choices(*, snapshot: Snapshot) -> QuerySet[Snapshot]:

@@ -171,6 +171,22 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = _lead_snapshot(request, snapshot_id)
     manifest = snapshot.manifest or {}
     compare_form, comparison, pager = _comparison(request, snapshot)
+    linked: dict[str, list[tuple[str, int | None]]] = {}
+    changed_rows: list[tuple[snapshot_selectors.ChangedSample, int | None]] = []
+    if comparison is not None:
+        diff = comparison.diff
+        lists = {
+            "added": diff.added_ids,
+            "removed": diff.removed_ids,
+            "taken_down": diff.taken_down_ids,
+        }
+        shown = [i for ids in lists.values() for i in ids]
+        links = snapshot_selectors.snapshot_sample_ids(
+            dataset_id=snapshot.dataset_id,
+            external_ids=[*shown, *(c.external_id for c in comparison.changed)],
+        )
+        linked = {kind: [(i, links.get(i)) for i in ids] for kind, ids in lists.items()}
+        changed_rows = [(c, links.get(c.external_id)) for c in comparison.changed]
     return render(
         request,
         "annotation/snapshot_detail.html",
@@ -182,6 +198,8 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
             "artifact": manifest.get("artifact") or {},
             "compare_form": compare_form,
             "comparison": comparison,
+            "linked": linked,
+            "changed_rows": changed_rows,
             "pager": pager,
             "query": urlencode({"against": comparison.against.pk}) if comparison else "",
             "manifest_json": manifest,

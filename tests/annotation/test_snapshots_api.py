@@ -304,6 +304,10 @@ def test_the_snapshot_page_compares_with_any_snapshot_of_the_dataset(lead: Any) 
     assert "<del>There is no car in the image.</del>" in changed
     assert "<ins>Corrected. long long" in changed and "…</ins>" in changed
     assert kept.external_id not in changed
+    link = reverse("annotation:sample_detail", args=[edited.pk])
+    assert f'<a href="{link}"><code>{edited.external_id}</code></a>' in changed
+    taken_down = reverse("annotation:sample_detail", args=[dropped.pk])
+    assert f'href="{taken_down}"' in chosen.split('id="diff-taken-down"')[1]
     first = _browser(lead).get(reverse("annotation:snapshot_detail", args=[v1.pk]))
     assert 'id="snapshot-compare"' in first.content.decode()
     assert 'id="snapshot-diff-summary"' not in first.content.decode()
@@ -361,8 +365,8 @@ def test_the_comparison_page_runs_a_fixed_number_of_queries(
         services.sample_update(sample=sample, changes={"explanation": "B"}, by=lead, source="edit")
     assert count() == few
     # Session and user, roles, the snapshot, the snapshots it may be compared with, the two
-    # entry streams, the changed samples' contents.
-    assert few == 8
+    # entry streams, the changed samples' contents, the shown samples' links.
+    assert few == 9
 
 
 def test_the_diff_api_answers_with_ids_and_changed_fields(lead: Any) -> None:
