@@ -37,7 +37,7 @@ from annotation.models.samples import (
     SampleRevision,
     SampleStatus,
 )
-from annotation.models.snapshots import Snapshot, SnapshotEntry
+from annotation.models.snapshots import Snapshot, SnapshotContent, SnapshotEntry
 from annotation.models.webhooks import (
     SUBSCRIBABLE,
     WebhookAttempt,
@@ -76,6 +76,7 @@ __all__ = [
     "SampleRevision",
     "SampleStatus",
     "Snapshot",
+    "SnapshotContent",
     "SnapshotEntry",
     "TaxonomyTerm",
     "TermKind",

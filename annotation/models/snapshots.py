@@ -77,3 +77,20 @@ class SnapshotEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.snapshot_id}:{self.external_id}"
+
+
+class SnapshotContent(models.Model):
+    """A sample's contents by content hash, as a snapshot exported it: the label fields, the
+    custom fields (``extra.<key>``) and the media (``role/position: sha256``). Shared by every
+    entry with that hash, so a snapshot adds rows only for samples that changed; what the
+    comparison of two snapshots reads to show a changed sample's fields old → new."""
+
+    content_hash = models.CharField(max_length=64, primary_key=True)
+    fields = models.JSONField(default=dict)
+
+    class Meta:
+        verbose_name = _("snapshot content")
+        verbose_name_plural = _("snapshot contents")
+
+    def __str__(self) -> str:
+        return self.content_hash

@@ -21,6 +21,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api_snapshot_retry",
     ),
     path(
+        "snapshots/<int:snapshot_id>/diff/",
+        snapshot_apis.SnapshotDiffApi.as_view(),
+        name="api_snapshot_diff",
+    ),
+    path(
         "snapshots/<int:snapshot_id>/download/",
         snapshot_apis.SnapshotDownloadApi.as_view(),
         name="api_snapshot_download",

@@ -1,5 +1,5 @@
-"""REST API of release snapshots: leads list, create and watch snapshots and fetch a
-short-lived download link. Annotators and auditors get 403 on every operation.
+"""REST API of release snapshots: leads list, create, watch and compare snapshots and fetch
+a short-lived download link. Annotators and auditors get 403 on every operation.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.lookups import dataset_or_404
-from annotation.models import Snapshot
+from annotation.models import JobStatus, Snapshot
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
 from core.api import IsLead, job_accepted
@@ -59,6 +59,49 @@ class SnapshotOutput(serializers.ModelSerializer[Snapshot]):
 class SnapshotDetailOutput(SnapshotOutput):
     class Meta(SnapshotOutput.Meta):
         fields = [*SnapshotOutput.Meta.fields, "manifest"]
+
+
+class SnapshotDiffOutput(serializers.Serializer[Any]):
+    """What changed from ``against`` to the snapshot (see ``snapshot_compare``)."""
+
+    class AgainstSerializer(serializers.Serializer[Any]):
+        id = serializers.IntegerField(source="pk")
+        name = serializers.CharField()
+
+    class ChangedSampleSerializer(serializers.Serializer[Any]):
+        class FieldChangeSerializer(serializers.Serializer[Any]):
+            name = serializers.CharField()
+            old = serializers.CharField(help_text="The old value as text, shortened when long.")
+            new = serializers.CharField(help_text="The new value as text, shortened when long.")
+
+        external_id = serializers.CharField()
+        changes = FieldChangeSerializer(
+            source="fields",
+            many=True,
+            allow_null=True,
+            help_text="Null when a snapshot was built before contents were kept.",
+        )
+
+    against = AgainstSerializer()
+    added = serializers.IntegerField(source="diff.added")
+    removed = serializers.IntegerField(source="diff.removed")
+    taken_down = serializers.IntegerField(source="diff.taken_down")
+    changed = serializers.IntegerField(source="diff.changed")
+    unchanged = serializers.IntegerField(source="diff.unchanged")
+    added_ids = serializers.ListField(
+        child=serializers.CharField(), source="diff.added_ids", help_text="The first 200."
+    )
+    removed_ids = serializers.ListField(
+        child=serializers.CharField(), source="diff.removed_ids", help_text="The first 200."
+    )
+    taken_down_ids = serializers.ListField(
+        child=serializers.CharField(), source="diff.taken_down_ids", help_text="The first 200."
+    )
+    changed_samples = ChangedSampleSerializer(
+        source="changed", many=True, help_text="This page of the changed samples."
+    )
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
 
 
 def _snapshot(request: Request, snapshot_id: int) -> Snapshot:
@@ -119,6 +162,47 @@ class SnapshotRetryApi(APIView):
         """Build a failed snapshot again."""
         snapshot = snapshot_services.snapshot_retry(snapshot=_snapshot(request, snapshot_id))
         return Response(SnapshotOutput(snapshot).data)
+
+
+class SnapshotDiffApi(APIView):
+    permission_classes = [IsLead]
+
+    class DiffInputSerializer(serializers.Serializer[Any]):
+        against = serializers.IntegerField(
+            required=False,
+            help_text="Another finished snapshot of the dataset; the previous one by default.",
+        )
+        page = serializers.IntegerField(required=False, min_value=1, default=1)
+
+    @extend_schema(
+        parameters=[DiffInputSerializer],
+        responses={
+            200: SnapshotDiffOutput,
+            409: OpenApiResponse(
+                description="The snapshot is not built yet, or has nothing to compare with."
+            ),
+        },
+    )
+    def get(self, request: Request, snapshot_id: int) -> Response:
+        """What changed from another snapshot of the dataset (``against``) to this one: ids
+        added, removed and taken down, and changed samples with their fields old → new, 50 a
+        page. 404 for a snapshot of another dataset, 409 while either is not built."""
+        snapshot = _snapshot(request, snapshot_id)
+        query = self.DiffInputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        against_id = query.validated_data.get("against", snapshot.previous_id)
+        if snapshot.status != JobStatus.SUCCEEDED or against_id is None:
+            return Response(
+                {"detail": _("Only two finished snapshots can be compared.")},
+                status=status.HTTP_409_CONFLICT,
+            )
+        against = snapshot_selectors.snapshot_get_against(snapshot=snapshot, against_id=against_id)
+        if against is None:
+            raise NotFound(_("No such snapshot of this dataset to compare with."))
+        comparison = snapshot_selectors.snapshot_compare(
+            snapshot=snapshot, against=against, page=query.validated_data["page"]
+        )
+        return Response(SnapshotDiffOutput(comparison).data)
 
 
 class SnapshotDownloadApi(APIView):

@@ -1,18 +1,19 @@
 """Reads for release snapshots: the samples a filter selects (in id-ordered chunks, media and
-history prefetched), snapshot listings, diffs against the previous snapshot, download links.
+history prefetched), snapshot listings, comparisons of two snapshots, download links.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core import signing
 from django.core.files.storage import default_storage
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import F, QuerySet
+from django.db.models.functions import Collate
 from django.urls import reverse
 
 from annotation import models
@@ -21,7 +22,16 @@ from annotation.models import (
     Sample,
     SampleStatus,
     Snapshot,
+    SnapshotContent,
     SnapshotEntry,
+)
+from annotation.selectors import dataset_visible
+from annotation.snapshots.comparison import (
+    Entry,
+    EntryDiff,
+    FieldChange,
+    entry_diff,
+    field_changes,
 )
 from annotation.snapshots.exports.manifest import Diff
 from annotation.snapshots.exports.records import LABEL_FIELD_NAMES
@@ -41,6 +51,10 @@ FILTER_FIELDS = {
     "splits": "split",
 }
 DIFF_EXAMPLES = 50
+# The comparison page: ids listed of each kind (the rest counted), changed samples per page.
+COMPARE_LIST_MAX = 200
+COMPARE_PAGE = 50
+ENTRY_CHUNK = 5000
 TAKEDOWN_LIST_MAX = 10_000
 _SIGNING_SALT = "annotation.snapshot-download"
 
@@ -159,31 +173,137 @@ def snapshot_previous(*, snapshot: Snapshot) -> Snapshot | None:
     )
 
 
-def snapshot_diff(*, snapshot: Snapshot, previous: Snapshot) -> Diff:
-    """Added, removed and changed samples by external id, counted in the database."""
-    new = SnapshotEntry.objects.filter(snapshot=snapshot)
-    old = SnapshotEntry.objects.filter(snapshot=previous)
-    in_old = old.filter(external_id=OuterRef("external_id"))
-    in_new = new.filter(external_id=OuterRef("external_id"))
-    added = new.exclude(Exists(in_old))
-    removed = old.exclude(Exists(in_new))
-    changed = new.filter(Exists(in_old.exclude(content_hash=OuterRef("content_hash"))))
-    taken_down = removed.filter(sample__status=SampleStatus.REMOVED)
-
-    def ids(entries: QuerySet[SnapshotEntry], limit: int = DIFF_EXAMPLES) -> list[str]:
-        return list(entries.order_by("external_id").values_list("external_id", flat=True)[:limit])
-
-    total_new = new.count()
-    changed_count = changed.count()
-    added_count = added.count()
-    return Diff(
-        added=added_count,
-        removed=removed.count(),
-        changed=changed_count,
-        unchanged=total_new - added_count - changed_count,
-        taken_down=ids(taken_down, TAKEDOWN_LIST_MAX),
-        examples={"added": ids(added), "removed": ids(removed), "changed": ids(changed)},
+def snapshot_entries(*, snapshot: Snapshot) -> Iterator[Entry]:
+    """A snapshot's entries in code-point order of external id (``COLLATE "C"``, the order
+    ``entry_diff`` merges in), streamed through a server-side cursor: one query however many
+    there are, and memory that does not grow with them."""
+    rows = (
+        SnapshotEntry.objects.filter(snapshot=snapshot)
+        .order_by(Collate(F("external_id"), "C"))
+        .values_list("external_id", "content_hash", "sample__status")
     )
+    for external_id, content_hash, status in rows.iterator(chunk_size=ENTRY_CHUNK):
+        yield Entry(external_id, content_hash, status == SampleStatus.REMOVED)
+
+
+def snapshot_diff(*, snapshot: Snapshot, previous: Snapshot) -> Diff:
+    """Added, removed and changed samples by external id since ``previous``: the manifest's."""
+    diff = entry_diff(
+        snapshot_entries(snapshot=previous),
+        snapshot_entries(snapshot=snapshot),
+        keep=DIFF_EXAMPLES,
+        taken_down_keep=TAKEDOWN_LIST_MAX,
+    )
+    return Diff(
+        added=diff.added,
+        removed=diff.removed,
+        changed=diff.changed,
+        unchanged=diff.unchanged,
+        taken_down=diff.taken_down_ids,
+        examples={
+            "added": diff.added_ids,
+            "removed": diff.removed_ids,
+            "changed": [change.external_id for change in diff.changes],
+        },
+    )
+
+
+@dataclass(frozen=True)
+class ChangedSample:
+    """A sample whose content changed; ``fields`` None when either snapshot was built before
+    contents were kept (only the content hash is known then)."""
+
+    external_id: str
+    fields: list[FieldChange] | None
+
+
+@dataclass(frozen=True)
+class SnapshotComparison:
+    """What changed from ``against`` to ``snapshot``: counts, the first ids of each kind and
+    one page of changed samples with their fields."""
+
+    snapshot: Snapshot
+    against: Snapshot
+    diff: EntryDiff
+    changed: list[ChangedSample]
+    page: int
+    pages: int
+
+    @property
+    def list_max(self) -> int:
+        return COMPARE_LIST_MAX
+
+
+def snapshot_compare(
+    *, snapshot: Snapshot, against: Snapshot, page: int = 1, page_size: int = COMPARE_PAGE
+) -> SnapshotComparison:
+    """Compare two snapshots of a dataset in three queries: both entry streams, merged in
+    Python, and the contents of the changed samples on the page."""
+    page = max(1, page)
+    diff = entry_diff(
+        snapshot_entries(snapshot=against),
+        snapshot_entries(snapshot=snapshot),
+        keep=COMPARE_LIST_MAX,
+        changed_from=(page - 1) * page_size,
+        changed_keep=page_size,
+    )
+    hashes = {h for change in diff.changes for h in (change.old_hash, change.new_hash)}
+    contents: dict[str, dict[str, Any]] = dict(
+        SnapshotContent.objects.filter(content_hash__in=hashes).values_list(
+            "content_hash", "fields"
+        )
+        if hashes
+        else []
+    )
+    changed = []
+    for change in diff.changes:
+        old, new = contents.get(change.old_hash), contents.get(change.new_hash)
+        fields = None if old is None or new is None else field_changes(old, new)
+        changed.append(ChangedSample(change.external_id, fields))
+    return SnapshotComparison(
+        snapshot=snapshot,
+        against=against,
+        diff=diff,
+        changed=changed,
+        page=page,
+        pages=max(1, -(-diff.changed // page_size)),
+    )
+
+
+def snapshot_sample_ids(*, dataset_id: int, external_ids: Iterable[str]) -> dict[str, int]:
+    """The dataset's samples among the named external ids, by external id: the links of a
+    comparison's ids to the samples' pages (one query)."""
+    wanted = set(external_ids)
+    if not wanted:
+        return {}
+    samples = Sample.objects.filter(dataset_id=dataset_id, external_id__in=wanted)
+    return dict(samples.values_list("external_id", "id"))
+
+
+def snapshot_compare_choices(*, snapshot: Snapshot) -> QuerySet[Snapshot]:
+    """The other finished snapshots of the dataset, newest first: what it may be compared with."""
+    return (
+        Snapshot.objects.filter(dataset_id=snapshot.dataset_id, status=models.JobStatus.SUCCEEDED)
+        .exclude(pk=snapshot.pk)
+        .only("id", "name", "created_at")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def snapshot_get_against(*, snapshot: Snapshot, against_id: int) -> Snapshot | None:
+    """Another finished snapshot of the same dataset (None for one of another dataset)."""
+    return snapshot_compare_choices(snapshot=snapshot).filter(pk=against_id).first()
+
+
+def snapshot_manifest_files(manifest: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The files a manifest lists besides the artifact, by name. A release of one file (JSON
+    lines, Parquet, TSV) is its own artifact, and the manifest names it in both places."""
+    artifact = manifest.get("artifact") or {}
+    return [
+        (name, info)
+        for name, info in sorted((manifest.get("files") or {}).items())
+        if (name, info.get("sha256")) != (artifact.get("name"), artifact.get("sha256"))
+    ]
 
 
 def snapshot_list(*, dataset: Dataset) -> QuerySet[Snapshot]:
@@ -195,10 +315,15 @@ def snapshot_list(*, dataset: Dataset) -> QuerySet[Snapshot]:
 
 
 def snapshot_get_for_lead(*, user: AnyUser, snapshot_id: int) -> Snapshot | None:
-    """A snapshot, for leads only (nobody else may see or download releases)."""
+    """A snapshot of a dataset the user sees, for leads only (nobody else may see or download
+    releases)."""
     if not user.is_authenticated or not is_lead(user):
         return None
-    return Snapshot.objects.select_related("dataset", "previous").filter(pk=snapshot_id).first()
+    return (
+        Snapshot.objects.select_related("dataset", "previous")
+        .filter(dataset_visible(user, "dataset"), pk=snapshot_id)
+        .first()
+    )
 
 
 def snapshot_file_names(snapshot: Snapshot) -> dict[str, str]:

@@ -1,5 +1,6 @@
 """HTML pages of release snapshots: a dataset's snapshots with the form to make one, a
-snapshot's progress and manifest, and the short-lived download links. Leads only.
+snapshot's progress and manifest, its comparison with any other snapshot of the dataset, and
+the short-lived download links. Leads only.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.storage import default_storage
+from django.core.paginator import EmptyPage, Page, Paginator
 from django.http import (
     FileResponse,
     Http404,
@@ -19,12 +21,14 @@ from django.http import (
     HttpResponseRedirect,
 )
 from django.shortcuts import redirect, render
+from django.utils import formats
+from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
-from annotation.models import Dataset, SampleStatus, Snapshot, TermKind
+from annotation.models import Dataset, JobStatus, SampleStatus, Snapshot, TermKind
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
 from core.forms import Form as MarkedForm
@@ -64,6 +68,59 @@ class SnapshotCreateForm(MarkedForm):
                 self.fields[name].choices = choices  # type: ignore[attr-defined]
             else:
                 del self.fields[name]
+
+
+class SnapshotCompareForm(forms.Form):
+    """Which other finished snapshot of the dataset to compare a snapshot with (GET)."""
+
+    against = forms.TypedChoiceField(label=gettext_lazy("Compare with"), coerce=int)
+
+    def __init__(self, *args: Any, choices: list[Snapshot], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["against"].choices = [(s.pk, _snapshot_label(s)) for s in choices]  # type: ignore[attr-defined]
+
+
+def _snapshot_label(snapshot: Snapshot) -> str:
+    return f"{snapshot.name} · {formats.date_format(snapshot.created_at, 'SHORT_DATETIME_FORMAT')}"
+
+
+def _page_number(request: HttpRequest) -> int:
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
+
+def _comparison(
+    request: HttpRequest, snapshot: Snapshot
+) -> tuple[
+    SnapshotCompareForm | None, snapshot_selectors.SnapshotComparison | None, Page[int] | None
+]:
+    """The compare form, the comparison it asks for (by default with the previous snapshot)
+    and its pager; 404 for a snapshot that is not another finished one of the dataset."""
+    if snapshot.status != JobStatus.SUCCEEDED:
+        return None, None, None
+    choices = {s.pk: s for s in snapshot_selectors.snapshot_compare_choices(snapshot=snapshot)}
+    options = list(choices.values())
+    if "against" in request.GET:
+        form = SnapshotCompareForm(request.GET, choices=options)
+        if not form.is_valid():
+            raise Http404(_("No such snapshot of this dataset to compare with."))
+        against = choices.get(form.cleaned_data["against"])
+    else:
+        against = choices.get(snapshot.previous_id) if snapshot.previous_id else None
+        initial = {"against": against.pk} if against else {}
+        form = SnapshotCompareForm(initial=initial, choices=options)
+    if against is None:
+        return form, None, None
+    page = _page_number(request)
+    comparison = snapshot_selectors.snapshot_compare(snapshot=snapshot, against=against, page=page)
+    paginator = Paginator(range(comparison.diff.changed), snapshot_selectors.COMPARE_PAGE)
+    try:
+        pager = paginator.page(page)
+    except EmptyPage as exc:
+        raise Http404(_("No such page.")) from exc
+    return form, comparison, pager
 
 
 def _lead_dataset(request: HttpRequest, dataset_id: int) -> Dataset:
@@ -113,6 +170,23 @@ def snapshot_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
 def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = _lead_snapshot(request, snapshot_id)
     manifest = snapshot.manifest or {}
+    compare_form, comparison, pager = _comparison(request, snapshot)
+    linked: dict[str, list[tuple[str, int | None]]] = {}
+    changed_rows: list[tuple[snapshot_selectors.ChangedSample, int | None]] = []
+    if comparison is not None:
+        diff = comparison.diff
+        lists = {
+            "added": diff.added_ids,
+            "removed": diff.removed_ids,
+            "taken_down": diff.taken_down_ids,
+        }
+        shown = [i for ids in lists.values() for i in ids]
+        links = snapshot_selectors.snapshot_sample_ids(
+            dataset_id=snapshot.dataset_id,
+            external_ids=[*shown, *(c.external_id for c in comparison.changed)],
+        )
+        linked = {kind: [(i, links.get(i)) for i in ids] for kind, ids in lists.items()}
+        changed_rows = [(c, links.get(c.external_id)) for c in comparison.changed]
     return render(
         request,
         "annotation/snapshot_detail.html",
@@ -120,9 +194,14 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponse:
             "snapshot": snapshot,
             "dataset": snapshot.dataset,
             "counts": manifest.get("counts", {}),
-            "files": sorted((manifest.get("files") or {}).items()),
+            "files": snapshot_selectors.snapshot_manifest_files(manifest),
             "artifact": manifest.get("artifact") or {},
-            "diff": manifest.get("diff"),
+            "compare_form": compare_form,
+            "comparison": comparison,
+            "linked": linked,
+            "changed_rows": changed_rows,
+            "pager": pager,
+            "query": urlencode({"against": comparison.against.pk}) if comparison else "",
             "manifest_json": manifest,
             "can_retry": snapshot.status in RETRYABLE,
         },

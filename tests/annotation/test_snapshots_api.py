@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import JobStatus, SampleStatus, Snapshot
+from annotation.models import JobStatus, Sample, SampleStatus, Snapshot
 from annotation.snapshots import selectors as snapshot_selectors
 from annotation.snapshots import services as snapshot_services
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
@@ -179,7 +179,7 @@ def test_lead_uses_the_pages_to_export_and_read_the_manifest(
     snapshot = Snapshot.objects.get()
     assert snapshot.filter == {"statuses": ["verified"], "groups": ["ooc"]}
     assert snapshot.manifest["artifact"]["sha256"] in page
-    assert "data/train-00000-of-00001.parquet" in page and "first snapshot" in page
+    assert "data/train-00000-of-00001.parquet" in page and "only finished snapshot" in page
     download = browser.get(reverse("annotation:snapshot_download", args=[snapshot.pk]))
     assert download.status_code == 302 and "/snapshots/file/" in download["Location"]
     duplicate = browser.post(listing, form)
@@ -266,3 +266,132 @@ def test_the_snapshot_page_says_how_many_samples_the_mmooc_layout_left_out(lead:
         reverse("annotation:snapshot_detail", args=[_built(dataset, "all", "jsonl").pk])
     )
     assert 'id="snapshot-left-out"' not in whole.content.decode()
+
+
+def _three_snapshots(lead: Any) -> tuple[list[Any], list[Snapshot]]:
+    """v1; an edit; v2; a takedown and a new sample; v3 (samples: kept, edited, dropped, new)."""
+    dataset = _dataset_with_verified(0)
+    kept, edited, dropped = (mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in "abc")
+    v1 = _built(dataset, "v1")
+    services.sample_update(
+        sample=edited,
+        changes={"explanation": "Corrected." + " long" * 100},
+        by=lead,
+        source="edit",
+    )
+    v2 = _built(dataset, "v2")
+    services.sample_set_status(sample=dropped, status=SampleStatus.REMOVED, by=lead, reason="x")
+    new = mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    v3 = _built(dataset, "v3")
+    return [kept, edited, dropped, new], [v1, v2, v3]
+
+
+def test_the_snapshot_page_compares_with_any_snapshot_of_the_dataset(lead: Any) -> None:
+    """By default with the previous snapshot; with ?against= any other finished one, with the
+    ids added, removed and taken down and the changed fields old → new, shortened."""
+    (kept, edited, dropped, new), (v1, _v2, v3) = _three_snapshots(lead)
+    page = reverse("annotation:snapshot_detail", args=[v3.pk])
+    default = _browser(lead).get(page).content.decode()
+    assert "Against v2: 1 added, 1 removed (1 taken down), 0 changed, 2 unchanged." in default
+    assert f'<option value="{v1.pk}">v1 · ' in default
+    chosen = _browser(lead).get(page, {"against": v1.pk}).content.decode()
+    assert "Against v1: 1 added, 1 removed (1 taken down), 1 changed, 1 unchanged." in chosen
+    assert f'<option value="{v1.pk}" selected>v1 · ' in chosen
+    assert f"<code>{new.external_id}</code>" in chosen.split('id="diff-added"')[1]
+    assert f"<code>{dropped.external_id}</code>" in chosen.split('id="diff-taken-down"')[1]
+    changed = chosen.split('id="diff-changed"')[1].split("</table>")[0]
+    assert f"<code>{edited.external_id}</code>" in changed and "<code>explanation</code>" in changed
+    assert "<del>There is no car in the image.</del>" in changed
+    assert "<ins>Corrected. long long" in changed and "…</ins>" in changed
+    assert kept.external_id not in changed
+    link = reverse("annotation:sample_detail", args=[edited.pk])
+    assert f'<a href="{link}"><code>{edited.external_id}</code></a>' in changed
+    taken_down = reverse("annotation:sample_detail", args=[dropped.pk])
+    assert f'href="{taken_down}"' in chosen.split('id="diff-taken-down"')[1]
+    first = _browser(lead).get(reverse("annotation:snapshot_detail", args=[v1.pk]))
+    assert 'id="snapshot-compare"' in first.content.decode()
+    assert 'id="snapshot-diff-summary"' not in first.content.decode()
+
+
+def test_the_comparison_reads_in_chinese(lead: Any) -> None:
+    _samples, (v1, _v2, v3) = _three_snapshots(lead)
+    page = _browser(lead).get(
+        reverse("annotation:snapshot_detail", args=[v3.pk]),
+        {"against": v1.pk},
+        HTTP_ACCEPT_LANGUAGE="zh-hans",
+    )
+    html = page.content.decode()
+    assert "与 v1 相比：新增 1 个，移除 1 个（其中已下架 1 个），修改 1 个，未更改 1 个。" in html
+    assert "修改的样本（1 个）" in html and "比较对象" in html and "Before" not in html
+
+
+def test_comparing_with_a_snapshot_of_another_dataset_is_a_404(lead: Any) -> None:
+    _samples, (v1, _v2, v3) = _three_snapshots(lead)
+    other = _built(_dataset_with_verified(1), "elsewhere")
+    page = reverse("annotation:snapshot_detail", args=[v3.pk])
+    browser = _browser(lead)
+    assert browser.get(page, {"against": other.pk}).status_code == 404
+    assert browser.get(page, {"against": "x"}).status_code == 404
+    assert browser.get(page, {"against": v3.pk}).status_code == 404
+    assert browser.get(page, {"against": v1.pk, "page": 9}).status_code == 404
+    api = client_for(lead)
+    diff = reverse("api_snapshot_diff", args=[v3.pk])
+    assert api.get(diff, {"against": other.pk}).status_code == 404
+    assert api.get(reverse("api_snapshot_diff", args=[v1.pk])).status_code == 409
+
+
+def test_the_comparison_page_runs_a_fixed_number_of_queries(
+    lead: Any, django_assert_num_queries: Any
+) -> None:
+    """However many samples changed: the page's queries stay the same."""
+    dataset = _dataset_with_verified(2)
+    v1 = _built(dataset, "v1")
+    browser = _browser(lead)
+
+    def count() -> int:
+        snapshot = _built(dataset, f"s{Snapshot.objects.count()}")
+        page = reverse("annotation:snapshot_detail", args=[snapshot.pk])
+        with CaptureQueriesContext(connection) as captured:
+            response = browser.get(page, {"against": v1.pk})
+            assert response.status_code == 200
+        return len(captured.captured_queries)
+
+    for sample in Sample.objects.filter(dataset=dataset):
+        services.sample_update(sample=sample, changes={"explanation": "A"}, by=lead, source="edit")
+    few = count()
+    for _ in range(6):
+        mmooc_sample(dataset, status=SampleStatus.VERIFIED)
+    for sample in Sample.objects.filter(dataset=dataset):
+        services.sample_update(sample=sample, changes={"explanation": "B"}, by=lead, source="edit")
+    assert count() == few
+    # Session and user, roles, the snapshot, the snapshots it may be compared with, the two
+    # entry streams, the changed samples' contents, the shown samples' links.
+    assert few == 9
+
+
+def test_the_diff_api_answers_with_ids_and_changed_fields(lead: Any) -> None:
+    (_kept, edited, dropped, new), (v1, v2, v3) = _three_snapshots(lead)
+    api = client_for(lead)
+    url = reverse("api_snapshot_diff", args=[v3.pk])
+    default = api.get(url).json()
+    assert default["against"] == {"id": v2.pk, "name": "v2"} and default["changed"] == 0
+    data = api.get(url, {"against": v1.pk}).json()
+    assert (data["added"], data["removed"], data["taken_down"], data["changed"]) == (1, 1, 1, 1)
+    assert data["added_ids"] == [new.external_id]
+    assert data["removed_ids"] == data["taken_down_ids"] == [dropped.external_id]
+    (sample,) = data["changed_samples"]
+    assert sample["external_id"] == edited.external_id
+    assert [c["name"] for c in sample["changes"]] == ["explanation"]
+    assert sample["changes"][0]["old"] == "There is no car in the image."
+    assert (data["page"], data["pages"]) == (1, 1)
+
+
+def test_a_single_file_release_lists_its_file_once(lead: Any) -> None:
+    """The artifact of a JSON lines release is its only file: one row, not two."""
+    snapshot = _built(_dataset_with_verified(1), "one", "jsonl")
+    html = _browser(lead).get(reverse("annotation:snapshot_detail", args=[snapshot.pk]))
+    name = snapshot.manifest["artifact"]["name"]
+    assert html.content.decode().count(f"{name}</") == 1
+    packed = _built(_dataset_with_verified(1), "zip", "hf")
+    files = snapshot_selectors.snapshot_manifest_files(packed.manifest)
+    assert files and len(files) == len(packed.manifest["files"])
