@@ -92,7 +92,8 @@ def test_leads_correct_labels_with_a_reason_and_history(lead: Any, annotator: An
     )
     assert both.status_code == 409 and "ZZ" in str(both.json())
     assert "question is empty" in str(both.json())
-    for wrong in ({"question": 1.5}, {"options": "A"}, {"generator_models": [{}]}):
+    wrongs: list[dict[str, Any]] = [{"question": 1.5}, {"options": "A"}, {"generator_models": [{}]}]
+    for wrong in wrongs:
         typed = client_for(lead).patch(
             f"/api/samples/{sample.pk}/", {"changes": wrong, "reason": "x"}, format="json"
         )
