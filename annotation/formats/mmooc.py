@@ -15,6 +15,7 @@ from annotation.formats.records import (
     IMAGE_LICENCE_KEYS,
     LICENCE_KEYS,
     RELEASE_STATE_KEYS,
+    SOURCE_KEYS,
     FormatError,
     MediaRef,
     ParsedSample,
@@ -105,6 +106,7 @@ _CONSUMED = {
     *OPTION_COLUMNS,
     *LICENCE_KEYS,
     *IMAGE_LICENCE_KEYS,
+    *SOURCE_KEYS,
     # The site's own layout adds the release's content hash: not data of the sample.
     *RELEASE_STATE_KEYS,
 }

@@ -263,10 +263,17 @@ def medium_licence_key(role: str) -> str:
 
 
 IMAGE_LICENCE_KEYS: tuple[str, ...] = ("image_licence", "image_license")
+# Where a row's media come from (this site's releases write it beside the licences).
+SOURCE_KEYS: tuple[str, ...] = ("source_url",)
 
 
 def apply_licences(sample: ParsedSample, record: Mapping[str, Any]) -> None:
-    """Read a row's licences into the sample (``licence``) and each of its media files."""
+    """Read a row's licences into the sample (``licence``) and each of its media files, and
+    where they come from (``source_url``) when the reader has not set it."""
+    if not sample.source_url:
+        sample.source_url = next(
+            (as_text(record.get(key)) for key in SOURCE_KEYS if as_text(record.get(key))), ""
+        )
     sample.licence = next(
         (as_text(record.get(key)) for key in LICENCE_KEYS if as_text(record.get(key))), ""
     )

@@ -58,6 +58,7 @@ MMOOC_SAMPLES = FormatSpec(
             "The image's licence",
             aliases=("license", "image_licence", "image_license"),
         ),
+        Field("source_url", "Where the image comes from"),
         Field(
             "review",
             "This site's release: the review summary, read and not stored",
@@ -99,6 +100,7 @@ VLMEVALKIT_SAMPLES = FormatSpec(
             "The image's licence",
             aliases=("license", "image_licence", "image_license"),
         ),
+        Field("source_url", "Where the image comes from"),
     ),
     example="samples/vlmevalkit.tsv",
     notes=("Other columns are kept in the sample's extra.",),

@@ -37,7 +37,7 @@ _CONSUMED |= {"split", *string.ascii_uppercase}
 # Columns this site's own TSV export adds beside VLMEvalKit's, read back into their fields.
 _CONSUMED |= {"explanation", "reasoning", "answerability_group", "source_dataset"}
 _CONSUMED |= {"question_format", "pipeline", "generator_models"}
-_CONSUMED |= {*records.LICENCE_KEYS, *records.IMAGE_LICENCE_KEYS}
+_CONSUMED |= {*records.LICENCE_KEYS, *records.IMAGE_LICENCE_KEYS, *records.SOURCE_KEYS}
 # The columns that mark a file as this site's own TSV, whose other columns are custom fields
 # written as typed cells (numbers, lists and objects as JSON: see records.custom_cell).
 SITE_COLUMNS = frozenset({"question_format", "answerability_group", "source_dataset"})

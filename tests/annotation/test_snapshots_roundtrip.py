@@ -636,13 +636,7 @@ def _released(source: Dataset, snapshot: Any) -> dict[str, Any]:
     }
 
 
-def _without_licences(found: dict[str, Any]) -> dict[str, Any]:
-    return {key: value | {"media": [m[:3] for m in value["media"]]} for key, value in found.items()}
-
-
 RELEASE_FORMATS = ["jsonl", "parquet", "hf", "mmooc", "tsv"]
-# Defect 10 of issue 25 (another helper's): these formats carry no licence or source yet.
-NO_LICENCE_YET = {"mmooc", "tsv"}
 
 
 @needs_logicvista
@@ -653,7 +647,7 @@ def test_a_release_in_every_format_reimports_with_no_difference(
     """Built by the real snapshot service and imported into a new dataset of a site that has
     nothing of the source left, a release gives back every sample it holds with the same
     labels, custom fields (types and nesting kept), content hash and media bytes, and no
-    review state as custom data."""
+    review state as custom data, and every medium's licence and source."""
     source = _release_source(tmp_path)
     snapshot = build(source, "release", fmt, by=lead, filter={"statuses": ["imported"]})
     expected = _released(source, snapshot)
@@ -661,27 +655,11 @@ def test_a_release_in_every_format_reimports_with_no_difference(
     path = download(snapshot, tmp_path)
     _wipe_site()
     target = _import_release(fmt, path)
-    found = _everything(target)
-    assert _without_licences(found) == _without_licences(expected)
-    if fmt not in NO_LICENCE_YET:
-        assert found == expected
+    assert _everything(target) == expected
 
 
 @needs_logicvista
-@pytest.mark.parametrize(
-    "fmt",
-    [
-        pytest.param(
-            fmt,
-            marks=pytest.mark.xfail(
-                strict=True, reason="defect 10: the format carries no licence yet"
-            ),
-        )
-        if fmt in NO_LICENCE_YET
-        else fmt
-        for fmt in RELEASE_FORMATS
-    ],
-)
+@pytest.mark.parametrize("fmt", RELEASE_FORMATS)
 def test_a_release_in_every_format_reimports_every_licence(
     fmt: str, tmp_path: Path, lead: Any
 ) -> None:

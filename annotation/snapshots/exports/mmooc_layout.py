@@ -54,6 +54,7 @@ def _schema(type_column: str, custom: Sequence[str] = ()) -> pa.Schema:
             pa.field("content_hash", pa.string()),
             pa.field("licence", pa.string()),
             pa.field("image_licence", pa.string()),
+            pa.field("source_url", pa.string()),
             *(pa.field(key, pa.string()) for key in custom),
         ]
     )
@@ -89,6 +90,7 @@ def _row(
         "content_hash": record.content_hash,
         "licence": record.licence,
         "image_licence": record.licence_of("image"),
+        "source_url": record.source_url,
     }
     row |= {key: record.extra_text(key) for key in custom}
     return row, len(data or b"")

@@ -56,6 +56,7 @@ def write_tsv(
         *LIST_COLUMNS,
         "licence",
         "image_licence",
+        "source_url",
     ]
     custom = extra_columns(extra_keys, header)
     header += custom
@@ -83,6 +84,7 @@ def write_tsv(
                     *(_json_list(record.string_list(name)) for name in LIST_COLUMNS),
                     record.licence,
                     record.licence_of("image"),
+                    record.source_url,
                     *(record.extra_text(key) for key in custom),
                 ]
             )
