@@ -4,6 +4,7 @@ MAX_JSON_DEPTH. Pure, so the import readers share it with the API's parsers."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -55,3 +56,8 @@ def find_hostile(value: object, *, max_depth: int = MAX_JSON_DEPTH) -> Hostile |
         else:
             stack.extend((child, depth + 1, field) for child in item)
     return None
+
+
+def json_size(value: object) -> int:
+    """The characters of a parsed value written as JSON (as the database stores it)."""
+    return len(json.dumps(value, ensure_ascii=False, default=str))

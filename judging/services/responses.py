@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +19,7 @@ from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source
 from annotation.models import Dataset
 from core.bulk import rows_insert
+from core.limits import json_size
 from judging.audit import computations
 from judging.formats.responses import ParsedResponse, iter_logicvista_answers, iter_responses_jsonl
 from judging.models import ModelResponse, Verdict
@@ -117,7 +119,18 @@ def response_import_batch(
     }
     new: list[dict[str, object]] = []
     changed: list[ModelResponse] = []
+    limit = settings.JUDGING_ROW_MAX_CHARS
     for row in parsed:
+        if len(row.response) > limit or (row.extra and json_size(row.extra) > limit):
+            summary.rejected.append(
+                RowError(
+                    row.row,
+                    row.external_id,
+                    _("line %(row)s: the response or its row is longer than %(limit)s characters")
+                    % {"row": row.row, "limit": limit},
+                )
+            )
+            continue
         sample_id = sample_ids.get(row.external_id)
         if sample_id is None:
             summary.rejected.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
@@ -13,6 +14,7 @@ from annotation import selectors as annotation_selectors
 from annotation.formats.records import FormatError, RowError
 from annotation.formats.textio import Source, iter_json_objects
 from annotation.models import Dataset
+from core.limits import json_size
 from judging.audit import computations
 from judging.calls.output import (
     AnswerabilityOutput,
@@ -138,6 +140,11 @@ def _import_line(
 ) -> str:
     external_id = _text(record, *_ID)
     judge_name = _text(record, "judge")
+    if json_size(record) > settings.JUDGING_ROW_MAX_CHARS:
+        raise ValidationError(
+            _("the line is longer than %(limit)s characters")
+            % {"limit": settings.JUDGING_ROW_MAX_CHARS}
+        )
     if not external_id or not judge_name:
         raise ValidationError(_("the line needs a sample_id and a judge"))
     task = job_task_for(dataset, _text(record, "task") or "answerability")

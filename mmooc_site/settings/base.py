@@ -206,6 +206,9 @@ MEDIA_MAX_IMAGE_PIXELS = env.int("MEDIA_MAX_IMAGE_PIXELS", default=64_000_000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 # The longest text field of a sample (a list or object field: its JSON), imported or edited.
 SAMPLE_MAX_TEXT_CHARS = env.int("SAMPLE_MAX_TEXT_CHARS", default=65_536)
+# The longest model response (and other fields of its row, as JSON) or verdict line imported:
+# reasoning models' answers run far longer than a sample's text.
+JUDGING_ROW_MAX_CHARS = env.int("JUDGING_ROW_MAX_CHARS", default=262_144)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
 
 REDIS_URL = env.str("REDIS_URL", default="")

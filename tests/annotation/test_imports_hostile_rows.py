@@ -354,3 +354,41 @@ def test_verdicts_json_lines() -> None:
     )
     assert_rows_rejected(_run_upload(job), imported=2, expected=[NUL_REASON, *DEEP_REASONS])
     assert Verdict.objects.count() == 2
+
+
+JUDGING_LIMIT = 262_144  # JUDGING_ROW_MAX_CHARS's default
+JUDGING_LONG_REASON = f"longer than {JUDGING_LIMIT} characters"
+
+
+def test_model_responses_longer_than_the_limit_are_rows() -> None:
+    """A response (or its row's other fields) over JUDGING_ROW_MAX_CHARS rejects its row,
+    through the reader every response format shares; one at the limit imports."""
+    dataset = dataset_for("mmooc", "mmooc")
+    bulk_samples(dataset, 4)
+    rows = [
+        {"id": "bulk-0", "model": "m", "response": "A"},
+        {"id": "bulk-1", "model": "m", "response": "x" * (JUDGING_LIMIT + 1)},
+        {"id": "bulk-2", "model": "m", "response": "B", "trace": "y" * JUDGING_LIMIT},
+        {"id": "bulk-3", "model": "m", "response": "z" * JUDGING_LIMIT},
+    ]
+    data = ("\n".join(json.dumps(r) for r in rows) + "\n").encode()
+    job = judging_imports.response_upload_create(
+        dataset=dataset, format="jsonl", upload=SimpleUploadedFile("r.jsonl", data), model="m"
+    )
+    expected = [JUDGING_LONG_REASON] * 2
+    assert_rows_rejected(_run_upload(job), imported=2, expected=expected)
+    stored = ModelResponse.objects.values_list("sample__external_id", flat=True)
+    assert sorted(stored) == ["bulk-0", "bulk-3"]
+
+
+def test_verdict_lines_longer_than_the_limit_are_rows() -> None:
+    dataset = dataset_for("mmooc", "mmooc")
+    bulk_samples(dataset, 2)
+    line = {"sample_id": "bulk-0", "judge": "o3", "label": "answerable", "rationale": "ok"}
+    long = line | {"sample_id": "bulk-1", "rationale": "r" * JUDGING_LIMIT}
+    data = (json.dumps(line) + "\n" + json.dumps(long) + "\n").encode()
+    job = judging_imports.verdict_upload_create(
+        dataset=dataset, upload=SimpleUploadedFile("v.jsonl", data)
+    )
+    assert_rows_rejected(_run_upload(job), imported=1, expected=[JUDGING_LONG_REASON])
+    assert Verdict.objects.count() == 1
