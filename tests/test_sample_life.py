@@ -77,7 +77,13 @@ SCENARIOS = [
     "science_and_technology",
 ]
 # What the source may change in a row, by the record key, with the sample field it fills.
-SOURCE_FIELDS = {"reasoning": "explanation", "question": "question", "category": "scenario"}
+# A source key and the sample fields it changes: the options of an MMOOC question are read
+# from its text, so a changed question may change them too.
+SOURCE_FIELDS = {
+    "reasoning": ("explanation",),
+    "question": ("question", "options"),
+    "category": ("scenario",),
+}
 CUSTOM_KEYS = ("subset", "meta")
 # The release formats and how each is imported back (format, files inside the download).
 RELEASES = ["jsonl", "parquet", "tsv", "mmooc", "hf"]
@@ -287,7 +293,7 @@ class SampleLife(RuleBasedStateMachine):
             row[key] = f"{row[key].split(' #')[0]} #{n}"
         pk = self._pk_of(external_id)
         if pk is not None:
-            self._allow(ChangeSource.IMPORT, pk, SOURCE_FIELDS[key])
+            self._allow(ChangeSource.IMPORT, pk, *SOURCE_FIELDS[key])
         self._import_source()
 
     @precondition(lambda self: self.source)
@@ -988,6 +994,19 @@ def test_no_verdict_is_stored_after_a_cancel(life: type[SampleLife]) -> None:
         life,
         lambda m: m.import_new_rows(2),
         lambda m: m.judge_job_cancelled_while_its_endpoint_hangs(1, 0),
+    )
+
+
+def test_a_question_changed_by_the_source_may_change_its_options(
+    life: type[SampleLife],
+) -> None:
+    """Shrunk from the machine: a re-import that changes an MMOOC question whose options are
+    written in its text changes the options read from it, with the question (the machine's
+    model of the source was wrong, not the site)."""
+    replay(
+        life,
+        lambda m: m.import_new_rows(1, send=False),
+        lambda m: m.reimport_changed_label(0, "question", 0),
     )
 
 
