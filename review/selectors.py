@@ -53,6 +53,12 @@ def sees_others_work(*, user: Any, settings: ReviewSettings) -> bool:
     return not settings.blind or is_lead(user)
 
 
+def sees_every_reviewer(user: Any) -> bool:
+    """Whether the user may see other reviewers' figures (counts, times, agreement) on a
+    dataset's progress and quality pages: leads only; anyone else sees their own row."""
+    return is_lead(user)
+
+
 def sees_others_work_on(*, user: Any, sample: Sample) -> bool:
     """``sees_others_work`` for the dataset of a sample (one query, for non-leads only)."""
     return is_lead(user) or sees_others_work(
@@ -410,8 +416,9 @@ class Progress:
     median_seconds: float | None
 
 
-def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
-    """Counts by status, throughput and time per reviewer, agreement and rejection reasons.
+def progress_get(*, dataset: Dataset, user: Any, days: int = 14) -> Progress:
+    """Counts by status, throughput and time per reviewer (the user's own row only, unless
+    they see every reviewer), agreement and rejection reasons.
 
     A fixed number of queries; per-reviewer medians are computed from one scan of the
     dataset's (reviewer, seconds, time) triples.
@@ -428,7 +435,10 @@ def progress_get(*, dataset: Dataset, days: int = 14) -> Progress:
         first, last = spans.get(username, (created, created))
         spans[username] = (min(first, created), max(last, created))
     reviewers = []
+    everyone = sees_every_reviewer(user)
     for username, seconds_list in sorted(per_reviewer.items()):
+        if not everyone and username != user.get_username():
+            continue
         first, last = spans[username]
         hours = (last - first).total_seconds() / 3600
         reviewers.append(

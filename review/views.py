@@ -282,8 +282,9 @@ def progress(request: HttpRequest, dataset_id: int) -> HttpResponse:
         "review/progress.html",
         {
             "dataset": dataset,
-            "progress": selectors.progress_get(dataset=dataset),
+            "progress": selectors.progress_get(dataset=dataset, user=request.user),
             "is_lead": is_lead(request.user),
+            "sees_every_reviewer": selectors.sees_every_reviewer(request.user),
         },
     )
 

@@ -17,11 +17,10 @@ from django.utils.translation import gettext as _
 from annotation import selectors as annotation_selectors
 from annotation.models import ChangeSource, Dataset
 from core import charts
-from core.roles import is_lead
 from review import editing, settling
 from review.forms import field_labels
 from review.models import Decision, GoldAnswer, Outcome, Review, Skip
-from review.selectors import TERM_FIELDS, reviewer_gold_counts
+from review.selectors import TERM_FIELDS, reviewer_gold_counts, sees_every_reviewer
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -263,7 +262,7 @@ def _empty_row(user: User, fields: tuple[str, ...]) -> dict[str, Any]:
 def report_from_stored(result: dict[str, Any], *, user: User, preset: str) -> ReviewerReport:
     """The stored figures as ``user`` may see them: a lead every reviewer, anyone else only
     their own row with their co-reviewers unnamed; field labels in the reader's language."""
-    everyone = is_lead(user)
+    everyone = sees_every_reviewer(user)
     fields = tuple(result["fields"])
     stored_rows = result["rows"]
     if not everyone:

@@ -115,6 +115,19 @@ def test_the_progress_page_links_to_the_reviewers_page(lead: Any) -> None:
     assert _page(dataset) in html
 
 
+def test_the_progress_page_shows_a_reviewer_only_their_own_row(lead: Any) -> None:
+    """As on the Reviewers page, an annotator's Progress page names no co-reviewer and shows
+    none of their counts; a lead's lists every reviewer."""
+    dataset, reviewers = _reviewed(3)
+    url = reverse("review:progress", args=[dataset.pk])
+    mine = _client(reviewers[0]).get(url).content.decode()
+    assert reviewers[0].username in mine and 'id="own-row-only"' in mine
+    assert not any(other.username in mine for other in reviewers[1:])
+    everyone = _client(lead).get(url).content.decode()
+    assert all(r.username in everyone for r in reviewers)
+    assert 'id="own-row-only"' not in everyone
+
+
 def _queries(client: Client, url: str) -> int:
     with CaptureQueriesContext(connection) as ctx:
         assert client.get(url).status_code == 200
