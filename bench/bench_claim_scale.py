@@ -82,12 +82,16 @@ def analyze(everything: bool = False) -> None:
 def reviewer_with_history(dataset: Any, reviews: int) -> Any:
     """A reviewer of the dataset who has reviewed the first ``reviews`` samples in claim order
     (their first slot done by them, with its review row, as bench_scale.py seeds its veteran)."""
+    from django.contrib.auth import get_user_model
     from django.db import connection
 
     from annotation import services
     from core import roles
     from tests.annotation.factories import UserFactory
 
+    for left in get_user_model().objects.filter(username=f"claim-scale-{reviews}"):
+        forget(dataset, left)  # an interrupted run's, before its slots go with it
+        left.delete()
     reviewer = UserFactory.create(username=f"claim-scale-{reviews}", role=roles.ANNOTATOR)
     services.dataset_add_member(dataset=dataset, user=reviewer, roles={roles.ANNOTATOR})
     with connection.cursor() as cursor:

@@ -15,13 +15,16 @@ cost next to nothing per slot: the candidates are read from ``slot_claim_order_i
 index-only scan: it carries every column they are tested on), each tested against a hash of
 the reviewer's (sample, round) pairs in the dataset, built once per claim from
 ``slot_reviewer_history_idx`` (``NOT IN``, the same as ``NOT EXISTS`` on these never-NULL
-columns; a slot's dataset is its sample's), and only the first survivor is read from the table
-and locked. The candidates are a subquery of their own, ordered, so that the planner keeps it
-apart and walks it in index order: locking rows of a plain scan would need their ctid, which an
-index-only scan does not give; the locked row's own conditions are tested again, so that a slot
-taken meanwhile by a committed claim is passed over (PostgreSQL rechecks them on the newest
-version of the row it locks). A nested-loop anti join over the reviewer's slots, as before,
-cost 80 ms for a reviewer with 10,000 reviews (``docs/performance.md``).
+columns; a slot's dataset is its sample's). Only a candidate that passes is read from the
+table, by the ``EXISTS`` that locks it (``SKIP LOCKED``) and tests it again on the row it
+locked, so that a slot taken meanwhile by a committed claim is passed over. The candidates are
+an ordered subquery of their own (which the planner keeps apart) under a level with nothing
+but that test and ``LIMIT 1``, so that the planner plans them for the first row, in index
+order, and rows leave them in that order: a lock at the candidates' own level would need their
+ctid, which an index-only scan does not give, and a join beside them would have them planned
+for every row (a sort of the whole queue at 1,000,000 samples). A nested-loop anti join over
+the reviewer's slots, as before, cost 80 ms for a reviewer with 10,000 reviews
+(``docs/performance.md``).
 
 The claim (:data:`CLAIM`) renews the reviewer's unfinished lease in the dataset, if they hold
 one (on the sample asked for, when one is), or leases the next slot: one statement, one round
@@ -54,8 +57,8 @@ _TABLES = {
 }
 
 NEXT_SLOT = sql.SQL("""
-    SELECT s.id FROM (
-        SELECT c.id, c.judges_disagree, c.priority, c.sample_id, c.position FROM {slot} c
+    SELECT next.id FROM (
+        SELECT c.id FROM {slot} c
         WHERE c.dataset_id = %(dataset)s
           AND NOT c.done
           AND c.lease_expires_at < %(now)s
@@ -73,12 +76,12 @@ NEXT_SLOT = sql.SQL("""
               )
           )
         ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
-        OFFSET 0
     ) next
-    JOIN {slot} s ON s.id = next.id
-    WHERE NOT s.done AND s.lease_expires_at < %(now)s AND NOT s.gold
-    ORDER BY next.judges_disagree DESC, next.priority DESC, next.sample_id, next.position
-    FOR UPDATE OF s SKIP LOCKED
+    WHERE EXISTS (
+        SELECT 1 FROM {slot} s
+        WHERE s.id = next.id AND NOT s.done AND s.lease_expires_at < %(now)s AND NOT s.gold
+        FOR UPDATE SKIP LOCKED
+    )
     LIMIT 1""").format(**_TABLES)
 
 
