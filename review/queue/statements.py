@@ -15,7 +15,9 @@ cost next to nothing per slot: the candidates are read from ``slot_claim_order_i
 index-only scan: it carries every column they are tested on), each tested against a hash of
 the reviewer's (sample, round) pairs in the dataset, built once per claim from
 ``slot_reviewer_history_idx`` (``NOT IN``, the same as ``NOT EXISTS`` on these never-NULL
-columns; a slot's dataset is its sample's). Only a candidate that passes is read from the
+columns; a slot's dataset is its sample's), and against a hash of the samples they skipped
+(``IN``, uncorrelated like the first, so that neither is a subquery run again for every slot
+passed over). Only a candidate that passes is read from the
 table, by the ``EXISTS`` that locks it (``SKIP LOCKED``) and tests it again on the row it
 locked, so that a slot taken meanwhile by a committed claim is passed over. The candidates are
 an ordered subquery of their own (which the planner keeps apart) under a level with nothing
@@ -70,9 +72,8 @@ NEXT_SLOT = sql.SQL("""
           )
           AND (
               %(sample)s::bigint IS NOT NULL
-              OR %(skipped)s = EXISTS (
-                  SELECT 1 FROM {skip} k
-                  WHERE k.sample_id = c.sample_id AND k.reviewer_id = %(me)s
+              OR %(skipped)s = (
+                  c.sample_id IN (SELECT k.sample_id FROM {skip} k WHERE k.reviewer_id = %(me)s)
               )
           )
         ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
