@@ -13,7 +13,8 @@ and builds, unless ``--reuse`` finds it built:
   (``INSERT … SELECT`` in the server, as bench_audit_preview.py does), every sample sent to
   review (k = 2 slots each, by the bulk action's service), one review on a tenth of the samples
   (slots and reviews written by SQL; one reviewer, the "veteran", has 10,000 of them, or all
-  of them in a dataset too small for that), and a 2,000-item scoring audit.
+  of them in a dataset too small for that: 10,000 from ``--sizes 100000`` up; for the claim
+  alone against the reviewer's history, bench_claim_scale.py), and a 2,000-item scoring audit.
 
 Then it measures, through the Django test client in the child (session of a lead, an
 annotator and an auditor; p50 and p95 over ``--gets`` requests, and each one's SQL query

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Dataset, Sample
@@ -120,6 +120,7 @@ class Slot(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        db_index=False,  # slot_reviewer_history_idx leads with it
     )
     leased_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField()
@@ -153,15 +154,19 @@ class Slot(models.Model):
             ),
         ]
         indexes = [
-            # Matches the claim's ORDER BY; done slots drop out of it.
+            # Matches the claim's ORDER BY; done slots drop out of it. It carries every column
+            # the claim tests, so that the claim walks it without reading the table until the
+            # slot it takes: a veteran walks past the open slots of every sample they reviewed.
             models.Index(
-                F("dataset"),
-                F("judges_disagree").desc(),
-                F("priority").desc(),
-                F("sample"),
-                F("position"),
+                fields=["dataset", "-judges_disagree", "-priority", "sample", "position"],
+                include=["id", "round", "lease_expires_at", "gold"],
                 name="slot_claim_order_idx",
                 condition=Q(done=False),
+            ),
+            # A reviewer's slots in a dataset, read from the index alone: the samples a claim
+            # passes over (and the foreign key's index).
+            models.Index(
+                fields=["reviewer", "dataset", "sample", "round"], name="slot_reviewer_history_idx"
             ),
         ]
 

@@ -116,6 +116,15 @@ BENCHES = {
         marks=(PG,),
         timeout=900,
     ),
+    "bench_claim_scale.py": Tiny(
+        (
+            *("--sizes", "60", "--histories", "0,10", "--claims", "3", "--loops", "2"),
+            *("--db-prefix", "{db}"),
+        ),
+        frozenset({"sizes"}),
+        database_url=True,
+        marks=(PG,),
+    ),
     "bench_reviewer_quality.py": Tiny(
         ("--samples", "100", "--reviewers", "4", "--db", "{pg}/{db}"),
         frozenset({"seconds", "compute_seconds", "page_ms", "api_ms"}),
@@ -223,5 +232,9 @@ def _check(script: str, result: dict[str, Any]) -> None:
         assert result["browser"]["n"] == 3 and result["browser_embedded"]["n"] == 3
     if script == "bench_export.py":
         assert result["jsonl"]["samples"] == result["parquet"]["samples"] == 30
+    if script == "bench_claim_scale.py":
+        (size,) = result["sizes"]
+        for history in ("reviews_0", "reviews_10"):
+            assert size[history]["loop"]["loops"] == 2 and size[history]["claim"]["p50_ms"] > 0
     if script == "bench_import.py":
         assert result["full"][0]["imported"] == 40 and result["half"]["imported"] == 20
