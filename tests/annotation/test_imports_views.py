@@ -123,6 +123,23 @@ def test_form_errors_are_shown_with_a_400(lead: Any, settings: Any) -> None:
     assert ImportJob.objects.count() == 0
 
 
+def test_the_server_path_is_offered_only_where_a_folder_is_open(lead: Any, settings: Any) -> None:
+    """With no IMPORT_SERVER_ROOTS nobody may import from the server's disk: the form offers
+    neither the source nor its path, and a post naming it is refused; with a root both are
+    there. Every source's input says which source it belongs to."""
+    dataset = dataset_for("mmooc", "mmooc")
+    url = reverse("annotation:dataset_import", args=[dataset.pk])
+    settings.IMPORT_SERVER_ROOTS = []
+    closed = _client(lead).get(url).content.decode()
+    assert 'value="server_path"' not in closed and 'name="path"' not in closed
+    assert 'data-source="upload"' in closed and 'data-source="s3_prefix"' in closed
+    refused = _client(lead).post(url, {"format": "mmooc", "source_kind": "server_path"})
+    assert refused.status_code == 400 and ImportJob.objects.count() == 0
+    settings.IMPORT_SERVER_ROOTS = ["/srv/data"]
+    open_ = _client(lead).get(url).content.decode()
+    assert 'value="server_path"' in open_ and 'data-source="server_path"' in open_
+
+
 def test_error_report_downloads_as_csv(lead: Any, tmp_path: Path) -> None:
     """The CSV has row, external_id and message, and never starts a cell with a formula."""
     job = _bad_job(tmp_path)
@@ -193,6 +210,32 @@ def test_job_page_shows_progress_live_in_a_browser(
         expect(page.locator("#import-errors tbody tr")).to_have_count(1)
         expect(page.locator("#import-errors tbody")).to_contain_text("not one of the options")
     assert ImportJob.objects.get(pk=job.pk).status == ImportJobStatus.SUCCEEDED_WITH_ERRORS
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.browser
+def test_the_form_shows_only_the_chosen_sources_input(
+    live_server: Any, lead: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a browser the upload's file input is shown alone; choosing S3 shows the prefix in
+    its place."""
+    from playwright.sync_api import expect
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    settings.IMPORT_SERVER_ROOTS = ["/srv/data"]
+    dataset = dataset_for("mmooc", "mmooc")
+    with chromium() as browser:
+        context = browser.new_context()
+        sign_in(context, live_server.url, lead)
+        page = context.new_page()
+        page.goto(live_server.url + reverse("annotation:dataset_import", args=[dataset.pk]))
+        expect(page.locator("input[name=file]")).to_be_visible()
+        expect(page.locator("input[name=path]")).to_be_hidden()
+        expect(page.locator("input[name=s3_url]")).to_be_hidden()
+        expect(page.locator("input[name=dataset_file]")).to_be_visible()
+        page.check("input[name=source_kind][value=s3_prefix]")
+        expect(page.locator("input[name=s3_url]")).to_be_visible()
+        expect(page.locator("input[name=file]")).to_be_hidden()
 
 
 @needs_logicvista
