@@ -10,6 +10,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from annotation.imports.jobs import import_job_in_its_language
 from annotation.imports.services import import_job_run, import_jobs_sweep
 from annotation.services.bulk_jobs import sample_bulk_job_run, sample_bulk_jobs_sweep
 from annotation.services.media import (
@@ -51,7 +52,7 @@ def derive_media_assets(self: Task[Any, Any], asset_ids: list[int]) -> None:
 @shared_task(name="annotation.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
     """Run (or resume) one import job; a delivery while another worker runs it does nothing."""
-    import_job_run(job_id=job_id)
+    import_job_in_its_language(job_id, lambda: import_job_run(job_id=job_id))
 
 
 @shared_task(name="annotation.build_snapshot", acks_late=True, soft_time_limit=50 * 60)

@@ -10,6 +10,7 @@ from typing import Any
 
 from celery import Task, shared_task
 
+from annotation.imports.jobs import import_job_in_its_language
 from core.tasks import RETRY_ON_DATABASE_ERROR
 from judging import services
 from judging.audit import computations
@@ -76,7 +77,9 @@ def compute_audit_figures(computation_id: int) -> None:
 @shared_task(name="judging.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
     """Run (or resume) one import of responses or verdicts (annotation's sweep resumes it)."""
-    import_services.judging_import_job_run(job_id=job_id)
+    import_job_in_its_language(
+        job_id, lambda: import_services.judging_import_job_run(job_id=job_id)
+    )
 
 
 @shared_task(name="judging.check_judge", acks_late=True, soft_time_limit=120)

@@ -12,15 +12,16 @@ import posixpath
 import tempfile
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.text import get_valid_filename
 from django.utils.translation import gettext as _
 
@@ -50,6 +51,8 @@ from core.tasks import enqueue
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
+
+T = TypeVar("T")
 
 
 def import_job_enqueue(job_id: int, kind: str) -> None:
@@ -321,3 +324,11 @@ def import_jobs_sweep() -> SweepResult:
         result.failed += swept.failed
         result.resent += swept.resent
     return result
+
+
+def import_job_in_its_language(job_id: int, run: Callable[[], T]) -> T:
+    """Run a job's worker function in the language of whoever started the job, so that its
+    row reasons and summary read as the rest of their pages do."""
+    language = ImportJob.objects.filter(pk=job_id).values_list("language", flat=True).first()
+    with translation.override(language or None):
+        return run()

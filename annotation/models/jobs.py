@@ -4,6 +4,7 @@ actions run by a worker."""
 from __future__ import annotations
 
 from django.db import models
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models.datasets import Dataset
@@ -39,6 +40,11 @@ class ImportSourceKind(models.TextChoices):
     S3_PREFIX = "s3_prefix", _("S3 prefix")
 
 
+def active_language() -> str:
+    """The language active where a job is created (the lead's, in a request)."""
+    return translation.get_language() or ""
+
+
 class ImportJob(RecoverableJob):
     """One import of candidate samples into a dataset, run by a worker, with live progress."""
 
@@ -55,6 +61,8 @@ class ImportJob(RecoverableJob):
     source_name = models.CharField(_("file name"), max_length=300, blank=True, default="")
     format = models.CharField(_("format"), max_length=30)
     options = models.JSONField(_("options"), default=dict, blank=True)
+    # The worker writes the job's reasons and summary in the language of whoever started it.
+    language = models.CharField(_("language"), max_length=16, blank=True, default=active_language)
     # Set only by the import_samples command (an operator): its server path may lie outside
     # IMPORT_SERVER_ROOTS. Every other server path is checked, file by file, at run time too.
     trusted = models.BooleanField(_("reads any server path"), default=False)
