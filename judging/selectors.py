@@ -9,7 +9,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Dataset, DatasetKind, Sample, SampleStatus
-from annotation.selectors import dataset_list_visible
+from annotation.selectors import dataset_list_visible, taxonomy_view
 from judging.consensus import Consensus, Vote, consensus, sample_answerability
 from judging.leaderboard import (
     UNGROUPED,
@@ -280,12 +280,15 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
     ``prompt_version`` names one; a response's score is first averaged over a judge's
     repeated votes. Items with no answerability group (or no safety side) form the group
     ``UNGROUPED``, shown only when there are any: never counted as shifted in-context,
-    out-of-context or unsafe on a guess.
+    out-of-context or unsafe on a guess. An image-question dataset shows the answerability
+    groups its taxonomy has (a LogicVista one, none: its items are all "ungrouped").
     """
     if dataset.kind == DatasetKind.TRIMODAL:
         task, groups = JudgeTask.MCBENCH_SAFETY, ["unsafe", "safe"]
     else:
-        task, groups = JudgeTask.MMOOC_SCORING, ["shifted_ic", "ooc"]
+        known = taxonomy_view(dataset).groups
+        task = JudgeTask.MMOOC_SCORING
+        groups = [group for group in ("shifted_ic", "ooc") if group in known]
     rows = (
         Verdict.objects.filter(task=task, response__dataset=dataset, error_kind="")
         .order_by()

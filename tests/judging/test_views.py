@@ -89,9 +89,8 @@ def test_the_leaderboard_page_draws_an_svg_in_constant_queries(
     client = login(auditor)
     url = reverse("judging:leaderboard", args=[dataset.pk])
     client.get(url)
-    with django_assert_num_queries(
-        6
-    ):  # session, user, the user's roles, dataset, verdicts, audit set
+    # session, user, the user's roles, dataset, its taxonomy's groups, verdicts, audit set
+    with django_assert_num_queries(7):
         page = client.get(url).content.decode()
     assert "<svg" in page and "n=6" in page and "m3" in page
     assert "cdn" not in page.lower()
