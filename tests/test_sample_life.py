@@ -919,7 +919,7 @@ def check(machine: SampleLife) -> None:
     machine.the_leaderboard_counts_what_it_says()
 
 
-def test_judges_agree_never_matches_an_unvoted_sample(life: type[SampleLife]) -> None:
+def test_defect_3_judges_agree_never_matches_an_unvoted_sample(life: type[SampleLife]) -> None:
     """Shrunk from the machine on the code before the fix of defect 3 (restore three times,
     import one row): a sample no judge voted on is not listed under "Judges: agree"."""
     replay(
@@ -974,7 +974,9 @@ def test_a_sample_a_reimport_sends_back_to_review_is_not_stranded(life: type[Sam
     )
 
 
-def test_the_queue_follows_a_judge_job_that_ran_after_it_opened(life: type[SampleLife]) -> None:
+def test_defect_3_the_queue_follows_a_judge_job_that_ran_after_it_opened(
+    life: type[SampleLife],
+) -> None:
     """Shrunk from the machine on the code before the fix of defect 3: the judges disagree
     on samples already in the open queue, and their slots are served first at once (before,
     the slots kept the flags copied when the queue was opened)."""
@@ -985,7 +987,7 @@ def test_the_queue_follows_a_judge_job_that_ran_after_it_opened(life: type[Sampl
     )
 
 
-def test_no_verdict_is_stored_after_a_cancel(life: type[SampleLife]) -> None:
+def test_defect_1_no_verdict_is_stored_after_a_cancel(life: type[SampleLife]) -> None:
     """Shrunk from the machine on the code before the fix of defect 1: a cancel that arrives
     while every call hangs stops the job: no verdict is stored after it, no call starts more
     than the judge's timeout after it (before, the batch in flight was saved after the
