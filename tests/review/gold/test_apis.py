@@ -126,3 +126,25 @@ def test_the_gold_rate_is_a_review_setting(lead: Any) -> None:
     assert client.get(url).json()["gold_feedback"] is False
     on = client.put(url, {**settings, "gold_feedback": True}, format="json").json()
     assert on["gold_feedback"] is True and on["gold_rate"] == 0.1
+
+
+def test_the_sample_list_api_filters_by_gold_for_leads_only(lead: Any, annotator: Any) -> None:
+    """The API's sample list takes the page's "gold" filter through the same filter code;
+    a reviewer asking for it is refused, as they must not learn which samples are gold."""
+    dataset = review_dataset(1, members=[annotator])
+    verified = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(3)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in verified[:2]], by=None)
+    url = reverse("api_dataset_samples", args=[dataset.pk])
+
+    def ids(**params: str) -> set[str]:
+        response = client_for(lead).get(url, params)
+        assert response.status_code == 200, response.json()
+        return {row["external_id"] for row in response.json()["results"]}
+
+    assert ids(gold="true") == {s.external_id for s in verified[:2]}
+    others = ids(gold="false")
+    assert verified[2].external_id in others and len(others) == 2
+    assert client_for(lead).get(url, {"gold": "perhaps"}).status_code == 400
+    refused = client_for(annotator).get(url, {"gold": "true"})
+    assert refused.status_code == 403
+    assert client_for(annotator).get(url).status_code == 200
