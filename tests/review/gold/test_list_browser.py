@@ -101,7 +101,7 @@ def test_a_lead_marks_gold_in_bulk_lists_it_with_accuracy_and_filters_by_it(
 
     def accuracy(sample: Sample) -> str:
         row = page.locator(f"tr[data-sample='{sample.external_id}']")
-        return row.locator("[data-testid=gold-accuracy]").inner_text().strip()
+        return str(row.locator("[data-testid=gold-accuracy]").inner_text()).strip()
 
     assert accuracy(verified[0]) == "1 / 1 (100 %)"
     assert accuracy(verified[1]) == "0 / 1 (0 %)"
