@@ -264,6 +264,11 @@ FILTER_PARAMETERS = [
         description="Only samples in a possible duplicate pair (false: only samples in none)",
     ),
     OpenApiParameter(
+        "gold",
+        OpenApiTypes.BOOL,
+        description="Only gold items (false: only samples that are none); leads only",
+    ),
+    OpenApiParameter(
         "ordering",
         str,
         enum=[f"{d}{key}" for key in ORDERINGS for d in ("", "-")],
@@ -317,6 +322,9 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         if filter.judges_disagree is not None and not hints:
             # Filtering on the flag would reveal it sample by sample.
             raise PermissionDenied(_("Only project leads may filter on the judges' votes."))
+        if filter.gold is not None and not is_lead(self.request.user):
+            # Reviewers must not learn which samples are gold.
+            raise PermissionDenied(_("Only project leads may filter on gold items."))
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 

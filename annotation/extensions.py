@@ -3,8 +3,8 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
 
 - **Dataset list columns**: review adds each dataset's work left for the reader.
 - **Sample list buttons and sample page panels**: review adds marking samples as gold items
-  and the sample's reviews, judging the models' responses with the judges' verdicts (also a
-  card of the adjudication page).
+  (and unmarking them), the list's gold column and filter, and the sample's reviews, judging
+  the models' responses with the judges' verdicts (also a card of the adjudication page).
 - **Manifest sections**: review records in each release which reviewers it excluded.
 - **Membership changes**: accounts writes every change of a dataset's members to its access log.
 - **Work from another tool**: an import of a Label Studio export hands its completed
@@ -29,7 +29,7 @@ from django.utils.functional import Promise
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-    from django.db.models import QuerySet
+    from django.db.models import Exists, QuerySet
 
     from annotation.models import Dataset
 
@@ -124,6 +124,24 @@ def samples_reviewed_by(*, dataset: Dataset, username: str) -> QuerySet[Any] | N
 def dataset_has_reviews(*, dataset: Dataset) -> bool:
     """Whether the dataset holds reviews (never, when no review queue is plugged in)."""
     return _queue.has_reviews(dataset=dataset) if _queue is not None else False
+
+
+# Which samples are gold items (review's): the sample list's gold column and its "gold: yes/no"
+# filter, on the page and in the API, for leads. ``exists(*, dataset)`` returns an ``Exists``
+# over the outer sample (``OuterRef("pk")``), so the filter stays one indexed query.
+_gold_exists: Callable[..., Exists] | None = None
+
+
+def gold_samples_register(exists: Callable[..., Exists] | None) -> None:
+    """Plug in ``exists(*, dataset) -> Exists`` (``None`` unplugs it, for tests)."""
+    global _gold_exists
+    _gold_exists = exists
+
+
+def gold_exists(*, dataset: Dataset) -> Exists | None:
+    """Whether the outer sample is a gold item, or None when nothing plugged in gold items
+    (then no sample is gold)."""
+    return _gold_exists(dataset=dataset) if _gold_exists is not None else None
 
 
 @dataclass(frozen=True)

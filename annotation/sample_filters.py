@@ -1,7 +1,7 @@
 """The sample list's filter and bulk actions: one definition for the page and the API.
 
 ``SampleFilter.from_params`` reads ``?search=&status=&category=&question_format=&scenario=
-&external_id=&judges_disagree=&reviewer=&changed=&duplicates=&ordering=`` and says what it
+&external_id=&judges_disagree=&reviewer=&changed=&duplicates=&gold=&ordering=`` and says what it
 could not use; ``to_params`` writes it back (paging and bulk actions keep the filter); the selector
 ``annotation.selectors.sample_list_filtered`` applies it.
 """
@@ -72,6 +72,8 @@ class SampleFilter:
     changed: bool = False
     # True: only samples in a possible duplicate pair (either side); False: none of them.
     duplicates: bool | None = None
+    # True: only gold items; False: none of them (leads only: reviewers must not learn them).
+    gold: bool | None = None
     ordering: str = "id"
     problems: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -98,7 +100,7 @@ class SampleFilter:
                 "known": ", ".join(SampleStatus.values),
             }
         values["statuses"] = tuple(dict.fromkeys(s for s in statuses if s in SampleStatus.values))
-        for key in ("judges_disagree", "changed", "duplicates"):
+        for key in ("judges_disagree", "changed", "duplicates", "gold"):
             raw = str(params.get(key) or "").strip().lower()
             if raw in _TRUE:
                 values[key] = True

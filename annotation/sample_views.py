@@ -40,8 +40,11 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     filter = SampleFilter.from_params(request.GET)
     if not sees_judge_votes(request.user):
         filter = dataclasses.replace(filter, judges_disagree=None)
+    lead = is_lead(request.user)
+    if not lead:  # reviewers must not learn which samples are gold
+        filter = dataclasses.replace(filter, gold=None)
     page = Paginator(
-        selectors.sample_list_filtered(dataset=dataset, filter=filter), PAGE_SIZE
+        selectors.sample_list_filtered(dataset=dataset, filter=filter, with_gold=lead), PAGE_SIZE
     ).get_page(request.GET.get("page"))
     return render(
         request,
@@ -64,7 +67,7 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 (button.label, reverse(button.url_name, args=[dataset.pk]))
                 for button in extensions.sample_list_buttons()
             ],
-            "is_lead": is_lead(request.user),
+            "is_lead": lead,
             "judge_hints": sees_judge_votes(request.user),
         },
     )

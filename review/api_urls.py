@@ -25,6 +25,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api_review_dataset_gold",
     ),
     path(
+        "datasets/<int:dataset_id>/gold/unmark/",
+        gold_apis.DatasetGoldUnmarkApi.as_view(),
+        name="api_review_dataset_gold_unmark",
+    ),
+    path(
         "samples/<int:sample_id>/gold/", gold_apis.SampleGoldApi.as_view(), name="api_review_gold"
     ),
     path(

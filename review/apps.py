@@ -40,6 +40,11 @@ class ReviewConfig(AppConfig):
         extensions.sample_list_button_register(
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )
+        extensions.sample_list_button_register(
+            extensions.SampleListButton(label=_("Unmark gold"), url_name="review:gold_unmark_bulk")
+        )
+        # The sample list's gold column and "gold: yes/no" filter (leads only).
+        extensions.gold_samples_register(selectors.gold_is_item)
         extensions.import_finished_register(gold_services.gold_mark_flagged)
         # Each release's manifest lists the reviewers left out of its consensus.
         extensions.manifest_section_register(

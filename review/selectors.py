@@ -6,11 +6,12 @@ import datetime as dt
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
-from django.db.models import Count, Q, QuerySet, Subquery
-from django.db.models.functions import TruncDate
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
+from django_stubs_ext import WithAnnotations
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Dataset, NoteKey, Sample, SampleStatus, TaxonomyTerm, TermKind
@@ -350,12 +351,58 @@ def gold_items(*, dataset: Dataset) -> QuerySet[GoldItem]:
     return GoldItem.objects.filter(dataset=dataset).order_by("sample_id")
 
 
+# A gold answer agreed with its item when every key of the expected answer matched (checked by
+# ``review.gold.services.answer_matches`` and stored as ``matched`` when it was given): the one
+# rule behind each reviewer's gold accuracy and each gold item's.
+GOLD_AGREED = Q(matched=True)
+
+
+def gold_is_item(*, dataset: Dataset) -> Exists:
+    """Whether the outer sample (``OuterRef("pk")``) is a gold item: an index lookup on the
+    item's unique sample (annotation's gold column and filter)."""
+    return Exists(GoldItem.objects.filter(sample_id=OuterRef("pk")))
+
+
+def _count_of(rows: QuerySet[Any], key: str) -> Coalesce:
+    return Coalesce(
+        Subquery(rows.order_by().values(key).annotate(n=Count("pk")).values("n")[:1]),
+        0,
+        output_field=IntegerField(),
+    )
+
+
+class GoldItemCounts(TypedDict):
+    served: int
+    answered: int
+    agreed: int
+
+
+def gold_items_with_accuracy(
+    *, dataset: Dataset
+) -> QuerySet[WithAnnotations[GoldItem, GoldItemCounts]]:
+    """A dataset's gold items in sample order, each with its sample and ``served`` (the
+    reviewers served it as gold: answered, skipped, released or still holding it),
+    ``answered`` and ``agreed`` (answers that agreed with it); one query for a page."""
+    served = Slot.objects.filter(sample_id=OuterRef("sample_id"), gold=True)
+    answers = GoldAnswer.objects.filter(gold_item_id=OuterRef("pk"))
+    return (
+        GoldItem.objects.filter(dataset=dataset)
+        .select_related("sample")
+        .annotate(
+            served=_count_of(served, "sample_id"),
+            answered=_count_of(answers, "gold_item_id"),
+            agreed=_count_of(answers.filter(GOLD_AGREED), "gold_item_id"),
+        )
+        .order_by("sample_id")
+    )
+
+
 def reviewer_gold_counts(*, dataset: Dataset) -> dict[int, tuple[int, int]]:
     """Per reviewer (user id), their gold answers on the dataset that matched, and in all."""
     rows = (
         GoldAnswer.objects.filter(dataset=dataset)
         .values_list("reviewer_id")
-        .annotate(correct=Count("id", filter=Q(matched=True)), total=Count("id"))
+        .annotate(correct=Count("id", filter=GOLD_AGREED), total=Count("id"))
         .values_list("reviewer_id", "correct", "total")
         .order_by()
     )

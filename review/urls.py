@@ -32,6 +32,12 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(
         "review/datasets/<int:dataset_id>/gold/", gold_views.gold_mark_bulk, name="gold_mark_bulk"
     ),
+    path(
+        "review/datasets/<int:dataset_id>/gold/remove/",
+        gold_views.gold_unmark_bulk,
+        name="gold_unmark_bulk",
+    ),
+    path("review/datasets/<int:dataset_id>/gold/items/", gold_views.gold_list, name="gold_list"),
     path("review/samples/<int:sample_id>/adjudicate/", views.adjudicate, name="adjudicate"),
     path(
         "review/datasets/<int:dataset_id>/reviewers/consensus/",

@@ -1,4 +1,5 @@
-"""REST API of gold items: a lead marks and unmarks them, one by one or in bulk.
+"""REST API of gold items: a lead marks and unmarks them, one by one or in bulk, and lists
+them with the reviewers' agreement with each.
 
 Lead only: reviewers must not learn which samples are gold, nor their expected answers.
 """
@@ -30,6 +31,12 @@ class GoldItemOutput(serializers.Serializer[Any]):
     explanation = serializers.CharField()
     attention_check = serializers.BooleanField()
     created_at = serializers.DateTimeField()
+
+
+class GoldItemListOutput(GoldItemOutput):
+    served = serializers.IntegerField(help_text="Reviewers served it as a gold item")
+    answered = serializers.IntegerField(help_text="Reviewers who answered it")
+    agreed = serializers.IntegerField(help_text="Answers that agreed with the expected one")
 
 
 def _sample(request: Request, sample_id: int) -> Sample:
@@ -97,11 +104,13 @@ class DatasetGoldApi(APIView):
         refused = serializers.ListField(child=serializers.CharField())
         unknown = serializers.ListField(child=serializers.IntegerField())
 
-    @extend_schema(responses=GoldItemOutput(many=True))
+    @extend_schema(responses=GoldItemListOutput(many=True))
     def get(self, request: Request, dataset_id: int) -> Response:
-        """The dataset's gold items."""
+        """The dataset's gold items, each with the reviewers served it, those who answered
+        it and the answers that agreed with it (the gold list page's accuracy)."""
         dataset = dataset_or_404(request, dataset_id)
-        return Response(GoldItemOutput(selectors.gold_items(dataset=dataset), many=True).data)
+        items = selectors.gold_items_with_accuracy(dataset=dataset)
+        return Response(GoldItemListOutput(items, many=True).data)
 
     @extend_schema(request=BulkGoldInputSerializer, responses=BulkGoldOutputSerializer)
     def post(self, request: Request, dataset_id: int) -> Response:
@@ -119,3 +128,28 @@ class DatasetGoldApi(APIView):
         )
         body = {"marked": result.marked, "refused": result.refused, "unknown": result.unknown}
         return Response(body)
+
+
+class DatasetGoldUnmarkApi(APIView):
+    permission_classes = [IsLead]
+
+    class UnmarkInputSerializer(serializers.Serializer[Any]):
+        samples = serializers.ListField(
+            child=serializers.IntegerField(), allow_empty=False, max_length=10_000
+        )
+
+    class UnmarkOutputSerializer(serializers.Serializer[Any]):
+        unmarked = serializers.IntegerField()
+        skipped = serializers.IntegerField()
+
+    @extend_schema(request=UnmarkInputSerializer, responses=UnmarkOutputSerializer)
+    def post(self, request: Request, dataset_id: int) -> Response:
+        """The chosen samples are gold items no more (their answers go with them); chosen
+        samples of the dataset that were no gold item are counted in ``skipped``."""
+        dataset = dataset_or_404(request, dataset_id)
+        payload = self.UnmarkInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        result = gold_services.gold_unmark_bulk(
+            dataset=dataset, sample_ids=payload.validated_data["samples"]
+        )
+        return Response({"unmarked": result.unmarked, "skipped": result.skipped})

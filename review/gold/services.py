@@ -166,11 +166,34 @@ def gold_mark_bulk(
 def gold_unmark(*, sample: Sample) -> bool:
     """The sample is gold no more: its item and the answers given to it go (their expected
     answer is no longer vouched for), and any lease on it ends. True when it was gold."""
-    Slot.objects.filter(sample=sample, gold=True, done=False).delete()
-    deleted, _counts = GoldItem.objects.filter(sample=sample).delete()
-    Slot.objects.filter(sample=sample, gold=True).delete()
-    Skip.objects.filter(sample=sample, gold=True).delete()
-    return deleted > 0
+    return _unmark([sample.pk]) > 0
+
+
+def _unmark(sample_ids: list[int]) -> int:
+    """Remove the gold items of these samples, their answers, gold slots (open leases first)
+    and gold skips; the number of items removed."""
+    Slot.objects.filter(sample_id__in=sample_ids, gold=True, done=False).delete()
+    _deleted, counts = GoldItem.objects.filter(sample_id__in=sample_ids).delete()
+    Slot.objects.filter(sample_id__in=sample_ids, gold=True).delete()
+    Skip.objects.filter(sample_id__in=sample_ids, gold=True).delete()
+    return counts.get(GoldItem._meta.label, 0)
+
+
+@dataclass(frozen=True)
+class BulkUnmarkResult:
+    unmarked: int
+    skipped: int  # chosen samples of the dataset that were no gold item
+
+
+@transaction.atomic
+def gold_unmark_bulk(*, dataset: Dataset, sample_ids: Iterable[int]) -> BulkUnmarkResult:
+    """The chosen samples of the dataset are gold no more, as :func:`gold_unmark` does one:
+    their items, the answers given to them and their gold slots go; the chosen samples that
+    were no gold item are counted as skipped."""
+    samples = annotation_selectors.samples_by_id(dataset=dataset, sample_ids=list(sample_ids))
+    chosen = list(samples.values_list("pk", flat=True))
+    unmarked = _unmark(chosen) if chosen else 0
+    return BulkUnmarkResult(unmarked=unmarked, skipped=len(chosen) - unmarked)
 
 
 def gold_mark_flagged(*, dataset: Dataset, sample_ids: Iterable[int] | None = None) -> int:

@@ -1,5 +1,6 @@
 """Pages of gold items: a lead marks a sample as gold from its page, or the samples ticked on
-the sample list in bulk (only verified samples may be gold; see ``review.gold.services``)."""
+the sample list in bulk (only verified samples may be gold; see ``review.gold.services``),
+unmarks them the same ways, and lists them with the reviewers' agreement with each."""
 
 from __future__ import annotations
 
@@ -8,22 +9,24 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors as annotation_selectors
 from annotation.lookups import dataset_or_404
-from annotation.models import Sample
+from annotation.models import Dataset, Sample
 from annotation.sample_filters import SampleFilter
 from core.roles import is_lead, request_user, require_lead
 from review import selectors
 from review.gold import services as gold_services
 
 BULK_MAX = 10_000
+PAGE_SIZE = 50
 
 
 def sample_gold_panel(*, user: Any, sample: Sample) -> dict[str, Any] | None:
@@ -76,10 +79,12 @@ def gold_unmark(request: HttpRequest, sample_id: int) -> HttpResponse:
     return redirect("annotation:sample_detail", sample_id=sample.pk)
 
 
-@require_POST
-def gold_mark_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
-    """The sample list's "Mark as gold": the ticked samples, or every matching one."""
-    require_lead(request)
+def _bulk_chosen(
+    request: HttpRequest, dataset_id: int, too_many: str
+) -> tuple[Dataset, str, list[int] | None]:
+    """The dataset, the URL back to the list (its filter kept), and the sample ids a bulk
+    gold button chose (the ticked ones, or every one the filter matches); None, with an error
+    message added, when it chose none or too many."""
     dataset = dataset_or_404(request, dataset_id)
     filter = SampleFilter.from_params(request.POST)
     query = urlencode(filter.to_params())
@@ -89,15 +94,23 @@ def gold_mark_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
         ids = [int(raw) for raw in request.POST.getlist("ids") if raw.isdigit()]
         if not ids:
             messages.error(request, _("Tick some samples first, or choose every matching sample."))
-            return redirect(back)
+            return dataset, back, None
     samples = annotation_selectors.samples_selected(dataset=dataset, filter=filter, ids=ids)
     chosen = list(samples.values_list("pk", flat=True)[: BULK_MAX + 1])
     if len(chosen) > BULK_MAX:
-        messages.error(
-            request,
-            _("Mark at most %(n)s samples as gold at once; narrow the filter.")
-            % {"n": f"{BULK_MAX:,}"},
-        )
+        messages.error(request, too_many % {"n": f"{BULK_MAX:,}"})
+        return dataset, back, None
+    return dataset, back, chosen
+
+
+@require_POST
+def gold_mark_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The sample list's "Mark as gold": the ticked samples, or every matching one."""
+    require_lead(request)
+    dataset, back, chosen = _bulk_chosen(
+        request, dataset_id, _("Mark at most %(n)s samples as gold at once; narrow the filter.")
+    )
+    if chosen is None:
         return redirect(back)
     result = gold_services.gold_mark_bulk(
         dataset=dataset, sample_ids=chosen, by=request_user(request)
@@ -123,3 +136,39 @@ def gold_mark_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
             % {"n": len(result.refused), "ids": shown},
         )
     return redirect(back)
+
+
+@require_POST
+def gold_unmark_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """The sample list's "Unmark gold": the chosen samples are gold items no more."""
+    require_lead(request)
+    dataset, back, chosen = _bulk_chosen(
+        request, dataset_id, _("Unmark at most %(n)s gold items at once; narrow the filter.")
+    )
+    if chosen is None:
+        return redirect(back)
+    result = gold_services.gold_unmark_bulk(dataset=dataset, sample_ids=chosen)
+    text = ngettext(
+        "%(n)d sample is no longer a gold item.",
+        "%(n)d samples are no longer gold items.",
+        result.unmarked,
+    ) % {"n": result.unmarked}
+    if result.skipped:
+        text += " " + ngettext(
+            "%(n)d chosen sample was no gold item and was skipped.",
+            "%(n)d chosen samples were no gold items and were skipped.",
+            result.skipped,
+        ) % {"n": result.skipped}
+    messages.success(request, text)
+    return redirect(back)
+
+
+@require_GET
+def gold_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
+    """A dataset's gold items, each with how many reviewers served it agreed with it."""
+    require_lead(request)
+    dataset = dataset_or_404(request, dataset_id)
+    page = Paginator(selectors.gold_items_with_accuracy(dataset=dataset), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "review/gold_list.html", {"dataset": dataset, "page": page})

@@ -32,6 +32,8 @@ def test_only_leads_mark_gold(annotator: Any) -> None:
     assert client.delete(_url(sample)).status_code == 403
     listed = client.get(reverse("api_review_dataset_gold", args=[dataset.pk]))
     assert listed.status_code == 403
+    unmark = reverse("api_review_dataset_gold_unmark", args=[dataset.pk])
+    assert client.post(unmark, {"samples": [sample.pk]}, format="json").status_code == 403
     assert not GoldItem.objects.exists()
 
 
@@ -50,6 +52,7 @@ def test_a_lead_marks_reads_and_unmarks_a_gold_item(lead: Any) -> None:
     assert client.get(_url(sample)).json()["attention_check"] is True
     listed = client.get(reverse("api_review_dataset_gold", args=[dataset.pk])).json()
     assert [row["sample"] for row in listed] == [sample.pk]
+    assert (listed[0]["served"], listed[0]["answered"], listed[0]["agreed"]) == (0, 0, 0)
     assert client.delete(_url(sample)).status_code == 204
     assert client.delete(_url(sample)).status_code == 404
     assert client.get(_url(sample)).status_code == 404
@@ -126,3 +129,40 @@ def test_the_gold_rate_is_a_review_setting(lead: Any) -> None:
     assert client.get(url).json()["gold_feedback"] is False
     on = client.put(url, {**settings, "gold_feedback": True}, format="json").json()
     assert on["gold_feedback"] is True and on["gold_rate"] == 0.1
+
+
+def test_the_sample_list_api_filters_by_gold_for_leads_only(lead: Any, annotator: Any) -> None:
+    """The API's sample list takes the page's "gold" filter through the same filter code;
+    a reviewer asking for it is refused, as they must not learn which samples are gold."""
+    dataset = review_dataset(1, members=[annotator])
+    verified = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(3)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in verified[:2]], by=None)
+    url = reverse("api_dataset_samples", args=[dataset.pk])
+
+    def ids(**params: str) -> set[str]:
+        response = client_for(lead).get(url, params)
+        assert response.status_code == 200, response.json()
+        return {row["external_id"] for row in response.json()["results"]}
+
+    assert ids(gold="true") == {s.external_id for s in verified[:2]}
+    others = ids(gold="false")
+    assert verified[2].external_id in others and len(others) == 2
+    assert client_for(lead).get(url, {"gold": "perhaps"}).status_code == 400
+    refused = client_for(annotator).get(url, {"gold": "true"})
+    assert refused.status_code == 403
+    assert client_for(annotator).get(url).status_code == 200
+
+
+def test_bulk_unmarking_counts_the_samples_that_were_no_gold_item(lead: Any) -> None:
+    dataset = review_dataset(1)
+    pending = Sample.objects.get(dataset=dataset)
+    verified = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(2)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in verified], by=None)
+    url = reverse("api_review_dataset_gold_unmark", args=[dataset.pk])
+    client = client_for(lead)
+    body = {"samples": [verified[0].pk, pending.pk, 10**9]}
+    response = client.post(url, body, format="json")
+    assert response.status_code == 200
+    assert response.json() == {"unmarked": 1, "skipped": 1}
+    assert list(GoldItem.objects.values_list("sample_id", flat=True)) == [verified[1].pk]
+    assert client.post(url, {"samples": []}, format="json").status_code == 400

@@ -320,3 +320,33 @@ def test_the_queue_leaves_gold_slots_out_of_its_counts_and_sync() -> None:
     assert overview.leased_slots == 0 and overview.open_slots == 2
     open_queue(dataset, k=2)
     assert Slot.objects.filter(dataset=dataset, gold=True, done=False).count() == 1
+
+
+def test_bulk_unmarking_removes_the_chosen_items_and_counts_the_others_as_skipped() -> None:
+    """Items, answers, gold slots and skips of the chosen gold samples go; chosen samples
+    that are no gold item are skipped; gold items not chosen, and other datasets, stay."""
+    dataset = _dataset(1, 3, rate=0.5)
+    items = list(GoldItem.objects.filter(dataset=dataset).order_by("sample_id"))
+    reviewer = UserFactory.create(member_of=dataset)
+    lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
+    assert lease is not None and lease.sample_id == items[0].sample_id
+    services.review_submit(
+        reviewer=reviewer,
+        sample=_fresh(items[0].sample),
+        client_uuid=uuid.uuid4(),
+        decision="accept",
+    )
+    pending = Sample.objects.get(dataset=dataset, status=SampleStatus.PENDING_REVIEW)
+    elsewhere = _dataset(0, 1, rate=0.5)
+    foreign = GoldItem.objects.get(dataset=elsewhere)
+    result = gold.gold_unmark_bulk(
+        dataset=dataset,
+        sample_ids=[items[0].sample_id, items[1].sample_id, pending.pk, foreign.sample_id],
+    )
+    assert (result.unmarked, result.skipped) == (2, 1)
+    assert list(GoldItem.objects.filter(dataset=dataset)) == [items[2]]
+    assert GoldItem.objects.filter(pk=foreign.pk).exists()
+    assert not GoldAnswer.objects.exists()
+    assert not Slot.objects.filter(gold=True, sample_id=items[0].sample_id).exists()
+    again = gold.gold_unmark_bulk(dataset=dataset, sample_ids=[items[0].sample_id])
+    assert (again.unmarked, again.skipped) == (0, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -9,10 +10,11 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Sample, SampleStatus
+from review import services
 from review.gold import services as gold
 from review.models import GoldItem, ReviewSettings
 from review.queue import services as queue_services
-from tests.annotation.factories import mmooc_sample
+from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.conftest import client_for
 from tests.review.factories import gold_ready_dataset, review_dataset
 from tests.review.gold.test_services import AlwaysGold
@@ -161,3 +163,98 @@ def test_the_gold_card_of_a_taken_down_sample_says_it_is_not_served(lead: Any) -
     assert 'data-testid="gold-not-served"' in page
     assert "reviewers are served it" not in page
     assert gold.gold_candidates(dataset_id=dataset.pk, reviewer=lead, besides=None) == []
+
+
+def test_the_sample_list_shows_leads_a_gold_column_and_filter(
+    lead: Any, annotator: Any, django_assert_num_queries: Any
+) -> None:
+    """Leads see which samples are gold and filter on it, with no query added for the
+    column; a reviewer sees neither, and their "gold" parameter is ignored."""
+    dataset = review_dataset(1, members=[annotator])
+    verified = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(3)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in verified[:2]], by=None)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    client = _client(lead)
+    client.get(url)  # the session's first request loads what later ones find cached
+    # session, user, roles, dataset, count, page, media, filter choices (samples, terms)
+    with django_assert_num_queries(9):
+        html = client.get(url).content.decode()
+    assert html.count('<span class="badge">gold</span>') == 2 and 'id="filter-gold"' in html
+    assert f'href="{reverse("review:gold_list", args=[dataset.pk])}"' in html
+    only = client.get(url, {"gold": "true"}).content.decode()
+    assert "2 samples match." in only and verified[2].external_id not in only
+    assert '<option value="true" selected>' in only
+    rest = client.get(url, {"gold": "false"}).content.decode()
+    assert "2 samples match." in rest and verified[0].external_id not in rest
+    seen = _client(annotator).get(url, {"gold": "true"}).content.decode()
+    assert "4 samples match." in seen
+    assert 'id="filter-gold"' not in seen and '<span class="badge">gold</span>' not in seen
+
+
+def test_the_sample_list_unmarks_gold_in_bulk_and_counts_the_others_skipped(lead: Any) -> None:
+    dataset = review_dataset(1)
+    pending = Sample.objects.get(dataset=dataset)
+    verified = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(3)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in verified], by=None)
+    client = _client(lead)
+    listing = client.get(reverse("annotation:sample_list", args=[dataset.pk])).content.decode()
+    bulk = reverse("review:gold_unmark_bulk", args=[dataset.pk])
+    assert f'formaction="{bulk}"' in listing and "Unmark gold" in listing
+    response = client.post(
+        bulk, {"ids": [verified[0].pk, pending.pk], "status": "verified"}, follow=True
+    )
+    html = response.content.decode()
+    # The pending sample is outside the filter kept by the form: it was never chosen.
+    assert "1 sample is no longer a gold item." in html and "skipped" not in html
+    assert response.redirect_chain[-1][0].endswith("?status=verified")
+    response = client.post(bulk, {"ids": [verified[0].pk, verified[1].pk]}, follow=True)
+    html = response.content.decode()
+    assert "1 sample is no longer a gold item." in html
+    assert "1 chosen sample was no gold item and was skipped." in html
+    assert list(GoldItem.objects.values_list("sample_id", flat=True)) == [verified[2].pk]
+    response = client.post(bulk, {"scope": "all", "gold": "true"}, follow=True)
+    assert "1 sample is no longer a gold item." in response.content.decode()
+    assert not GoldItem.objects.exists()
+    assert "Tick some samples first" in client.post(bulk, {}, follow=True).content.decode()
+
+
+def test_the_gold_list_shows_each_items_accuracy_in_fixed_queries(
+    lead: Any, django_assert_num_queries: Any
+) -> None:
+    """The lead's list of gold items costs the same queries for 1 or 6 items, answered or
+    not, and shows agreed / served per item."""
+    dataset, verified = gold_ready_dataset(UserFactory.create(role="annotator"), feedback=False)
+    gold.gold_mark(sample=Sample.objects.select_related("dataset").get(pk=verified.pk), by=None)
+    reviewers = UserFactory.create_batch(2, member_of=dataset)
+    for reviewer, category in zip(reviewers, ("VFP", "MA"), strict=True):
+        lease = queue_services.slot_claim(dataset=dataset, reviewer=reviewer, rng=AlwaysGold())
+        assert lease is not None and lease.gold
+        services.review_submit(
+            reviewer=reviewer,
+            sample=Sample.objects.select_related("dataset").get(pk=verified.pk),
+            client_uuid=uuid.uuid4(),
+            decision="accept",
+            values={"category_code": category},
+        )
+    client = _client(lead)
+    url = reverse("review:gold_list", args=[dataset.pk])
+    client.get(url)
+    # session, user, roles, dataset, count, page of items with their samples and counts
+    with django_assert_num_queries(6):
+        html = client.get(url).content.decode()
+    assert "1 / 2 (50 %)" in html and verified.external_id in html
+    more = [mmooc_sample(dataset, status=SampleStatus.VERIFIED) for _ in range(5)]
+    gold.gold_mark_bulk(dataset=dataset, sample_ids=[s.pk for s in more], by=None)
+    with django_assert_num_queries(6):
+        html = client.get(url).content.decode()
+    assert html.count("not served yet") == 5
+    detail = client.get(reverse("annotation:dataset_detail", args=[dataset.pk])).content.decode()
+    assert f'href="{url}"' in detail
+
+
+def test_only_leads_open_the_gold_list(annotator: Any) -> None:
+    dataset = review_dataset(0, members=[annotator])
+    url = reverse("review:gold_list", args=[dataset.pk])
+    assert _client(annotator).get(url).status_code == 403
+    detail = _client(annotator).get(reverse("annotation:dataset_detail", args=[dataset.pk]))
+    assert url not in detail.content.decode()
