@@ -14,6 +14,7 @@ from annotation.models import (
     SampleNote,
     SampleRevision,
     Snapshot,
+    SnapshotContent,
     SnapshotEntry,
     TaxonomyTerm,
     WebhookAttempt,
@@ -156,6 +157,13 @@ class SnapshotEntryAdmin(admin.ModelAdmin[SnapshotEntry]):
     list_display = ["snapshot", "external_id", "content_hash"]
     list_select_related = ["snapshot"]
     raw_id_fields = ["snapshot", "sample"]
+
+
+@admin.register(SnapshotContent)
+class SnapshotContentAdmin(admin.ModelAdmin[SnapshotContent]):
+    list_display = ["content_hash"]
+    search_fields = ["content_hash"]
+    readonly_fields = ["fields"]
 
 
 @admin.register(WebhookEndpoint)
