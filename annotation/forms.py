@@ -57,7 +57,12 @@ def choice_of_roles(roles: frozenset[str]) -> str:
 
 
 class MemberAddForm(MarkedForm):
-    username = forms.CharField(label=_("Username"), max_length=150)
+    # The page's <datalist id="member-candidates"> suggests the people not yet members.
+    username = forms.CharField(
+        label=_("Username"),
+        max_length=150,
+        widget=forms.TextInput(attrs={"list": "member-candidates", "autocomplete": "off"}),
+    )
     role = forms.ChoiceField(
         label=_("Role in this dataset"),
         choices=[("", _("Their own role")), *MEMBER_ROLE_CHOICES],

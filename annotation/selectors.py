@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import (
     BooleanField,
@@ -156,6 +157,22 @@ def dataset_members(*, dataset: Dataset) -> list[Member]:
         Member(m, [role for role, field in MEMBER_ROLE_FIELDS.items() if getattr(m, field)])
         for m in memberships
     ]
+
+
+MEMBER_CANDIDATES_SHOWN = 500
+
+
+def dataset_member_candidates(*, dataset: Dataset) -> list[str]:
+    """The usernames of active people who are not members of the dataset, in order (at most
+    MEMBER_CANDIDATES_SHOWN), for the members page to suggest; one query."""
+    members = DatasetMembership.objects.filter(dataset=dataset).values("user_id")
+    return list(
+        get_user_model()
+        .objects.filter(is_active=True)
+        .exclude(pk__in=members)
+        .order_by("username")
+        .values_list("username", flat=True)[:MEMBER_CANDIDATES_SHOWN]
+    )
 
 
 def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Sample]:

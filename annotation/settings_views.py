@@ -110,6 +110,7 @@ def dataset_members(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "dataset": dataset,
             "form": form,
             "members": members,
+            "candidates": selectors.dataset_member_candidates(dataset=dataset),
             "role_choices": MEMBER_ROLE_CHOICES,
         },
         status=400 if form.errors else 200,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -66,17 +67,25 @@ def test_members_page_lists_adds_and_removes(
     lead: Any, annotator: Any, auditor: Any, django_assert_num_queries: Any
 ) -> None:
     """The page lists members with their roles in the dataset in a fixed number of queries,
-    adds a member by username and removes one."""
+    suggests the people who are not members yet (no member, nobody deactivated), adds a member
+    by username and removes one."""
     dataset = mmooc_dataset()
     for _ in range(3):
         services.dataset_add_member(dataset=dataset, user=UserFactory.create(role="annotator"))
     client = _client(lead)
     url = reverse("annotation:dataset_members", args=[dataset.pk])
     client.get(url)
-    # session, user, roles, dataset, memberships (with their roles in the dataset)
-    with django_assert_num_queries(5):
+    gone = UserFactory.create(role="annotator", is_active=False)
+    # session, user, roles, dataset, memberships (with their roles in the dataset), candidates
+    with django_assert_num_queries(6):
         page = client.get(url)
     assert page.text.count("Annotator") >= 3
+    suggested = re.search(r'<datalist id="member-candidates">(.*?)</datalist>', page.text, re.S)
+    assert suggested is not None and f'value="{auditor.username}"' in suggested.group(1)
+    member = DatasetMembership.objects.filter(dataset=dataset).first()
+    assert member is not None and f'value="{member.user.username}"' not in suggested.group(1)
+    assert f'value="{gone.username}"' not in suggested.group(1)
+    assert 'list="member-candidates"' in page.text
     response = client.post(url, {"username": auditor.username}, follow=True)
     assert f"{auditor.username} was added." in response.text
     assert "Auditor" in response.text
