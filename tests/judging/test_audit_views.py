@@ -367,3 +367,23 @@ def test_defect_9_agreement_figures_say_they_are_design_weighted_beside_the_unwe
     assert line == f"design-weighted, {len(items)} items"
     for name in ("Percent agreement", "Fleiss' kappa", "Gwet's AC1"):
         assert "design-weighted" in text(elements(section, "tr", data_figure=name)[0])
+
+
+def test_the_rating_page_numbers_options_once_and_lists_keys_per_question(
+    audit_set: AuditSet, auditor: Any
+) -> None:
+    """An item's options read with their own letters only (no list numbers beside them: the
+    list is unnumbered by its class, and no ". " follows a letter), and the key help gives
+    each question its line, then Enter."""
+    item = next(i for i in audit_set.items.order_by("position") if i.sample.options)
+    html = browser(auditor).get(reverse("judging:audit_rate", args=[item.pk])).content.decode()
+    options = element(html, "ol", class_="audit-options data")  # classes sorted by the parser
+    first = item.sample.options[0]
+    assert text(elements(options, "li")[0]) == f"{first['label']} {first['text']}"
+    help_ = element(html, "dl", class_="key-help")
+    questions = [text(dt) for dt in elements(help_, "dt")]
+    legends = [
+        text(legend) for legend in elements(element(html, "form", id="audit-form"), "legend")
+    ]
+    assert len(questions) == len(legends) + 1 and questions[-1] == "Save"
+    assert all(q in legend for q, legend in zip(questions, legends, strict=False))
