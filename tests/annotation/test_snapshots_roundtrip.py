@@ -19,6 +19,7 @@ from django.urls import reverse
 from annotation import services
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.jsonl import write_jsonl as write_parsed_jsonl
+from annotation.formats.labelstudio import release_mapping
 from annotation.formats.mmooc import iter_mmooc
 from annotation.formats.records import MediaRef, ParsedSample
 from annotation.formats.vlmevalkit import iter_vlmevalkit
@@ -601,16 +602,18 @@ def _wipe_site() -> None:
 def _import_release(fmt: str, path: Path) -> Dataset:
     """Import a release as a lead would with the import command's defaults: a new dataset
     whose kind and preset come from the format and the release's rows."""
-    files = {"jsonl": [""], "parquet": [""], "tsv": [""]}
+    files = {"jsonl": [""], "parquet": [""], "tsv": [""], "labelstudio": ["labelstudio.json"]}
     with_file: list[str] = []
     if fmt in ("hf", "mmooc"):
         with zipfile.ZipFile(path) as archive:
             with_file = sorted(n for n in archive.namelist() if n.endswith(".parquet"))
     reader = {"jsonl": "jsonl", "parquet": "release", "tsv": "vlmevalkit"}.get(fmt)
-    reader = reader or ("mmooc" if fmt == "mmooc" else "release")
+    reader = reader or {"mmooc": "mmooc", "labelstudio": "labelstudio"}.get(fmt, "release")
+    # Label Studio's JSON is read by the mapping of the site's own release.
+    mapping = release_mapping().as_options() if fmt == "labelstudio" else {}
     target: Dataset | None = None
     for name in files.get(fmt, with_file):
-        options = {"file": name} if name else {}
+        options = {"file": name, **mapping} if name else {}
         if target is None:
             target, _created = import_services.import_dataset_prepare(
                 name=f"back-{fmt}",
@@ -636,7 +639,7 @@ def _released(source: Dataset, snapshot: Any) -> dict[str, Any]:
     }
 
 
-RELEASE_FORMATS = ["jsonl", "parquet", "hf", "mmooc", "tsv"]
+RELEASE_FORMATS = ["jsonl", "parquet", "hf", "mmooc", "tsv", "labelstudio"]
 
 
 @needs_logicvista
