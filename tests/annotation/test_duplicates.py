@@ -130,8 +130,7 @@ def test_a_small_image_hashes_like_its_grey_copy() -> None:
 def test_a_small_image_hashes_as_imagehash_does_on_its_pillow_resize_but_for_near_ties() -> None:
     """The small-image path (Pillow's bilinear weights and the DCT as two matrix products,
     without rounding the 32×32 image to bytes) gives imagehash.phash's bits on Pillow's
-    resized image for about half the images, and differs by a few bits (where coefficients
-    are all but tied) otherwise."""
+    resized image for most images, and differs only where coefficients are all but tied."""
     import imagehash
 
     paths = sorted(IMAGES.glob("*.png"))[:60] or pytest.skip("no shared images")
