@@ -72,71 +72,30 @@ def _low_dct() -> Any:
     return np.kron(side, side)
 
 
-@functools.lru_cache(maxsize=512)
-def _bilinear(size: int) -> Any:
-    """32×``size``: the weights of Pillow's bilinear resampling from ``size`` pixels to 32
-    (``precompute_coeffs`` of its Resample.c, before its fixed-point rounding)."""
-    import numpy as np
-
-    scale = size / _HASH_INPUT
-    filter_scale = max(scale, 1.0)
-    weights = np.zeros((_HASH_INPUT, size))
-    for out in range(_HASH_INPUT):
-        centre = (out + 0.5) * scale
-        first = max(int(centre - filter_scale + 0.5), 0)
-        last = min(int(centre + filter_scale + 0.5), size)
-        taps = np.maximum(0.0, 1.0 - np.abs((np.arange(first, last) - centre + 0.5) / filter_scale))
-        if taps.sum():
-            weights[out, first:last] = taps / taps.sum()
-    return weights
-
-
-@functools.lru_cache(maxsize=512)
-def _low_dct_of(size: int) -> Any:
-    """8×``size``: the resampling to 32 pixels and the 8 lowest DCT-II frequencies of one side
-    in one matrix."""
-    import numpy as np
-
-    k = np.arange(_HASH_BITS_SIDE)[:, None]
-    n = np.arange(_HASH_INPUT)[None, :]
-    side = 2 * np.cos(np.pi * k * (2 * n + 1) / (2 * _HASH_INPUT))
-    return side @ _bilinear(size)
-
-
-def _bits(low: Any) -> int:
-    """The 64 bits of the coefficients above their median, as a signed 64-bit integer."""
-    import numpy as np
-
-    middle = np.partition(low, (31, 32))
-    bits = np.packbits(low > (middle[31] + middle[32]) / 2)
-    return int.from_bytes(bits.tobytes(), "big", signed=True)
-
-
 def phash_of(image: Image.Image) -> int:
     """The perceptual hash of an opened (or already decoded) image.
 
     The bits of ``imagehash.phash`` on the image reduced to 32×32 grey pixels (a test checks
     they are the same), computed with one product by a fixed matrix: imagehash's two scipy DCT
     calls cost about 0.2 ms an image, several seconds for an import of 41,883 rows. A large
-    image is reduced first (box reduction, ``reducing_gap``) and only then made grey. A small
-    one (a few thousand pixels) is made grey first, and its resampling to 32×32 and the DCT
-    are two products by matrices kept per size, without Pillow's resized image (its hash
-    differs from the resized image's by a bit or two where coefficients are all but tied;
-    ``duplicate_keys_refresh --rehash`` makes stored hashes alike again).
+    image is reduced first (box reduction, ``reducing_gap``) and only then made grey; a small
+    one (a few thousand pixels) is made grey first, as that is the cheaper order there.
     """
     import numpy as np
     from PIL import Image
 
     if image.mode not in {"L", "RGB", "RGBA"}:
         image = image.convert("L")
-    if image.width * image.height <= _SMALL_PIXELS:
-        width, height = image.size
-        grey = image.convert("L") if image.mode != "L" else image
-        pixels = np.frombuffer(grey.tobytes(), dtype=np.uint8).reshape(height, width)
-        return _bits((_low_dct_of(height) @ pixels @ _low_dct_of(width).T).ravel())
     size = (_HASH_INPUT, _HASH_INPUT)
-    small = image.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0).convert("L")
-    return _bits(_low_dct() @ np.frombuffer(small.tobytes(), dtype=np.uint8))
+    if image.width * image.height <= _SMALL_PIXELS:
+        grey = image.convert("L") if image.mode != "L" else image
+        small = grey.resize(size, Image.Resampling.BILINEAR)
+    else:
+        small = image.resize(size, Image.Resampling.BILINEAR, reducing_gap=2.0).convert("L")
+    low = _low_dct() @ np.frombuffer(small.tobytes(), dtype=np.uint8)
+    middle = np.partition(low, (31, 32))
+    bits = np.packbits(low > (middle[31] + middle[32]) / 2)
+    return int.from_bytes(bits.tobytes(), "big", signed=True)
 
 
 def image_hash(data: bytes) -> int | None:
