@@ -115,8 +115,11 @@ def _open_image(data: bytes) -> Image.Image:
             raise MediaError(message("the image header is damaged ({detail})", detail=exc)) from exc
 
 
-def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
-    """Check an image fully (header, size, pixel count, full decode) and describe it."""
+def inspect_image(
+    data: bytes, *, max_bytes: int, max_pixels: int, perceptual_hash: bool = True
+) -> ImageInfo:
+    """Check an image fully (header, size, pixel count, full decode) and describe it, with
+    the perceptual hash of its pixels unless ``perceptual_hash`` is false."""
     _check_size(data, max_bytes, "image")
     image = _open_image(data)
     with image:
@@ -153,10 +156,12 @@ def inspect_image(data: bytes, *, max_bytes: int, max_pixels: int) -> ImageInfo:
             ) from exc
         # Hashed from the pixels just decoded: no second decode. An image whose mode the
         # hash cannot reduce is kept, unhashed.
-        try:
-            phash: int | None = phash_of(image)
-        except (OSError, ValueError):
-            phash = None
+        phash: int | None = None
+        if perceptual_hash:
+            try:
+                phash = phash_of(image)
+            except (OSError, ValueError):
+                phash = None
     return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height, phash)
 
 

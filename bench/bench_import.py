@@ -11,7 +11,13 @@ thumbnail). The database (DATABASE_URL, default postgres://postgres@127.0.0.1:54
 is created and migrated when missing. Prints one JSON object on its last line, with the load
 average of the machine before and after.
 
+Near-duplicate detection (perceptual hashes, question keys, the pairs an import records) is
+on, as the site runs; ``--duplicates off`` turns it off through the setting
+``IMPORT_FIND_DUPLICATES``, and ``--duplicates alternate`` runs off and on in turn, ``--repeat``
+rounds of each, and reports each variant's medians and how much slower detection is.
+
 Run: .venv/bin/python bench/bench_import.py [--rows 41883] [--repeat 1] [--encode-sample 300]
+     [--duplicates on|off|alternate]
 """
 
 from __future__ import annotations
@@ -193,6 +199,8 @@ def child(path: Path, dataset_name: str, encode_sample: int) -> dict[str, Any]:
     )
     derive_seconds, derived = derive_all(assets)
     underived = MediaAsset.objects.filter(pk__in=assets, derived_at__isnull=True).count()
+    hashed = MediaAsset.objects.filter(pk__in=assets, phash__isnull=False).count()
+    keyed = dataset.samples.filter(question_key__isnull=False).count()
     return {
         "rows": finished.total_rows,
         "status": finished.status,
@@ -207,12 +215,16 @@ def child(path: Path, dataset_name: str, encode_sample: int) -> dict[str, Any]:
         "assets": len(assets),
         "derived": derived,
         "underived_after": underived,
+        "images_hashed": hashed,
+        "questions_keyed": keyed,
         "derivatives_seconds": round(derive_seconds, 2),
         "thumbnail_encode_ms_per_asset": round(encode_ms(assets[:encode_sample]), 2),
     }
 
 
-def run_child(folder: str, label: str, rows: int, first: int, encode_sample: int) -> dict[str, Any]:
+def run_child(
+    folder: str, label: str, rows: int, first: int, encode_sample: int, duplicates: bool = True
+) -> dict[str, Any]:
     path = Path(folder) / f"mmooc-{label}.jsonl"
     started = time.perf_counter()
     write_file(path, rows, first)
@@ -234,10 +246,12 @@ def run_child(folder: str, label: str, rows: int, first: int, encode_sample: int
         check=True,
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "IMPORT_FIND_DUPLICATES": "1" if duplicates else "0"},
     ).stdout
     path.unlink()
     measured: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
     return measured | {
+        "duplicates": duplicates,
         "generate_seconds": round(generated, 1),
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),
@@ -250,6 +264,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="full-size runs (medians)")
     parser.add_argument("--no-half", action="store_true", help="skip the half-size run")
     parser.add_argument("--encode-sample", type=int, default=300)
+    parser.add_argument(
+        "--duplicates",
+        choices=["on", "off", "alternate"],
+        default="on",
+        help="near-duplicate detection at import (IMPORT_FIND_DUPLICATES); alternate: off, "
+        "then on, --repeat rounds",
+    )
     parser.add_argument("--child", default="")
     parser.add_argument("--dataset", default="")
     parser.add_argument("--workdir", default="")
@@ -277,13 +298,42 @@ def main() -> None:
         half = None
         if not args.no_half:
             half = run_child(folder, "half", args.rows // 2, 90_000_000, args.encode_sample)
+        variants = {"on": [True], "off": [False], "alternate": [False, True]}[args.duplicates]
         runs = [
-            run_child(folder, f"full{k}", args.rows, k * 100_000_000, args.encode_sample)
+            run_child(
+                folder,
+                f"full{k}-{len(variants) * k + n}",
+                args.rows,
+                (len(variants) * k + n) * 100_000_000,
+                args.encode_sample,
+                duplicates=detect,
+            )
             for k in range(args.repeat)
+            for n, detect in enumerate(variants)
         ]
 
-    def median(key: str) -> float:
-        return round(float(statistics.median(r[key] for r in runs)), 2)
+    def median(key: str, of: list[dict[str, Any]] | None = None) -> float:
+        return round(float(statistics.median(r[key] for r in (of or runs))), 2)
+
+    by_variant: dict[str, Any] = {}
+    for name, detect in (("off", False), ("on", True)):
+        chosen = [r for r in runs if r["duplicates"] is detect]
+        if chosen:
+            by_variant[name] = {
+                "runs": len(chosen),
+                "import_seconds": median("seconds", chosen),
+                "import_seconds_each": [r["seconds"] for r in chosen],
+                "importing_process_cpu_each": [
+                    r["cpu_seconds"]["importing_process"] for r in chosen
+                ],
+                "reader_process_cpu_each": [r["cpu_seconds"]["reader_process"] for r in chosen],
+                "postgres_backend_cpu_each": [r["cpu_seconds"]["postgres_backend"] for r in chosen],
+                "load_before_each": [r["load_before"] for r in chosen],
+            }
+    slowdown = None
+    if len(by_variant) == 2:
+        off, on = by_variant["off"]["import_seconds"], by_variant["on"]["import_seconds"]
+        slowdown = round(100 * (on - off) / off, 1)
 
     import_seconds, derivatives_seconds = median("seconds"), median("derivatives_seconds")
     print(
@@ -301,6 +351,9 @@ def main() -> None:
                 "goal_derivatives_seconds": 15,
                 "import_under_goal": import_seconds <= 15,
                 "derivatives_under_goal": derivatives_seconds <= 15,
+                "duplicates": by_variant,
+                "duplicates_slowdown_percent": slowdown,
+                "duplicates_within_10_percent": None if slowdown is None else slowdown <= 10,
                 "full": runs,
                 "half": half,
             }

@@ -20,6 +20,7 @@ verdicts (``annotation.extensions``' ports; review and judging plug in).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import posixpath
 from collections import Counter
@@ -29,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from annotation.formats.records import (
+    LABEL_FIELDS,
     FormatError,
     MediaRef,
     NotThisFormat,
@@ -58,6 +60,22 @@ LABEL_CONTROL_FIELDS = (
     "reference_answer",
     "explanation",
 )
+# The sample fields a task's data gives under their own names when no mapping names them
+# (this site's release writes every one): text fields and lists of text.
+OWN_TEXT_FIELDS = tuple(
+    name
+    for name in LABEL_FIELDS
+    if name not in {"question", "options", "reference_answer", "explanation", "split"}
+    and name not in ("generator_models", "predicate")
+)
+OWN_LIST_FIELDS = ("generator_models", "predicate")
+# Data keys of this site's release besides the fields: the images after the first (data:
+# URIs), each medium's licence ({role, position, licence}), the custom fields (any JSON), and
+# the options as display text (derived from ``options``, not read back).
+MORE_IMAGES = "more_images"
+MEDIA_NOTES = "media"
+EXTRA = "extra"
+OPTIONS_TEXT = "options_text"
 # The choice that marks an annotation as a rejection of the sample (this site's export).
 REVIEW_CONTROL = "review"
 REJECT = "reject"
@@ -81,6 +99,20 @@ LABEL_STUDIO_IMPORT = FormatSpec(
             "Mapped by the lead to the image, question, reference answer (both required), "
             "external id, explanation and split",
             required=True,
+        ),
+        Field(
+            "data.<sample field>",
+            "A data key named like a sample field the mapping does not name fills it "
+            "(answerability_group, category_code, question_format, scenario, pipeline, "
+            "source_dataset, generator_models, …; source_dataset is 'Label Studio' without one)",
+        ),
+        Field("data.source_url", "Where the sample's media come from"),
+        Field("data.more_images", "Images after the first, as data: URIs or paths"),
+        Field("data.media", "Each medium's licence: [{role, position, licence}]"),
+        Field(
+            "data.extra",
+            "An object of custom fields (any JSON, nested kept); any other data key the "
+            "mapping does not name is a custom field too",
         ),
         Field(
             "annotations[].result[]",
@@ -115,7 +147,10 @@ LABEL_STUDIO_EXPORT = FormatSpec(
     layout=(
         "labelstudio.json, a list of tasks Label Studio 1.23 imports (POST "
         "/api/projects/{id}/import), with label_config.xml for the project and manifest.json. "
-        "Images are data: URIs, so the file stands alone."
+        "Images are data: URIs, so the file stands alone; a task's data carries everything of "
+        "the sample, so the release imports back unchanged (format labelstudio, the release's "
+        "own mapping). Image-question datasets only (a tri-modal dataset is "
+        "refused): tri-modal ones are released as JSON lines, Parquet or Hugging Face."
     ),
     fields=(
         Field("data.external_id", "The sample's external id", required=True),
@@ -124,9 +159,14 @@ LABEL_STUDIO_EXPORT = FormatSpec(
         Field("data.options", "The options as text (A. …)"),
         Field(
             "data.<label field>",
-            "The verified values: reference_answer, explanation, answerability_group, "
-            "category_code, question_format, scenario, split",
+            "The verified values of every label field under its own name: reference_answer, "
+            "explanation, answerability_group, category_code, question_format, scenario, split, "
+            "pipeline, source_dataset, generator_models, …",
         ),
+        Field("data.source_url", "Where the sample's media come from"),
+        Field("data.more_images", "The sample's further images, as data: URIs"),
+        Field("data.media", "Each medium's licence: [{role, position, licence}]"),
+        Field("data.extra", "The custom fields, as imported (types and nesting kept)"),
         Field(
             "annotations[0].result",
             "The verified labels: a choices item per label field with a value, a textarea "
@@ -171,6 +211,8 @@ class LsTask:
     unattributed: int = 0
     # Why the task cannot be stored (hostile_problem): its row is rejected, nothing of it read.
     problem: str | None = None
+    # Whether the task has an id of its own (Label Studio's); this site's release has none.
+    has_id: bool = True
 
 
 @dataclass(frozen=True)
@@ -238,7 +280,7 @@ def tasks_from_document(document: Any) -> list[LsTask]:
             continue
         task_id = _text(raw.get("id")) or str(row)
         data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-        task = LsTask(row, task_id, dict(data))
+        task = LsTask(row, task_id, dict(data), has_id=bool(_text(raw.get("id"))))
         for item in raw.get("annotations") or []:
             # An annotation that names no annotator is no person's review: this site's own
             # release carries its verified labels so, and they are the task's data already.
@@ -388,21 +430,54 @@ def media_path(url: str) -> str:
     return posixpath.basename(parts.path)
 
 
-def _media(value: object) -> list[MediaRef]:
+def _image(value: object, position: int) -> MediaRef | None:
     text = _text(value)
     if not text:
-        return []
+        return None
     if text.startswith("data:"):
         try:
-            return [MediaRef("image", 0, data=decode_base64(text))]
+            return MediaRef("image", position, data=decode_base64(text))
         except ValueError:
-            return [MediaRef("image", 0, problem=message("the image is not valid base64"))]
-    return [MediaRef("image", 0, path=media_path(text))]
+            return MediaRef("image", position, problem=message("the image is not valid base64"))
+    return MediaRef("image", position, path=media_path(text))
+
+
+def _media(data: Mapping[str, Any], image_key: str) -> list[MediaRef]:
+    """The task's image (the mapped key), the further images of this site's release
+    (``more_images``), each with its licence from ``media`` when the task names one."""
+    refs = [_image(data.get(image_key), 0)] if image_key else []
+    more = data.get(MORE_IMAGES)
+    if isinstance(more, list):
+        refs += [_image(value, n) for n, value in enumerate(more, start=1)]
+    found = [ref for ref in refs if ref is not None]
+    notes = data.get(MEDIA_NOTES)
+    licences = {
+        (_text(note.get("role")), note.get("position")): _text(note.get("licence"))
+        for note in (notes if isinstance(notes, list) else [])
+        if isinstance(note, dict)
+    }
+    return [
+        dataclasses.replace(ref, licence=licences.get((ref.role, ref.position), ""))
+        for ref in found
+    ]
+
+
+def _options(value: object) -> list[dict[str, str]]:
+    parsed: list[dict[str, str]] = []
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                parsed.append({"label": _text(item.get("label")), "text": _text(item.get("text"))})
+            else:
+                parsed.append({"label": chr(ord("A") + index), "text": _text(item)})
+    return parsed
 
 
 def sample_from_task(task: LsTask, mapping: LsMapping) -> ParsedSample | RowError:
-    """A task as a sample: its mapped data, then the label fields it carries in data under
-    the label field's own name (this site's export); a required field left empty rejects it."""
+    """A task as a sample: its mapped data, then the sample fields it carries in data under
+    the field's own name, the further images, media licences and custom fields (``extra``)
+    of this site's release; a required field left empty rejects it. Any other data key is a
+    custom field."""
     if task.problem is not None:
         return RowError(
             task.row, task.id, message("task {id}: {problem}", id=task.id, problem=task.problem)
@@ -422,40 +497,41 @@ def sample_from_task(task: LsTask, mapping: LsMapping) -> ParsedSample | RowErro
             ),
         )
     used = set(mapping.data.values())
-    own = {
-        name: _text(data[name])
-        for name in ("answerability_group", "category_code", "question_format", "scenario")
-        if name in data and name not in used
+    own: dict[str, Any] = {
+        name: _text(data[name]) for name in OWN_TEXT_FIELDS if name in data and name not in used
     }
-    options = data.get("options")
-    parsed_options: list[dict[str, str]] = []
-    if isinstance(options, list):
-        for index, item in enumerate(options):
-            if isinstance(item, dict):
-                parsed_options.append(
-                    {"label": _text(item.get("label")), "text": _text(item.get("text"))}
-                )
-            else:
-                parsed_options.append({"label": chr(ord("A") + index), "text": _text(item)})
-    used |= {"options", *own}
+    lists: dict[str, Any] = {
+        name: [_text(item) for item in data[name]]
+        for name in OWN_LIST_FIELDS
+        if isinstance(data.get(name), list) and name not in used
+    }
+    parsed_options = _options(data.get("options"))
+    custom = data.get(EXTRA) if EXTRA not in used else None
+    used |= {"options", *own, *lists, MORE_IMAGES, MEDIA_NOTES, "source_url"}
+    if isinstance(custom, dict):
+        used.add(EXTRA)
+    if isinstance(data.get("options"), list):
+        used.add(OPTIONS_TEXT)  # the options as display text: derived, not read back
+    extra = {k: json_safe(v) for k, v in data.items() if k not in used and k != "image"}
+    if isinstance(custom, dict):
+        extra.update({str(k): json_safe(v) for k, v in custom.items()})
+    if task.has_id:
+        extra["labelstudio_task"] = task.id
     return ParsedSample(
         row=task.row,
         external_id=external,
         question=values.get("question", ""),
-        question_format=own.get("question_format", "") or ("mcq" if parsed_options else ""),
+        question_format=own.pop("question_format", "") or ("mcq" if parsed_options else ""),
         options=parsed_options,
         reference_answer=values.get("reference_answer", ""),
         explanation=values.get("explanation", ""),
-        answerability_group=own.get("answerability_group", ""),
-        category_code=own.get("category_code", ""),
-        scenario=own.get("scenario", ""),
         split=values.get("split", ""),
-        source_dataset="Label Studio",
-        media=_media(data.get(mapping.data.get("image", ""))),
-        extra={
-            **{k: json_safe(v) for k, v in data.items() if k not in used and k != "image"},
-            "labelstudio_task": task.id,
-        },
+        source_dataset=own.pop("source_dataset", "Label Studio"),
+        source_url=_text(data.get("source_url")),
+        media=_media(data, mapping.data.get("image", "")),
+        extra=extra,
+        **own,
+        **lists,
     )
 
 
@@ -501,9 +577,16 @@ def export_task(
     fields: Mapping[str, Any],
     image: tuple[str, bytes] | None,
     meta: Mapping[str, Any],
+    more_images: Iterable[tuple[str, bytes]] = (),
+    media: Iterable[Mapping[str, Any]] = (),
+    source_url: str = "",
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One release sample as a Label Studio task: its data (the verified values), and one
-    annotation whose result holds the verified labels."""
+    """One release sample as a Label Studio task: its data (every label field under its own
+    name, the first image as ``image``, any further ones in ``more_images``, each medium's
+    licence in ``media``, the custom fields in ``extra``), and one annotation whose result
+    holds the verified labels. A task's data is any JSON, so nothing of the sample is left
+    out; ``sample_from_task`` reads it all back."""
     options = fields.get("options") or []
     data: dict[str, Any] = {
         "external_id": external_id,
@@ -513,8 +596,26 @@ def export_task(
     }
     if image is not None:
         data["image"] = _data_uri(*image)
+    extra_images = [_data_uri(*item) for item in more_images]
+    if extra_images:
+        data[MORE_IMAGES] = extra_images
     for name in (*TEXT_FIELDS, *CHOICE_FIELDS, "split"):
         data[name] = fields.get(name) or ""
+    for name in OWN_TEXT_FIELDS:
+        if name not in data:
+            data[name] = fields.get(name) or ""
+    for name in OWN_LIST_FIELDS:
+        data[name] = [str(item) for item in fields.get(name) or []]
+    data["source_url"] = source_url
+    data[MEDIA_NOTES] = [
+        {
+            "role": str(item.get("role", "")),
+            "position": int(item.get("position", 0)),
+            "licence": str(item.get("licence", "")),
+        }
+        for item in media
+    ]
+    data[EXTRA] = dict(extra or {})
     result: list[dict[str, Any]] = [
         {
             "from_name": REVIEW_CONTROL,

@@ -48,7 +48,11 @@ from annotation.models import (
     SampleStatus,
 )
 from annotation.selectors import taxonomy_view
-from annotation.services.duplicates import duplicates_record_new
+from annotation.services.duplicates import (
+    duplicates_record_new,
+    import_finds_duplicates,
+    import_question_key,
+)
 from annotation.services.media import (
     FileWrites,
     NewAsset,
@@ -63,7 +67,6 @@ from annotation.services.samples import (
     sample_content_hash_of_json,
     sample_custom_json,
     sample_link_pair,
-    sample_question_key,
     sample_values_json,
 )
 from core.jobs import JobStopped
@@ -257,7 +260,7 @@ class ImportRun:
             ]
         values = {name: getattr(parsed, name) for name in LABEL_FIELDS}
         if encoded is None:
-            key = sample_question_key(parsed.question, parsed.speech_utterance)
+            key = import_question_key(parsed.question, parsed.speech_utterance)
             return Row(parsed, media, values, problems, question_key=key)
         return Row(
             parsed,
@@ -384,14 +387,15 @@ class ImportRun:
                 reason=self.reason,
             )
             record_new_versions(fresh, created, job_id=self.job.pk)
-            duplicates_record_new(
-                dataset_id=self.dataset.pk,
-                new=[
-                    Keyed(sample_id, row.question_key, _first_image_hash(row, plan.phashes))
-                    for sample_id, row in zip(created, fresh, strict=True)
-                ],
-                job_id=self.job.pk,
-            )
+            if import_finds_duplicates():
+                duplicates_record_new(
+                    dataset_id=self.dataset.pk,
+                    new=[
+                        Keyed(sample_id, row.question_key, _first_image_hash(row, plan.phashes))
+                        for sample_id, row in zip(created, fresh, strict=True)
+                    ],
+                    job_id=self.job.pk,
+                )
             recorded: list[tuple[Row, Sample, list[dict[str, Any]]]] = [
                 (r, s, []) for r, s in plan.unrecorded
             ]
@@ -471,7 +475,12 @@ class ImportRun:
                     found = decoded.get(media.sha)
                     if found is None or found.role != media.role:
                         try:
-                            found = Inspected(media.role, media_inspect(media.role, media.data))
+                            inspected = media_inspect(
+                                media.role,
+                                media.data,
+                                perceptual_hash=import_finds_duplicates(),
+                            )
+                            found = Inspected(media.role, inspected)
                         except MediaError as exc:
                             found = Inspected(media.role, None, exc.message)
                     fields = found.fields

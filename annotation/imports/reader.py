@@ -33,8 +33,9 @@ from annotation.formats.validate import TaxonomyView, is_trimodal, validate_samp
 from annotation.imports.checks import shape_problems
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import DatasetKind, Sample
+from annotation.services.duplicates import import_finds_duplicates, import_question_key
 from annotation.services.media import media_inspect
-from annotation.services.samples import LABEL_FIELDS, sample_question_key, sample_values_json
+from annotation.services.samples import LABEL_FIELDS, sample_values_json
 from core.bulk import JsonText
 
 # The sample's JSON fields (the label values among them are in Encoded.values as well).
@@ -82,7 +83,7 @@ class Encoded:
         return cls(
             values,
             {name: _json_text(getattr(parsed, name)) for name in _JSON},
-            sample_question_key(parsed.question, parsed.speech_utterance),
+            import_question_key(parsed.question, parsed.speech_utterance),
         )
 
 
@@ -129,7 +130,7 @@ class RowChecker:
 
 def _inspect(role: str, data: bytes) -> Inspected:
     try:
-        return Inspected(role, media_inspect(role, data))
+        return Inspected(role, media_inspect(role, data, perceptual_hash=import_finds_duplicates()))
     except MediaError as exc:
         return Inspected(role, None, exc.message)
 

@@ -80,7 +80,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-OPTION_KEYS = ("file", "image_dir", "licence", "default_group")
+# "mapping": the Label Studio mapping (annotation.formats.labelstudio.LsMapping.as_options).
+OPTION_KEYS = ("file", "image_dir", "licence", "default_group", "mapping")
 
 
 def import_format_kind(format: str) -> str:

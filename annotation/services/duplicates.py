@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 
@@ -19,6 +20,20 @@ from annotation.selectors import sample_duplicate_keys
 from annotation.services.samples import sample_question_key
 
 REFRESH_BATCH = 500
+
+
+def import_finds_duplicates() -> bool:
+    """Whether an import hashes its new images, keys its questions and records the possible
+    duplicates it finds (``settings.IMPORT_FIND_DUPLICATES``, on by default)."""
+    return bool(settings.IMPORT_FIND_DUPLICATES)
+
+
+def import_question_key(question: str, speech_utterance: str) -> int | None:
+    """An imported row's text key, None when imports find no duplicates (the command
+    ``duplicate_keys_refresh`` keys such rows later)."""
+    if not import_finds_duplicates():
+        return None
+    return sample_question_key(question, speech_utterance)
 
 
 def duplicates_record_new(*, dataset_id: int, new: Sequence[Keyed], job_id: int | None) -> int:

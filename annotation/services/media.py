@@ -53,9 +53,10 @@ def media_max_bytes(kind: str) -> int:
     return int(settings.MEDIA_MAX_IMAGE_BYTES)
 
 
-def media_inspect(kind: str, data: bytes) -> dict[str, Any]:
+def media_inspect(kind: str, data: bytes, *, perceptual_hash: bool = True) -> dict[str, Any]:
     """Check a file fully as ``kind`` (an image is decoded whole) and return the asset's
-    fields; media_checks.MediaError says why the file cannot be used."""
+    fields, an image's perceptual hash unless ``perceptual_hash`` is false;
+    media_checks.MediaError says why the file cannot be used."""
     if kind == MediaKind.AUDIO:
         audio = media_checks.inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
         return {
@@ -68,6 +69,7 @@ def media_inspect(kind: str, data: bytes) -> dict[str, Any]:
         data,
         max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
         max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
+        perceptual_hash=perceptual_hash,
     )
     return {
         "mime_type": image.mime,

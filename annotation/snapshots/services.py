@@ -293,7 +293,8 @@ def _build(snapshot: Snapshot, tmp: Path, chunk_size: int, heartbeat: Heartbeat)
     elif snapshot.format == "labelstudio":
         from annotation.snapshots.exports.labelstudio import write_labelstudio
 
-        notes["tasks"] = write_labelstudio(records, out)
+        keys = snapshot_extra_keys(dataset=dataset, filter=snapshot.filter)
+        notes["tasks"] = write_labelstudio(records, out, extra_keys=keys)
     else:
         from annotation.snapshots.exports.mmooc_layout import write_mmooc_layout
 

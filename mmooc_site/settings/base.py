@@ -506,6 +506,10 @@ LOGGING = {
 # s3:// import sources (the S3_* settings above apply to them too).
 IMPORT_SERVER_ROOTS = env.list("IMPORT_SERVER_ROOTS", default=[])
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=5 * 1024**3)
+# Near-duplicates (annotation.duplicates): an import hashes each new image and keys each
+# question, and records the possible duplicates it finds. Off, it does neither (what the import
+# bench compares against); `manage.py duplicate_keys_refresh` keys and pairs the data later.
+IMPORT_FIND_DUPLICATES = env.bool("IMPORT_FIND_DUPLICATES", default=True)
 
 # Judges (core.egress): a judge's key is read only from a variable whose name starts with
 # this prefix, so no other secret of the workers can be sent to a judge; judges are called only

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.formats import labelstudio as ls
-from annotation.formats.records import FormatError
+from annotation.formats.records import FormatError, ParsedSample
 from annotation.imports import services as import_services
 from annotation.imports.jobs import import_stored_job_create, import_upload_store
 from annotation.models import Dataset, ImportJob, ImportJobStatus, ImportKind, Sample, SampleStatus
@@ -247,3 +247,66 @@ def test_the_release_re_imports_with_the_same_verified_labels(tmp_path: Path) ->
         for s in Sample.objects.filter(dataset=target)
     }
     assert imported == _labels(source)
+
+
+def test_the_release_task_carries_every_field_image_licence_and_custom_field() -> None:
+    """A release task read back by the release's mapping gives the sample whole: every label
+    field (pipeline, source, generator models), further images in order, each image's
+    licence, the source URL and nested custom fields, and no Label Studio task id or
+    display text as custom data (it has no task id of Label Studio's)."""
+    first, second = b"\x89PNG first", b"\x89PNG second"
+    custom = {"meta": {"tags": ["a", 1], "note": None}, "count": 3, "number_as_text": "3"}
+    task = ls.export_task(
+        external_id="s1",
+        fields={
+            "question": "Which one?",
+            "options": [{"label": "A", "text": "x"}, {"label": "B", "text": "y"}],
+            "reference_answer": "B",
+            "question_format": "mcq",
+            "pipeline": "human_designed",
+            "source_dataset": "MMOOC",
+            "generator_models": ["gpt-4o"],
+        },
+        image=("image/png", first),
+        more_images=[("image/png", second)],
+        media=[
+            {"role": "image", "position": 0, "licence": "CC-BY-4.0"},
+            {"role": "image", "position": 1, "licence": "CC0-1.0"},
+        ],
+        source_url="https://example.org/s1",
+        extra=custom,
+        meta={"status": "verified", "revision": 1, "content_hash": "abc"},
+    )
+    (parsed,) = ls.iter_labelstudio_tasks(json.loads(json.dumps([task])), ls.release_mapping())
+    assert isinstance(parsed, ParsedSample)
+    assert (parsed.pipeline, parsed.source_dataset, parsed.generator_models) == (
+        "human_designed",
+        "MMOOC",
+        ["gpt-4o"],
+    )
+    assert [(m.position, m.data, m.licence) for m in parsed.media] == [
+        (0, first, "CC-BY-4.0"),
+        (1, second, "CC0-1.0"),
+    ]
+    assert parsed.source_url == "https://example.org/s1"
+    assert parsed.extra == custom
+    # A task exported by Label Studio has its id: kept as where the sample came from.
+    (again,) = ls.iter_labelstudio_tasks([{**task, "id": 7}], ls.release_mapping())
+    assert isinstance(again, ParsedSample) and again.extra == {**custom, "labelstudio_task": "7"}
+
+
+def test_a_server_path_import_keeps_the_label_studio_mapping() -> None:
+    """The mapping given to a server-path (command or API) import reaches the reader; before,
+    the job dropped it and every Label Studio import so failed with "leaves question empty"."""
+    job = import_services.import_job_create(
+        dataset=mmooc_dataset(),
+        format="labelstudio",
+        source_kind="server_path",
+        source=str(EXPORT),
+        options={**guessed(EXPORT).as_options(), "file": ""},
+        trusted=True,
+        queue=False,
+    )
+    assert job.options == guessed(EXPORT).as_options()
+    done = import_services.import_job_run(job_id=job.pk)
+    assert done is not None and done.status == ImportJobStatus.SUCCEEDED, done and done.message

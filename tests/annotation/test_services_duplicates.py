@@ -116,6 +116,25 @@ def test_the_hash_and_key_are_stored_at_import(tmp_path: Path) -> None:
     assert sample.question_key == duplicates.text_key(QUESTION.lower())
 
 
+def test_an_import_with_detection_off_hashes_keys_and_pairs_nothing_until_the_refresh(
+    tmp_path: Path, settings: Any
+) -> None:
+    """With IMPORT_FIND_DUPLICATES off (what the import bench compares against), an import
+    stores its samples and images but no hash, key or pair; the command finds them later."""
+    settings.IMPORT_FIND_DUPLICATES = False
+    data = real_image(11)
+    job = import_records(tmp_path, [record("orig", data), record("copy", reencoded(data))])
+    assert job.imported == 2
+    assert not MediaAsset.objects.filter(phash__isnull=False).exists()
+    assert not Sample.objects.filter(question_key__isnull=False).exists()
+    assert pairs_of(job) == set()
+    call_command("duplicate_keys_refresh", "--dataset", job.dataset.name, stdout=io.StringIO())
+    assert MediaAsset.objects.filter(phash__isnull=True).count() == 0
+    assert {
+        (p.original.external_id, p.sample.external_id) for p in DuplicatePair.objects.all()
+    } == {("orig", "copy")}
+
+
 def test_a_reimport_of_the_same_file_adds_no_pair(tmp_path: Path) -> None:
     data = real_image(6)
     job = import_records(tmp_path, [record("orig", data), record("copy", data)])

@@ -13,12 +13,14 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
 from annotation import services
 from annotation.formats.jsonl import iter_jsonl
 from annotation.formats.jsonl import write_jsonl as write_parsed_jsonl
+from annotation.formats.labelstudio import release_mapping
 from annotation.formats.mmooc import iter_mmooc
 from annotation.formats.records import MediaRef, ParsedSample
 from annotation.formats.vlmevalkit import iter_vlmevalkit
@@ -33,7 +35,9 @@ from annotation.models import (
     Sample,
     SampleStatus,
 )
+from annotation.snapshots import services as snapshot_services
 from annotation.snapshots.exports.parquet import iter_release_parquet
+from annotation.snapshots.services import EXPORT_FORMATS, IMAGE_ONLY_FORMATS
 from core import roles
 from tests.annotation.factories import (
     UserFactory,
@@ -601,16 +605,18 @@ def _wipe_site() -> None:
 def _import_release(fmt: str, path: Path) -> Dataset:
     """Import a release as a lead would with the import command's defaults: a new dataset
     whose kind and preset come from the format and the release's rows."""
-    files = {"jsonl": [""], "parquet": [""], "tsv": [""]}
+    files = {"jsonl": [""], "parquet": [""], "tsv": [""], "labelstudio": ["labelstudio.json"]}
     with_file: list[str] = []
     if fmt in ("hf", "mmooc"):
         with zipfile.ZipFile(path) as archive:
             with_file = sorted(n for n in archive.namelist() if n.endswith(".parquet"))
     reader = {"jsonl": "jsonl", "parquet": "release", "tsv": "vlmevalkit"}.get(fmt)
-    reader = reader or ("mmooc" if fmt == "mmooc" else "release")
+    reader = reader or {"mmooc": "mmooc", "labelstudio": "labelstudio"}.get(fmt, "release")
+    # Label Studio's JSON is read by the mapping of the site's own release.
+    mapping = release_mapping().as_options() if fmt == "labelstudio" else {}
     target: Dataset | None = None
     for name in files.get(fmt, with_file):
-        options = {"file": name} if name else {}
+        options = {"file": name, **mapping} if name else {}
         if target is None:
             target, _created = import_services.import_dataset_prepare(
                 name=f"back-{fmt}",
@@ -636,7 +642,7 @@ def _released(source: Dataset, snapshot: Any) -> dict[str, Any]:
     }
 
 
-RELEASE_FORMATS = ["jsonl", "parquet", "hf", "mmooc", "tsv"]
+RELEASE_FORMATS = ["jsonl", "parquet", "hf", "mmooc", "tsv", "labelstudio"]
 
 
 @needs_logicvista
@@ -717,3 +723,84 @@ def test_defect_6_the_mmooc_layout_with_an_empty_ooc_file_imports_with_nested_fi
     assert run_import(target, "mmooc", path, file="data/ic.parquet").imported == 2
     back = target.samples.get(external_id="ic-yesno")
     assert back.extra == {"meta": {"difficulty": 1}}
+
+
+# -- a tri-modal dataset of real clips, released in every format that holds scenarios --------
+
+TRIMODAL_FORMATS = [f for f in EXPORT_FORMATS if f not in IMAGE_ONLY_FORMATS]
+
+
+def _trimodal_source(tmp_path: Path) -> Dataset:
+    """An empty site's MCBench dataset of two safe/unsafe pairs: real LogicVista images
+    (Apache-2.0) with real clips (LibriSpeech speech, CC-BY-4.0; a humpback whale, public
+    domain; a robin, CC-BY-3.0), each scenario's image licence other than its audio's, a
+    speech utterance, a source URL and nested custom fields."""
+    images = sorted((SHARED_DATA / "logicvista" / "images").glob("*.png"))
+    clips = [
+        ("198-209-0000.ogg", "CC-BY-4.0"),
+        ("glacier-bay-humpback.ogg", "Public domain"),
+        ("456440__inspectorj__bird-whistling-robin-single-13.ogg", "CC-BY-3.0"),
+        ("3436-172162-0000.ogg", "CC-BY-4.0"),
+    ]
+    media = tmp_path / "mc" / "media"
+    media.mkdir(parents=True)
+    scenarios = []
+    for n, (clip, audio_licence) in enumerate(clips, start=1):
+        shutil.copy(images[10 + n], media / f"scene-{n}.png")
+        shutil.copy(SHARED_DATA / "audio" / clip, media / f"sound-{n}.ogg")
+        scenarios.append(
+            trimodal_record(
+                n,
+                audio=f"media/sound-{n}.ogg",
+                S=f"Should I keep going? ({n})",
+                image_licence="Apache-2.0",
+                audio_licence=audio_licence,
+                source_url=f"https://example.org/mc/{n}",
+                split="test" if n > 2 else "",
+                setting={"room": "kitchen", "noise_db": [40, 72.5], "night": n % 2 == 0},
+                annotator_note=None if n == 1 else f"clip {clip}",
+            )
+        )
+    source = dataset_for("trimodal", "mcbench", name="mc-real")
+    job = run_import(
+        source, "trimodal", write_lines(tmp_path / "mc" / "scenarios.jsonl", scenarios)
+    )
+    assert (job.imported, job.rejected) == (4, 0)
+    return source
+
+
+@pytest.mark.parametrize("fmt", TRIMODAL_FORMATS)
+def test_a_trimodal_release_of_real_clips_reimports_with_no_difference(
+    fmt: str, tmp_path: Path, lead: Any
+) -> None:
+    """A tri-modal release (image + audio + speech) in each format that holds scenarios,
+    imported into a new dataset of a site that has nothing of the source left, gives back
+    every scenario with the same labels, pair, custom fields (nested kept), content hash,
+    image and audio bytes, and each medium's own licence and source."""
+    source = _trimodal_source(tmp_path)
+    snapshot = build(source, "release", fmt, by=lead, filter={"statuses": ["imported"]})
+    expected = _released(source, snapshot)
+    assert len(expected) == 4
+    licences = {k: {m[0]: m[3] for m in v["media"]} for k, v in expected.items()}
+    assert licences["tri-2"] == {"image": "Apache-2.0", "audio": "Public domain"}
+    assert all(v["pair"] for v in expected.values())
+    assert expected["tri-2"]["extra"] == {
+        "setting": {"room": "kitchen", "noise_db": [40, 72.5], "night": True},
+        "annotator_note": "clip glacier-bay-humpback.ogg",
+        "predicate_text": "IF pan on stove AND smoke alarm THEN UNSAFE",
+    }
+    assert expected["tri-2"]["labels"]["speech_utterance"] == "Should I keep going? (2)"
+    path = download(snapshot, tmp_path)
+    _wipe_site()
+    target = _import_release(fmt, path)
+    assert target.kind == DatasetKind.TRIMODAL
+    assert _everything(target) == expected
+
+
+def test_the_image_only_formats_refuse_a_trimodal_dataset(tmp_path: Path) -> None:
+    """The formats left out of the tri-modal round trip are those that hold no scenario."""
+    source = services.dataset_create(name="mc", kind=DatasetKind.TRIMODAL, preset="mcbench")
+    for fmt in sorted(IMAGE_ONLY_FORMATS):
+        with pytest.raises(ValidationError, match="image questions only"):
+            snapshot_services.snapshot_create(dataset=source, name=fmt, format=fmt, queue=False)
+    assert set(TRIMODAL_FORMATS) == {"jsonl", "parquet", "hf"}

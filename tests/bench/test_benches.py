@@ -94,8 +94,8 @@ BENCHES = {
         (PG,),
     ),
     "bench_import.py": Tiny(
-        ("--rows", "40", "--encode-sample", "5"),
-        frozenset({"full", "half", "rows_per_s"}),
+        ("--rows", "40", "--encode-sample", "5", "--duplicates", "alternate"),
+        frozenset({"full", "half", "rows_per_s", "duplicates"}),
         True,
         (PG,),
     ),
@@ -238,3 +238,8 @@ def _check(script: str, result: dict[str, Any]) -> None:
             assert size[history]["loop"]["loops"] == 2 and size[history]["claim"]["p50_ms"] > 0
     if script == "bench_import.py":
         assert result["full"][0]["imported"] == 40 and result["half"]["imported"] == 20
+        # Detection off, then on (IMPORT_FIND_DUPLICATES): only the second hashes and keys.
+        off, on = result["full"]
+        assert (off["images_hashed"], off["questions_keyed"]) == (0, 0)
+        assert (on["images_hashed"], on["questions_keyed"]) == (40, 40)
+        assert set(result["duplicates"]) == {"off", "on"}
