@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.utils import translation
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
@@ -31,6 +32,14 @@ hypothesis_settings.register_profile(
     "ci", max_examples=40, deadline=None, suppress_health_check=_SLOW_CHECKS
 )
 hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(autouse=True)
+def _language_restored() -> Iterator[None]:
+    """A test's request in another language leaves it active in this thread (LocaleMiddleware
+    activates it and nothing deactivates it): the next test starts in the default again."""
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
