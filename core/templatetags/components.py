@@ -64,7 +64,7 @@ class TableNode(template.Node):
         rows = self.body.render(context)
         parts.append(format_html("<tbody{}>{}</tbody></table>", _attributes(body.items()), rows))
         table = format_html_join("\n", "{}", ((part,) for part in parts))
-        if options.get("scroll"):
+        if options.get("scroll", True):
             table = format_html('<div class="scroll-box">{}</div>', table)
         if live and "empty" in options:
             # Both stand on the page: static/js/job-progress.js shows the one that applies.
@@ -91,7 +91,8 @@ def table(parser: Parser, token: Token) -> TableNode:
     - ``items`` with ``empty``: when ``items`` is empty, ``<p class="empty">`` with the
       ``empty`` text stands instead of the table (and its pager);
     - ``caption``: the table's ``<caption>``;
-    - ``scroll=True``: the table sits in a ``<div class="scroll-box">``;
+    - ``scroll``: True (the default) puts the table in a ``<div class="scroll-box">``, so a
+      table wider than the screen scrolls in its own box; ``scroll=False`` leaves it bare;
     - ``pager`` (a Paginator page), with ``query`` and ``next_id`` optional: ``_pager.html``
       follows the table;
     - ``live`` (a list's key in the job's progress) and ``columns``: the ``<tbody>`` that
