@@ -30,7 +30,8 @@ PHONE = {"width": 390, "height": 844}
 BACKGROUND = {"light": "rgb(248, 250, 252)", "dark": "rgb(11, 17, 32)"}
 
 # What the test measures in the page: the document's width, the boxes of the user name and
-# "Log out", the top-bar links and buttons drawn on more than one line, the body's colour.
+# "Log out", the top-bar links and buttons drawn on more than one line, the body's colour,
+# and for each table's scroll box whether it overflows and whether its hint shows.
 MEASURE = """() => {
   const box = (selector) => {
     const element = document.querySelector(selector);
@@ -52,6 +53,11 @@ MEASURE = """() => {
     logOut: box('#log-out'),
     broken: broken,
     background: getComputedStyle(document.body).backgroundColor,
+    boxes: [...document.querySelectorAll('.scroll-box')].filter(b => b.offsetParent !== null)
+      .map(b => ({
+        overflows: b.scrollWidth > b.clientWidth,
+        hint: b.querySelector(':scope > .scroll-hint').offsetParent !== null,
+      })),
   };
 }"""
 
@@ -66,7 +72,8 @@ def _on_screen(box: dict[str, float] | None) -> bool:
     return box is not None and box["left"] >= 0 and box["right"] <= PHONE["width"]
 
 
-def _fits(page: Any, name: str, language: str, scheme: str) -> None:
+def _fits(page: Any, name: str, language: str, scheme: str) -> dict[str, Any]:
+    """What MEASURE found, once it is checked."""
     where = (name, language, scheme)
     measured = page.evaluate(MEASURE)
     assert measured["lang"] == language, where
@@ -75,6 +82,9 @@ def _fits(page: Any, name: str, language: str, scheme: str) -> None:
     assert _on_screen(measured["logOut"]), (*where, measured["logOut"])
     assert measured["broken"] == [], (*where, measured["broken"])
     assert measured["background"] == BACKGROUND[scheme], (*where, measured["background"])
+    for box in measured["boxes"]:
+        assert box["hint"] == box["overflows"], (*where, measured["boxes"])
+    return measured
 
 
 def _visit(page: Any, base: str, url: str) -> None:
@@ -122,12 +132,11 @@ def test_every_roles_main_pages_fit_a_phone_in_both_languages_light_and_dark(
             for name, url in lead_pages.items():
                 _visit(page, base, url)
                 _fits(page, name, language, scheme)
-            # The sample list's table is wider than the phone: it scrolls in its own box.
+            # The sample list's table is wider than the phone: it scrolls in its own box,
+            # whose hint says so.
             _visit(page, base, lead_pages["samples"])
-            assert page.evaluate(
-                "() => [...document.querySelectorAll('.scroll-box')]"
-                ".some(b => b.scrollWidth > b.clientWidth)"
-            ), (language, scheme)
+            samples = _fits(page, "samples", language, scheme)
+            assert {"overflows": True, "hint": True} in samples["boxes"], (language, scheme)
 
             sign_in(context, base, annotator)
             _visit(page, base, reverse("review:queue", args=[dataset.pk]))

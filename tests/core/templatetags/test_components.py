@@ -45,12 +45,17 @@ def test_a_table_without_body_tag_has_no_head() -> None:
 
 
 def test_scroll_and_caption() -> None:
-    """A table sits in a scroll box unless told scroll=False; caption is its <caption>."""
+    """A table sits in a scroll box, after the (translated) hint that the CSS shows while it
+    overflows, unless told scroll=False; caption is its <caption>."""
     html = render('{% table caption="Pairs" %}{% endtable %}')
     assertHTMLEqual(
         html,
-        '<div class="scroll-box"><table><caption>Pairs</caption><tbody></tbody></table></div>',
+        '<div class="scroll-box"><p class="scroll-hint" aria-hidden="true">'
+        "Scroll sideways for more →</p>"
+        "<table><caption>Pairs</caption><tbody></tbody></table></div>",
     )
+    with override("zh-hans"):
+        assert "横向滚动查看更多 →" in render("{% table %}{% endtable %}")
 
 
 def test_empty_items_show_the_empty_message_instead_of_table_and_pager() -> None:
