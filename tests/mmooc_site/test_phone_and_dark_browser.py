@@ -75,7 +75,7 @@ def _on_screen(box: dict[str, float] | None) -> bool:
 def _fits(page: Any, name: str, language: str, scheme: str) -> dict[str, Any]:
     """What MEASURE found, once it is checked."""
     where = (name, language, scheme)
-    measured = page.evaluate(MEASURE)
+    measured: dict[str, Any] = page.evaluate(MEASURE)
     assert measured["lang"] == language, where
     assert measured["width"] <= PHONE["width"], (*where, measured["width"])
     assert _on_screen(measured["who"]), (*where, measured["who"])
