@@ -160,8 +160,9 @@ def test_every_roles_main_pages_fit_a_phone_in_both_languages_light_and_dark(
 def test_a_chosen_theme_is_drawn_on_the_next_load_and_kept_for_the_user(
     live_server: Any, browser: Any
 ) -> None:
-    """On a light system, dark chosen in the menu: the next page is dark, and so is every page
-    after the person signs in from a new browser; "follow the system" hands back to it."""
+    """On a light system, dark chosen in the menu: the next page is dark (printed, light), and
+    so is every page after the person signs in from a new browser; "follow the system" hands
+    back to it."""
     base = live_server.url
     lead = UserFactory.create(role=roles.LEAD)
     context = browser.new_context(viewport=PHONE, color_scheme="light")
@@ -173,6 +174,8 @@ def test_a_chosen_theme_is_drawn_on_the_next_load_and_kept_for_the_user(
     page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     assert page.url == f"{base}{reverse('annotation:dataset_list')}"
     _fits(page, "datasets after the switch", "en", "dark")
+    page.emulate_media(media="print")  # paper stays light
+    assert page.evaluate(MEASURE)["background"] == BACKGROUND["light"]
     context.close()
 
     fresh = browser.new_context(viewport=PHONE, color_scheme="light")
