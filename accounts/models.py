@@ -12,14 +12,25 @@ from django.utils.translation import gettext_lazy as _
 from core.roles import ANNOTATOR, AUDITOR, LEAD
 
 
+class Theme(models.TextChoices):
+    """The colours of every page: light, dark, or whichever the device asks for."""
+
+    SYSTEM = "", _("Follow the system")
+    LIGHT = "light", _("Light")
+    DARK = "dark", _("Dark")
+
+
 class UserPreference(models.Model):
-    """What a user chose for the whole site: for now, the interface language."""
+    """What a user chose for the whole site: the interface language and the theme."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
     )
     language = models.CharField(
         _("language"), max_length=10, choices=settings.LANGUAGES, blank=True, default=""
+    )
+    theme = models.CharField(
+        _("theme"), max_length=8, choices=Theme.choices, blank=True, default=Theme.SYSTEM
     )
 
     class Meta:

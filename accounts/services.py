@@ -1,4 +1,4 @@
-"""Writes and reads of a user's account settings: the remembered language."""
+"""Writes and reads of a user's account settings: the remembered language and theme."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from accounts.models import UserPreference
+from accounts.models import Theme, UserPreference
 
 
 def user_set_language(*, user: User, language: str) -> None:
@@ -20,6 +20,18 @@ def user_language(*, user: User) -> str:
     """The language a user chose, or '' to follow the browser."""
     preference = UserPreference.objects.filter(user=user).only("language").first()
     return preference.language if preference else ""
+
+
+def user_set_theme(*, user: User, theme: str) -> None:
+    if theme not in Theme.values:
+        raise ValueError(f"unknown theme {theme!r}")
+    UserPreference.objects.update_or_create(user=user, defaults={"theme": theme})
+
+
+def user_theme(*, user: User) -> str:
+    """The theme a user chose, or '' to follow the system."""
+    preference = UserPreference.objects.filter(user=user).only("theme").first()
+    return preference.theme if preference else ""
 
 
 def api_token_create(*, user: User) -> Token:

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import access_log, invitations, people, second_factor, services, sign_in, sso
+from accounts import access_log, invitations, people, second_factor, services, sign_in, sso, themes
 from accounts.forms import (
     DEACTIVATED,
     PasswordChangeWithLockoutForm,
@@ -38,7 +38,10 @@ _SECOND_FACTOR_BACKEND = "accounts.backends.SecondFactorBackend"
 
 
 def remember_language(response: HttpResponseBase, user: Any) -> None:
-    """Give the response the language cookie of the language the user chose before."""
+    """Give the response the language and theme cookies of what the user chose before."""
+    theme = services.user_theme(user=user)
+    if theme:
+        themes.theme_cookie_set(response, theme)
     language = services.user_language(user=user)
     if language:
         response.set_cookie(

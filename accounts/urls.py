@@ -6,6 +6,7 @@ from accounts import people_views, sign_in_views, views
 app_name = "accounts"
 urlpatterns: list[URLPattern] = [
     path("account/token/", views.api_token, name="api_token"),
+    path("account/theme/", views.theme_set, name="theme"),
     path("account/security/", sign_in_views.security, name="security"),
     path(
         "account/second-factor/",

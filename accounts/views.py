@@ -1,4 +1,5 @@
-"""The user's own account pages: the API token; and the page a locked-out login gets."""
+"""The user's own account pages: the API token, the theme switch; and the page a locked-out
+login gets."""
 
 from __future__ import annotations
 
@@ -6,13 +7,15 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts import selectors, services
+from accounts import selectors, services, sign_in, themes
+from accounts.models import Theme
 from core.roles import acting_user
 
 
@@ -34,6 +37,22 @@ def api_token(request: HttpRequest) -> HttpResponse:
         "days": settings.API_TOKEN_DAYS,
     }
     return render(request, "accounts/api_token.html", context)
+
+
+@login_not_required
+@require_POST
+def theme_set(request: HttpRequest) -> HttpResponse:
+    """Switch the theme (light, dark, or the system's) for this browser and, for a signed-in
+    user, remember it for every browser they sign in from; back to the page it came from."""
+    theme = request.POST.get("theme", "")
+    response = redirect(sign_in.safe_next(request, request.POST.get("next", "")) or "home")
+    if theme not in Theme.values:
+        return response
+    themes.theme_cookie_set(response, theme)
+    user = acting_user(request.user)
+    if user is not None:
+        services.user_set_theme(user=user, theme=theme)
+    return response
 
 
 def locked_out(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:

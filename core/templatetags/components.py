@@ -15,6 +15,7 @@ from django.template.base import FilterExpression, NodeList, Parser, Token, toke
 from django.template.context import Context
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from core.markdown import markdown_html
 
@@ -64,8 +65,14 @@ class TableNode(template.Node):
         rows = self.body.render(context)
         parts.append(format_html("<tbody{}>{}</tbody></table>", _attributes(body.items()), rows))
         table = format_html_join("\n", "{}", ((part,) for part in parts))
-        if options.get("scroll"):
-            table = format_html('<div class="scroll-box">{}</div>', table)
+        if options.get("scroll", True):
+            # The hint shows only while the table overflows to the right (static/css/site.css).
+            hint = _("Scroll sideways for more →")
+            table = format_html(
+                '<div class="scroll-box"><p class="scroll-hint" aria-hidden="true">{}</p>{}</div>',
+                hint,
+                table,
+            )
         if live and "empty" in options:
             # Both stand on the page: static/js/job-progress.js shows the one that applies.
             note = {"data-job-rows-empty": live, "hidden": "" if options["items"] else None}
@@ -91,7 +98,9 @@ def table(parser: Parser, token: Token) -> TableNode:
     - ``items`` with ``empty``: when ``items`` is empty, ``<p class="empty">`` with the
       ``empty`` text stands instead of the table (and its pager);
     - ``caption``: the table's ``<caption>``;
-    - ``scroll=True``: the table sits in a ``<div class="scroll-box">``;
+    - ``scroll``: True (the default) puts the table in a ``<div class="scroll-box">``, so a
+      table wider than the screen scrolls in its own box, with a hint shown while it
+      overflows; ``scroll=False`` leaves it bare;
     - ``pager`` (a Paginator page), with ``query`` and ``next_id`` optional: ``_pager.html``
       follows the table;
     - ``live`` (a list's key in the job's progress) and ``columns``: the ``<tbody>`` that

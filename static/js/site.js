@@ -1,15 +1,17 @@
 /* Behaviour every page shares, kept out of the markup so the Content-Security-Policy can
-   refuse all inline code: the language menu submits itself, an image viewer takes its
+   refuse all inline code: the language and theme menus submit themselves, an image viewer takes its
    image's aspect ratio, no taller than 70% of the window, and copy buttons copy. */
 (function () {
   "use strict";
 
-  var language = document.getElementById("language-select");
-  if (language) {
-    language.addEventListener("change", function () {
-      language.form.submit();
-    });
-  }
+  ["language-select", "theme-select"].forEach(function (id) {
+    var menu = document.getElementById(id);
+    if (menu) {
+      menu.addEventListener("change", function () {
+        menu.form.submit();
+      });
+    }
+  });
 
   /* Also called on a page swapped in without a reload (the review workbench's next sample). */
   function sizeViewers(root) {

@@ -26,7 +26,9 @@ def test_a_table_wraps_its_header_cells_and_rows() -> None:
     """Header cells go in <thead><tr>, the rows in <tbody>; other arguments are the table's
     attributes, `_` standing for `-`."""
     html = render(
-        '{% table class="wide" data_testid="t" %}<th>A</th>{% body %}' + ROWS + "{% endtable %}",
+        '{% table class="wide" data_testid="t" scroll=False %}<th>A</th>{% body %}'
+        + ROWS
+        + "{% endtable %}",
         rows=["x", "y"],
     )
     assertHTMLEqual(
@@ -38,17 +40,22 @@ def test_a_table_wraps_its_header_cells_and_rows() -> None:
 
 def test_a_table_without_body_tag_has_no_head() -> None:
     """Without {% body %} all of the content is rows."""
-    html = render("{% table %}<tr><td>1</td></tr>{% endtable %}")
+    html = render("{% table scroll=False %}<tr><td>1</td></tr>{% endtable %}")
     assertHTMLEqual(html, "<table><tbody><tr><td>1</td></tr></tbody></table>")
 
 
 def test_scroll_and_caption() -> None:
-    """scroll=True puts the table in a scroll box; caption is its <caption>."""
-    html = render('{% table scroll=True caption="Pairs" %}{% endtable %}')
+    """A table sits in a scroll box, after the (translated) hint that the CSS shows while it
+    overflows, unless told scroll=False; caption is its <caption>."""
+    html = render('{% table caption="Pairs" %}{% endtable %}')
     assertHTMLEqual(
         html,
-        '<div class="scroll-box"><table><caption>Pairs</caption><tbody></tbody></table></div>',
+        '<div class="scroll-box"><p class="scroll-hint" aria-hidden="true">'
+        "Scroll sideways for more →</p>"
+        "<table><caption>Pairs</caption><tbody></tbody></table></div>",
     )
+    with override("zh-hans"):
+        assert "横向滚动查看更多 →" in render("{% table %}{% endtable %}")
 
 
 def test_empty_items_show_the_empty_message_instead_of_table_and_pager() -> None:
