@@ -52,7 +52,11 @@ def test_the_errors_table_updates_live_and_cancel_goes_when_the_job_ends(
     )
     page.wait_for_function("() => document.querySelectorAll('#recent-errors tr').length === 2")
     assert "The judge answered 500." in page.inner_text("#recent-errors")
-    assert "server_error" in page.inner_text("#error-counts")
+    # The counts may come one poll later than the rows (the rows can be read between the two
+    # writes above): wait for them as for the rows, never assume the same poll.
+    page.wait_for_function(
+        "() => document.querySelector('#error-counts').innerText.includes('server_error')"
+    )
     assert page.is_visible("#job-cancel")
 
     services.judge_job_end(job=JudgeJob.objects.get(pk=job.pk))

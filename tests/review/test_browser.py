@@ -149,10 +149,10 @@ def test_accepting_untouched_on_a_dataset_without_terms_changes_only_the_status(
     assert (second.status, second.category_code, second.scenario) == ("verified", "spatial", "")
 
     page.goto(f"{live_server.url}/samples/{first.pk}/")
-    history = page.inner_text("table")
+    history = page.inner_text("#sample-history")
     assert "Verified" in history and "category" not in history.lower()
     page.goto(f"{live_server.url}/samples/{second.pk}/")
-    assert "inductive → spatial" in page.inner_text("table")
+    assert "inductive → spatial" in page.inner_text("#sample-history")
 
 
 def test_a_reviewer_reopens_and_amends_their_review(live_server: Any, page: Any) -> None:
