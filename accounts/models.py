@@ -29,8 +29,15 @@ class UserPreference(models.Model):
     language = models.CharField(
         _("language"), max_length=10, choices=settings.LANGUAGES, blank=True, default=""
     )
+    # A database default too: a row written without it (SQL of its own, or the former
+    # mmooc_site table that 0001 takes over) follows the system.
     theme = models.CharField(
-        _("theme"), max_length=8, choices=Theme.choices, blank=True, default=Theme.SYSTEM
+        _("theme"),
+        max_length=8,
+        choices=Theme.choices,
+        blank=True,
+        default=Theme.SYSTEM,
+        db_default=Theme.SYSTEM,
     )
 
     class Meta:
