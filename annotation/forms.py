@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import DatasetKind, TermKind
+from annotation.models import DatasetKind, TermKind, term_kinds
 from annotation.presets import PRESETS
 from core.forms import Form as MarkedForm
 from core.roles import ANNOTATOR, AUDITOR
@@ -88,6 +90,13 @@ class TermAddForm(MarkedForm):
     name_zh = forms.CharField(label=_("Chinese name"), max_length=200, required=False)
     parent_code = forms.CharField(label=_("Parent code"), max_length=100, required=False)
 
+    def __init__(self, *args: Any, dataset_kind: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if dataset_kind:
+            kind_field = self.fields["kind"]
+            assert isinstance(kind_field, forms.ChoiceField)
+            kind_field.choices = [(k.value, k.label) for k in term_kinds(dataset_kind)]
+
 
 class TermRenameForm(MarkedForm):
     name = forms.CharField(label=_("Name"), max_length=200)
@@ -98,3 +107,12 @@ class PresetLoadForm(MarkedForm):
     preset = forms.ChoiceField(
         label=_("Taxonomy preset"), choices=[(code, p.name) for code, p in PRESETS.items()]
     )
+
+    def __init__(self, *args: Any, dataset_kind: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if dataset_kind:
+            preset_field = self.fields["preset"]
+            assert isinstance(preset_field, forms.ChoiceField)
+            preset_field.choices = [
+                (code, p.name) for code, p in PRESETS.items() if p.kind == dataset_kind
+            ]

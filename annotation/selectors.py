@@ -54,6 +54,7 @@ from annotation.models import (
     SnapshotEntry,
     TaxonomyTerm,
     TermKind,
+    term_kinds,
 )
 from annotation.sample_filters import BulkAction, SampleFilter
 from core.lookups import AnyOf
@@ -132,11 +133,14 @@ class TermsOfKind:
 
 
 def taxonomy_by_kind(*, dataset: Dataset) -> list[TermsOfKind]:
-    """The dataset's terms grouped by kind, every kind listed (empty ones too); one query."""
+    """The dataset's terms grouped by kind, every kind its samples use listed (empty ones too;
+    a term of another kind, left by an older version, under its own kind); one query."""
     terms = list(taxonomy_terms(dataset=dataset))
+    kinds = list(term_kinds(dataset.kind))
+    kinds += [TermKind(t.kind) for t in terms if t.kind not in kinds and t.kind in TermKind.values]
     return [
-        TermsOfKind(kind=kind, label=str(label), terms=[t for t in terms if t.kind == kind])
-        for kind, label in TermKind.choices
+        TermsOfKind(kind=kind, label=str(kind.label), terms=[t for t in terms if t.kind == kind])
+        for kind in dict.fromkeys(kinds)
     ]
 
 

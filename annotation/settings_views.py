@@ -159,8 +159,10 @@ def dataset_taxonomy(request: HttpRequest, dataset_id: int) -> HttpResponse:
     """The dataset's terms by kind; add a term, or load a preset's terms for empty kinds."""
     dataset = _lead_dataset(request, dataset_id)
     action = request.POST.get("action", "")
-    add_form = TermAddForm(request.POST if action == "add" else None)
-    preset_form = PresetLoadForm(request.POST if action == "load_preset" else None)
+    add_form = TermAddForm(request.POST if action == "add" else None, dataset_kind=dataset.kind)
+    preset_form = PresetLoadForm(
+        request.POST if action == "load_preset" else None, dataset_kind=dataset.kind
+    )
     if action == "add" and add_form.is_valid():
         try:
             term = services.taxonomy_term_add(dataset=dataset, **add_form.cleaned_data)

@@ -12,6 +12,7 @@ from annotation.models.datasets import (
     DatasetMembership,
     TaxonomyTerm,
     TermKind,
+    term_kinds,
 )
 from annotation.models.jobs import (
     ImportedVersion,
@@ -85,4 +86,5 @@ __all__ = [
     "WebhookEndpoint",
     "WebhookEvent",
     "WebhookWatermark",
+    "term_kinds",
 ]

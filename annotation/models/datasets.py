@@ -104,6 +104,24 @@ class TermKind(models.TextChoices):
     SAFETY_SUBCATEGORY = "safety_subcategory", _("Safety subcategory")
 
 
+# The kinds of term each kind of dataset labels its samples with (review/editing.py's fields):
+# an image-question dataset has no safety taxonomy, a tri-modal one no answerability groups.
+TERM_KINDS: dict[str, tuple[TermKind, ...]] = {
+    DatasetKind.IMAGE_QUESTION: (
+        TermKind.GROUP,
+        TermKind.CATEGORY,
+        TermKind.FORMAT,
+        TermKind.SCENARIO,
+    ),
+    DatasetKind.TRIMODAL: (TermKind.SAFETY_CATEGORY, TermKind.SAFETY_SUBCATEGORY),
+}
+
+
+def term_kinds(dataset_kind: str) -> tuple[TermKind, ...]:
+    """The kinds of term a dataset of this kind has (every kind for a kind not listed)."""
+    return TERM_KINDS.get(dataset_kind, tuple(TermKind))
+
+
 class TaxonomyTerm(models.Model):
     """One term of a dataset's taxonomy, in English and Simplified Chinese.
 

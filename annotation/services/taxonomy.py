@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.translation import gettext as _
 
-from annotation.models import Dataset, TaxonomyTerm, TermKind
+from annotation.models import Dataset, DatasetKind, TaxonomyTerm, TermKind, term_kinds
 from annotation.presets import PRESETS
 from annotation.services.datasets import preset_terms_copy
 
@@ -38,6 +38,16 @@ def taxonomy_term_add(
     code, name, parent_code = code.strip(), name.strip(), parent_code.strip()
     if kind not in TermKind.values:
         raise ValidationError(_("Unknown kind of term “%(kind)s”.") % {"kind": kind}, code="kind")
+    if kind not in term_kinds(dataset.kind):
+        raise ValidationError(
+            _("A %(dataset_kind)s dataset has no %(kind)s terms (its kinds: %(kinds)s).")
+            % {
+                "dataset_kind": dataset.get_kind_display(),
+                "kind": TermKind(kind).label,
+                "kinds": ", ".join(str(k.label) for k in term_kinds(dataset.kind)),
+            },
+            code="kind",
+        )
     if not code or not name:
         raise ValidationError(_("A term needs a code and a name."), code="required")
     terms = TaxonomyTerm.objects.select_for_update().filter(dataset=dataset, kind=kind)
@@ -101,6 +111,12 @@ def taxonomy_load_preset(*, dataset: Dataset, preset: str) -> int:
         raise ValidationError(
             _("Unknown taxonomy preset “%(preset)s” (known: %(known)s).")
             % {"preset": preset, "known": ", ".join(sorted(PRESETS))},
+            code="bad_preset",
+        )
+    if PRESETS[preset].kind != dataset.kind:
+        raise ValidationError(
+            _("%(preset)s is a preset for %(kind)s datasets.")
+            % {"preset": PRESETS[preset].name, "kind": DatasetKind(PRESETS[preset].kind).label},
             code="bad_preset",
         )
     Dataset.objects.select_for_update().filter(pk=dataset.pk).first()

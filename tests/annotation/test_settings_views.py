@@ -11,7 +11,7 @@ from django.urls import reverse
 from pytest_django.asserts import assertInHTML
 
 from annotation import services
-from annotation.models import Dataset, DatasetMembership, TaxonomyTerm, TermKind
+from annotation.models import Dataset, DatasetKind, DatasetMembership, TaxonomyTerm, TermKind
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 
 pytestmark = pytest.mark.django_db
@@ -123,8 +123,9 @@ def test_members_form_shows_clear_errors(
 def test_taxonomy_page_lists_terms_by_kind_in_one_query(
     lead: Any, django_assert_num_queries: Any
 ) -> None:
-    """Every kind is listed, with its terms, in a number of queries that does not grow with
-    the terms."""
+    """Every kind an image-question dataset's samples use is listed, with its terms, in a
+    number of queries that does not grow with the terms; the tri-modal kinds are not offered
+    (a rough edge of issue 29: "tri-modal kinds on an image-question taxonomy")."""
     dataset = mmooc_dataset()
     client = _client(lead)
     url = reverse("annotation:dataset_taxonomy", args=[dataset.pk])
@@ -132,9 +133,37 @@ def test_taxonomy_page_lists_terms_by_kind_in_one_query(
     # session, user, roles, dataset, terms
     with django_assert_num_queries(5):
         page = client.get(url)
-    for label in ("Answerability group", "Category", "Scenario", "Safety subcategory"):
+    for label in ("Answerability group", "Category", "Question format", "Scenario"):
         assertInHTML(f"<h2>{label}</h2>", page.text)
     assert "VFP" in page.text
+    for label in ("Safety category", "Safety subcategory"):
+        assertInHTML(f"<h2>{label}</h2>", page.text, count=0)
+    for kind in ("safety_category", "safety_subcategory"):
+        assert f'value="{kind}"' not in page.text
+    assert 'value="scenario"' in page.text
+
+
+def test_a_trimodal_taxonomy_page_offers_only_the_safety_kinds(lead: Any) -> None:
+    """A tri-modal dataset's taxonomy lists and offers its safety kinds, and only the presets
+    for tri-modal datasets; adding an image-question kind by a crafted post is refused."""
+    dataset = services.dataset_create(name="scenarios", kind=DatasetKind.TRIMODAL)
+    client = _client(lead)
+    url = reverse("annotation:dataset_taxonomy", args=[dataset.pk])
+    page = client.get(url)
+    for label in ("Safety category", "Safety subcategory"):
+        assertInHTML(f"<h2>{label}</h2>", page.text)
+    for label in ("Answerability group", "Category", "Question format", "Scenario"):
+        assertInHTML(f"<h2>{label}</h2>", page.text, count=0)
+    assert 'value="safety_category"' in page.text
+    assert 'value="group"' not in page.text
+    assert 'value="mcbench"' in page.text
+    assert 'value="mmooc"' not in page.text
+    crafted = client.post(url, {"action": "add", "kind": "group", "code": "ooc", "name": "OOC"})
+    assert crafted.status_code == 400
+    assert not TaxonomyTerm.objects.filter(dataset=dataset).exists()
+    wrong_preset = client.post(url, {"action": "load_preset", "preset": "mmooc"})
+    assert wrong_preset.status_code == 400
+    assert not TaxonomyTerm.objects.filter(dataset=dataset).exists()
 
 
 def test_taxonomy_page_adds_renames_retires_and_loads(lead: Any) -> None:

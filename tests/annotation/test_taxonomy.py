@@ -111,3 +111,25 @@ def test_load_preset_fills_only_the_kinds_without_terms() -> None:
     with pytest.raises(ValidationError) as bad:
         services.taxonomy_load_preset(dataset=dataset, preset="nope")
     assert bad.value.code == "bad_preset"
+
+
+def test_a_dataset_takes_only_the_kinds_of_term_its_samples_use() -> None:
+    """An image-question dataset has no safety taxonomy and a tri-modal one no answerability
+    groups: the service refuses the other kind's terms and presets, saying which kinds fit."""
+    image_question = services.dataset_create(name="iq", kind=DatasetKind.IMAGE_QUESTION)
+    trimodal = services.dataset_create(name="tm", kind=DatasetKind.TRIMODAL)
+    with pytest.raises(ValidationError) as exc:
+        services.taxonomy_term_add(
+            dataset=image_question, kind=TermKind.SAFETY_CATEGORY, code="x", name="X"
+        )
+    assert exc.value.code == "kind"
+    assert "Answerability group, Category, Question format, Scenario" in exc.value.messages[0]
+    with pytest.raises(ValidationError) as group:
+        services.taxonomy_term_add(dataset=trimodal, kind=TermKind.GROUP, code="x", name="X")
+    assert group.value.code == "kind"
+    with pytest.raises(ValidationError) as preset:
+        services.taxonomy_load_preset(dataset=image_question, preset="mcbench")
+    assert preset.value.code == "bad_preset"
+    assert not TaxonomyTerm.objects.filter(dataset__in=[image_question, trimodal]).exists()
+    kinds = [group.kind for group in selectors.taxonomy_by_kind(dataset=trimodal)]
+    assert kinds == [TermKind.SAFETY_CATEGORY, TermKind.SAFETY_SUBCATEGORY]
