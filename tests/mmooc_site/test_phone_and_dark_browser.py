@@ -75,6 +75,8 @@ def _on_screen(box: dict[str, float] | None) -> bool:
 def _fits(page: Any, name: str, language: str, scheme: str) -> dict[str, Any]:
     """What MEASURE found, once it is checked."""
     where = (name, language, scheme)
+    # Scroll-state queries (the hint) are evaluated after layout: measure two frames later.
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     measured: dict[str, Any] = page.evaluate(MEASURE)
     assert measured["lang"] == language, where
     assert measured["width"] <= PHONE["width"], (*where, measured["width"])
@@ -145,6 +147,9 @@ def test_every_roles_main_pages_fit_a_phone_in_both_languages_light_and_dark(
             page.wait_for_url("**/review/samples/*/")
             page.wait_for_selector("#submit-next")
             _fits(page, "workbench", language, scheme)
+            # An image narrower than its viewer shows the page beside it, not dark bars.
+            backdrop = "() => getComputedStyle(document.querySelector('.viewer')).backgroundColor"
+            assert page.evaluate(backdrop) == "rgba(0, 0, 0, 0)", (language, scheme)
             _visit(page, base, reverse("review:mine"))
             _fits(page, "my reviews", language, scheme)
 
