@@ -10,9 +10,11 @@ from annotation.models import (
     MediaAsset,
     Sample,
     SampleBulkJob,
+    SampleListLayout,
     SampleMedia,
     SampleNote,
     SampleRevision,
+    SavedView,
     Snapshot,
     SnapshotContent,
     SnapshotEntry,
@@ -142,6 +144,19 @@ class SampleBulkJobAdmin(admin.ModelAdmin[SampleBulkJob]):
     list_filter = ["status", "action"]
     list_select_related = ["dataset"]
     readonly_fields = ["params"]
+
+
+@admin.register(SavedView)
+class SavedViewAdmin(admin.ModelAdmin[SavedView]):
+    list_display = ["name", "dataset", "owner", "shared", "updated_at"]
+    list_filter = ["shared"]
+    list_select_related = ["dataset", "owner"]
+
+
+@admin.register(SampleListLayout)
+class SampleListLayoutAdmin(admin.ModelAdmin[SampleListLayout]):
+    list_display = ["user", "dataset", "page_size", "updated_at"]
+    list_select_related = ["user", "dataset"]
 
 
 @admin.register(Snapshot)

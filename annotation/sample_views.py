@@ -21,6 +21,7 @@ from annotation import extensions, selectors, services
 from annotation.lookups import dataset_or_404
 from annotation.models import Dataset, SampleBulkJob, SampleStatus
 from annotation.sample_filters import ORDERING_LABELS, BulkAction, SampleFilter
+from annotation.saved_views.page import page_layout
 from annotation.services.bulk import BulkResult, send_from_statuses
 from core.jobs import ACTIVE
 from core.roles import acting_user, is_lead, sees_judge_votes
@@ -43,9 +44,16 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     lead = is_lead(request.user)
     if not lead:  # reviewers must not learn which samples are gold
         filter = dataclasses.replace(filter, gold=None)
+    layout = page_layout(request, dataset)
     page = Paginator(
-        selectors.sample_list_filtered(dataset=dataset, filter=filter, with_gold=lead), PAGE_SIZE
+        selectors.sample_list_filtered(
+            dataset=dataset,
+            filter=filter,
+            with_gold=lead and "gold" in layout.columns,
+        ),
+        layout.page_size,
     ).get_page(request.GET.get("page"))
+    query = urlencode(filter.to_params())
     return render(
         request,
         "annotation/sample_list.html",
@@ -54,7 +62,8 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "page": page,
             "filter": filter,
             "filter_params": filter.to_params(),
-            "query": urlencode(filter.to_params()),
+            "query": "&".join(q for q in (query, layout.query) if q),
+            **layout.context,
             "choices": selectors.sample_filter_choices(dataset=dataset),
             "statuses": SampleStatus.choices,
             "orderings": [

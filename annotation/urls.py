@@ -97,4 +97,5 @@ urlpatterns = [
     ),
     path("", include("annotation.imports.urls")),
     path("", include("annotation.snapshots.urls")),
+    path("", include("annotation.saved_views.urls")),
 ]

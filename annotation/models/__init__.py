@@ -38,6 +38,7 @@ from annotation.models.samples import (
     SampleRevision,
     SampleStatus,
 )
+from annotation.models.saved_views import SampleListLayout, SavedView
 from annotation.models.snapshots import Snapshot, SnapshotContent, SnapshotEntry
 from annotation.models.webhooks import (
     SUBSCRIBABLE,
@@ -72,10 +73,12 @@ __all__ = [
     "SafetyLabel",
     "Sample",
     "SampleBulkJob",
+    "SampleListLayout",
     "SampleMedia",
     "SampleNote",
     "SampleRevision",
     "SampleStatus",
+    "SavedView",
     "Snapshot",
     "SnapshotContent",
     "SnapshotEntry",

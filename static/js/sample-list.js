@@ -1,0 +1,59 @@
+/* The sample list's selection: "select this page" ticks every row, and once the whole page is
+   ticked the list offers every sample the filter matches (the bulk form's scope "all"). The
+   scope select stays the truth, and works alone without this script. */
+(function () {
+  "use strict";
+  const form = document.getElementById("bulk-form");
+  const pageBox = document.getElementById("select-page");
+  const scope = document.getElementById("bulk-scope");
+  if (!form || !pageBox || !scope) return;
+  const rows = Array.from(document.querySelectorAll("input[name=ids][form=bulk-form]"));
+  const pageSelected = document.getElementById("page-selected");
+  const allSelected = document.getElementById("all-selected");
+  const selectAll = document.getElementById("select-all-matching");
+  const clear = document.getElementById("clear-selection");
+
+  function show() {
+    const ticked = rows.filter(function (box) { return box.checked; }).length;
+    const all = scope.value === "all";
+    pageBox.checked = all || (rows.length > 0 && ticked === rows.length);
+    pageBox.indeterminate = !all && ticked > 0 && ticked < rows.length;
+    if (pageSelected) pageSelected.hidden = all || ticked !== rows.length || rows.length === 0;
+    if (allSelected) allSelected.hidden = !all;
+  }
+
+  function tickPage(on) {
+    rows.forEach(function (box) { box.checked = on; });
+  }
+
+  pageBox.addEventListener("change", function () {
+    tickPage(pageBox.checked);
+    scope.value = "selected";
+    show();
+  });
+  rows.forEach(function (box) {
+    box.addEventListener("change", function () {
+      scope.value = "selected";
+      show();
+    });
+  });
+  scope.addEventListener("change", function () {
+    if (scope.value === "all") tickPage(true);  // back to "ticked": the boxes stay as they are
+    show();
+  });
+  if (selectAll) {
+    selectAll.addEventListener("click", function () {
+      scope.value = "all";
+      tickPage(true);
+      show();
+    });
+  }
+  if (clear) {
+    clear.addEventListener("click", function () {
+      scope.value = "selected";
+      tickPage(false);
+      show();
+    });
+  }
+  show();
+})();
