@@ -1,8 +1,9 @@
 """Test-wide set-up: environment before Django loads, and the real services the suite needs.
 
 Services come from the environment: DATABASE_URL (PostgreSQL), REDIS_URL (Redis and a real
-Celery worker), SeaweedFS's `weed` binary (S3), /usr/bin/chromium (browser). Tests marked
-`postgres`, `redis`, `s3` or `browser` are skipped with a reason when their service is missing,
+Celery worker), SeaweedFS's `weed` binary (S3), /usr/bin/chromium (browser), root's network
+namespaces (netns: hosts of their own on this machine). Tests marked `postgres`, `redis`,
+`s3`, `browser` or `netns` are skipped with a reason when their service is missing,
 except under CI (CI set), where a missing service fails the test instead.
 """
 
@@ -58,6 +59,12 @@ def _has_chromium() -> str | None:
     return None if Path("/usr/bin/chromium").exists() else "Chromium is missing (/usr/bin/chromium)"
 
 
+def _has_netns() -> str | None:
+    from tests.support.netns import netns_problem
+
+    return netns_problem()
+
+
 def _has_node() -> str | None:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     return f"{' and '.join(missing)} missing (apt-get install nodejs npm)" if missing else None
@@ -70,6 +77,7 @@ CHECKS = {
     "browser": _has_chromium,
     "shared_data": _has_shared_data,
     "node": _has_node,
+    "netns": _has_netns,
 }
 _results: dict[str, str | None] = {}
 
@@ -98,9 +106,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 # Tests that cannot share the machine with others: a real Celery worker process on Redis,
 # Redis or PostgreSQL servers stopped and started, Chromium, the OpenID Connect provider of
-# npm. Under pytest-xdist (``python3 dev.py test`` runs ``--dist loadgroup``) they all go to one
-# worker, one after another; the rest spread over the workers, each on its own test database.
-SERIAL_MARKERS = ("redis", "browser", "node")
+# npm, hosts in network namespaces. Under pytest-xdist (``python3 dev.py test`` runs
+# ``--dist loadgroup``) they all go to one worker, one after another; the rest spread over
+# the workers, each on its own test database.
+SERIAL_MARKERS = ("redis", "browser", "node", "netns")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

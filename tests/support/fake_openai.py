@@ -278,6 +278,8 @@ class FakeOpenAI:
         reader: asyncio.StreamReader | None = None,
     ) -> bool:
         record = RequestRecord(0, method, path, time.monotonic(), None, None, None)
+        peer = writer.get_extra_info("peername")
+        record.client = str(peer[0]) if peer else ""
         if method == "GET" and path.rstrip("/").endswith("/fake/stats"):
             self._record(record)
             stats = {

@@ -40,6 +40,8 @@ class RequestRecord:
     responded_at: float | None = None
     # A judge's test call (header X-Judge-Probe), which scripted faults leave alone.
     probe: bool = False
+    # The caller's address: which host made the call, when hosts have addresses of their own.
+    client: str = ""
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
