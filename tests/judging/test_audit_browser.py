@@ -210,3 +210,45 @@ def test_the_rating_page_fits_a_phone_and_works_without_script(live_server: Any,
     context.close()
     rating = AuditRating.objects.get()
     assert (rating.item_id, rating.answer_score, rating.reasoning_score) == (first.pk, 1, 0.5)
+
+
+def test_a_safety_items_audio_plays_by_key_after_the_swap(live_server: Any, page: Any) -> None:
+    """Tri-modal items with a real audio clip: `p` plays it (its time advances), `s` and Enter
+    save and swap in the next item, whose clip `p` plays too, still without a page load."""
+    from annotation import services as annotation_services
+    from annotation.models import SampleMedia
+    from tests.conftest import SHARED_DATA
+
+    dataset, _ = af.safety_dataset(n_samples=4)
+    clip = (SHARED_DATA / "audio" / "198-209-0000.ogg").read_bytes()
+    asset = annotation_services.media_asset_store(data=clip, kind="audio")
+    for sample in dataset.samples.all():
+        SampleMedia.objects.create(sample=sample, asset=asset, role="audio")
+    auditor = UserFactory.create(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, task="safety", size=2, floor=0, double_rating_fraction=0)
+    first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
+
+    log_in(page, live_server.url, auditor)
+    page.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    page.click("#start-rating")
+    page.wait_for_url(f"**/audit-items/{first.pk}/rate/")
+    page.evaluate(_MARK)
+    for item in (first, second):
+        assert page.get_attribute("#audit-item", "data-item") == str(item.pk)
+        page.keyboard.press("p")
+        page.wait_for_function("() => document.getElementById('audio').currentTime > 0.2")
+        page.keyboard.press("p")  # paused again
+        assert page.evaluate("() => document.getElementById('audio').paused")
+        if item == first:
+            page.wait_for_function(_READY)
+        page.keyboard.press("s")
+        page.keyboard.press("Enter")
+        if item == first:
+            page.wait_for_function(
+                f"() => document.querySelector('#audit-item').dataset.item === '{second.pk}'"
+            )
+            assert page.evaluate(_MARKED)
+    page.wait_for_url(f"**/audits/{audit_set.pk}/")
+    labels = dict(AuditRating.objects.values_list("item_id", "safety_label"))
+    assert labels == {first.pk: "safe", second.pk: "safe"}
