@@ -41,3 +41,13 @@ class AuditSetForm(MarkedForm):
         max_value=1,
         initial=0.1,
     )
+
+
+class AuditRatingPostForm(forms.Form):
+    """What the rating form posts besides the rubric's values (read by ``rubric.posted_values``):
+    its submission id (the same post twice makes one rating), the note, and when the page was
+    shown (for the time spent)."""
+
+    submission_uuid = forms.UUIDField()
+    note = forms.CharField(required=False, max_length=5000, strip=True)
+    shown_at = forms.IntegerField(required=False, min_value=0)

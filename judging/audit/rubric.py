@@ -181,3 +181,22 @@ def human_score(task: str, labels: Mapping[str, str | None]) -> float:
         return (float(answer) + float(reasoning)) / 2
     label = labels.get("safety")
     return math.nan if label is None else float(label == "safe")
+
+
+def posted_values(task: str, data: Mapping[str, str]) -> dict[str, object]:
+    """The task's fields as a form without script posts them (texts), in the types the rubric
+    checks: numbers for scores, the text for labels. A text that is no number is passed on as
+    None, which the check refuses with the field's message."""
+    values: dict[str, object] = {}
+    for field in RUBRIC[task]:
+        text = str(data.get(field.name, "")).strip()
+        if field.kind == "label":
+            values[field.name] = text
+            continue
+        try:
+            number = float(text)
+        except ValueError:
+            values[field.name] = None
+            continue
+        values[field.name] = int(number) if field.kind == "binary" and number in (0, 1) else number
+    return values

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, path
 
-from judging.audit import views
+from judging.audit import ahead_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("datasets/<int:dataset_id>/audits/", views.audit_list, name="audit_list"),
@@ -18,4 +18,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     ),
     path("audits/<int:audit_set_id>/report/", views.audit_report, name="audit_report"),
     path("audit-items/<int:item_id>/rate/", views.audit_rate, name="audit_rate"),
+    path("audit-items/<int:item_id>/submit/", views.audit_submit, name="audit_submit"),
+    path("audits/<int:audit_set_id>/ahead/", ahead_views.audit_ahead, name="audit_ahead"),
+    path("audit-ahead/take/", ahead_views.audit_ahead_take, name="audit_ahead_take"),
+    path("audit-ahead/release/", ahead_views.audit_ahead_release, name="audit_ahead_release"),
 ]

@@ -3,6 +3,8 @@ statistics (page, CSV, printable report). Auditors and leads of the dataset only
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -19,9 +21,9 @@ from annotation.lookups import dataset_or_404
 from annotation.models import Dataset
 from core import charts
 from core import csv as safe_csv
-from core.roles import AUDITOR, acting_user, is_auditor, is_lead, require_lead
+from core.roles import AUDITOR, acting_user, is_auditor, is_lead, request_user, require_lead
 from judging.audit import computations, planner, rubric, selectors, services
-from judging.audit.forms import AuditSetForm
+from judging.audit.forms import AuditRatingPostForm, AuditSetForm
 from judging.audit.statistics import statistics_rows
 from judging.models import AuditSet
 
@@ -31,18 +33,18 @@ MAX_SETS_SHOWN = 50
 AUDITORS_ONLY = gettext_lazy("Only auditors and project leads may see the audit.")
 
 
-def _require_auditor(request: HttpRequest) -> None:
+def require_auditor(request: HttpRequest) -> None:
     if not is_auditor(request.user):
         raise PermissionDenied(AUDITORS_ONLY)
 
 
 def _dataset(request: HttpRequest, dataset_id: int) -> Dataset:
-    _require_auditor(request)
+    require_auditor(request)
     return dataset_or_404(request, dataset_id, role=AUDITOR, refusal=AUDITORS_ONLY)
 
 
-def _audit_set(request: HttpRequest, audit_set_id: int) -> AuditSet:
-    _require_auditor(request)
+def audit_set_for(request: HttpRequest, audit_set_id: int) -> AuditSet:
+    require_auditor(request)
     audit_set = selectors.audit_set_get_visible(user=request.user, audit_set_id=audit_set_id)
     if audit_set is None:
         raise Http404(_("No such audit set."))
@@ -107,7 +109,7 @@ def audit_new(request: HttpRequest, dataset_id: int) -> HttpResponse:
 
 @require_GET
 def audit_detail(request: HttpRequest, audit_set_id: int) -> HttpResponse:
-    audit_set = _audit_set(request, audit_set_id)
+    audit_set = audit_set_for(request, audit_set_id)
     return render(
         request,
         "judging/audit_detail.html",
@@ -123,7 +125,7 @@ def audit_detail(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 @require_POST
 def audit_retry(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     require_lead(request)
-    audit_set = _audit_set(request, audit_set_id)
+    audit_set = audit_set_for(request, audit_set_id)
     try:
         services.audit_set_retry(audit_set=audit_set)
     except ValidationError as exc:
@@ -134,7 +136,7 @@ def audit_retry(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 @require_POST
 def audit_next(request: HttpRequest, audit_set_id: int) -> HttpResponse:
     """Lease the next item and open its form; back to the audit set when nothing is left."""
-    audit_set = _audit_set(request, audit_set_id)
+    audit_set = audit_set_for(request, audit_set_id)
     lease = services.audit_claim(audit_set=audit_set, auditor=request.user)  # type: ignore[arg-type]
     if lease is None:
         messages.info(request, _("Nothing is left for you to rate in this audit set."))
@@ -146,48 +148,117 @@ def audit_next(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 @require_GET
 def audit_rate(request: HttpRequest, item_id: int) -> HttpResponse:
     """The rating form: the item as the judges saw it, never the judges' verdicts."""
-    _require_auditor(request)
+    require_auditor(request)
     view = selectors.audit_item_for_rating(user=request.user, item_id=item_id)  # type: ignore[arg-type]
     if view is None:
         raise Http404(_("No such audit item."))
+    return render(request, "judging/audit_rate.html", rating_context(view))
+
+
+def rating_context(view: selectors.RatingItem, *, ahead: bool = False) -> dict[str, Any]:
+    """What the rating page shows of ``view``. ``ahead``: the page of an item reserved for the
+    auditor (``judging.audit.ahead_views``), shown once their current rating is in; its lease
+    is theirs only then."""
     audit_set = view.item.audit_set
     fields = rubric.form_fields(audit_set.task)
+    links = list(view.sample.media_links.all())
+    images = [link for link in links if link.role == "image"]
+    audio = [link for link in links if link.role == "audio"]
+    submission_uuid = uuid.uuid4()
+    urls = {
+        "ratings": reverse("api_audit_ratings"),
+        "claim": reverse("api_audit_claim", args=[audit_set.pk]),
+        "detail": reverse("judging:audit_detail", args=[audit_set.pk]),
+    }
+    if view.rating is None and (view.lease is not None or ahead):
+        urls |= {
+            "ahead": reverse("judging:audit_ahead", args=[audit_set.pk]),
+            "take": reverse("judging:audit_ahead_take"),
+            "release": reverse("judging:audit_ahead_release"),
+        }
     config = {
         "itemId": view.item.pk,
         "task": audit_set.task,
         "leaseHeld": view.lease is not None,
         "alreadyRated": view.rating is not None,
+        "submissionUuid": str(submission_uuid),
+        "peaks": next((link.asset.peaks for link in audio if link.asset.peaks), None),
         "fields": [
             {"name": f["name"], "keys": {c["key"]: c["value"] for c in f["choices"]}}
             for f in fields
         ],
-        "urls": {
-            "ratings": reverse("api_audit_ratings"),
-            "claim": reverse("api_audit_claim", args=[audit_set.pk]),
-            "detail": reverse("judging:audit_detail", args=[audit_set.pk]),
-        },
+        "urls": urls,
         "strings": {
             "submitting": _("Submitting…"),
             "submitted": _("Rating saved"),
             "failed": _("Could not save the rating; try again."),
             "incomplete": _("Rate every field first (the keys are shown beside each choice)."),
             "nothingLeft": _("Nothing is left for you to rate in this audit set."),
+            "pendingFailed": _("Your rating of the previous item was not saved: %(reason)s"),
+            "offline": _("The server could not be reached."),
+            "pendingFirst": _("Save your earlier rating first (see above)."),
+            "retry": _("Try again"),
+            "openIt": _("Open it"),
         },
     }
-    return render(
-        request,
-        "judging/audit_rate.html",
-        {
-            "view": view,
-            "audit_set": audit_set,
-            "sample": view.sample,
-            "response": view.response,
-            "images": [link for link in view.sample.media_links.all() if link.role == "image"],
-            "audio": [link for link in view.sample.media_links.all() if link.role == "audio"],
-            "fields": fields,
-            "config": config,
-        },
-    )
+    return {
+        "view": view,
+        "audit_set": audit_set,
+        "sample": view.sample,
+        "response": view.response,
+        "images": images,
+        "audio": audio,
+        "fields": fields,
+        "config": config,
+        "ahead": ahead,
+        "submission_uuid": submission_uuid,
+        "shown_at": int(time.time()),
+    }
+
+
+@require_POST
+def audit_submit(request: HttpRequest, item_id: int) -> HttpResponse:
+    """The rating form posted without the page's script: save the rating, then open the next
+    item (or the audit set when nothing is left). A refused rating goes back to its form with
+    the reason."""
+    require_auditor(request)
+    user = request_user(request)
+    view = selectors.audit_item_for_rating(user=user, item_id=item_id)
+    if view is None:
+        raise Http404(_("No such audit item."))
+    item = view.item
+    back = redirect("judging:audit_rate", item_id=item.pk)
+    form = AuditRatingPostForm(request.POST)
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            label = form.fields[field].label if field in form.fields else None
+            for error in errors:
+                messages.error(request, f"{label}: {error}" if label else str(error))
+        return back
+    data = form.cleaned_data
+    shown_at = data["shown_at"]
+    try:
+        services.audit_rating_submit(
+            auditor=user,
+            item=item,
+            submission_uuid=data["submission_uuid"],
+            note=data["note"],
+            seconds_spent=time.time() - shown_at if shown_at else 0.0,
+            **rubric.posted_values(item.audit_set.task, request.POST),
+        )
+    except services.AuditConflict as exc:
+        messages.info(request, " ".join(exc.messages))
+    except ValidationError as exc:
+        for error in exc.messages:
+            messages.error(request, error)
+        return back
+    else:
+        messages.success(request, _("Rating saved"))
+    lease = services.audit_claim(audit_set=item.audit_set, auditor=user)
+    if lease is None:
+        messages.info(request, _("Nothing is left for you to rate in this audit set."))
+        return redirect("judging:audit_detail", audit_set_id=item.audit_set_id)
+    return redirect("judging:audit_rate", item_id=lease.item_id)
 
 
 def _figures_view(stats: dict[str, Any]) -> dict[str, Any]:
@@ -240,7 +311,7 @@ def _figures_view(stats: dict[str, Any]) -> dict[str, Any]:
 
 def _statistics_context(request: HttpRequest, audit_set_id: int) -> dict[str, Any]:
     """The stored figures (computed by a worker, never here) and the state of their update."""
-    audit_set = _audit_set(request, audit_set_id)
+    audit_set = audit_set_for(request, audit_set_id)
     stored = computations.audit_statistics_read(audit_set=audit_set)
     stats = stored.result
     return {
@@ -267,7 +338,7 @@ def audit_report(request: HttpRequest, audit_set_id: int) -> HttpResponse:
 
 @require_GET
 def audit_statistics_csv(request: HttpRequest, audit_set_id: int) -> HttpResponse:
-    audit_set = _audit_set(request, audit_set_id)
+    audit_set = audit_set_for(request, audit_set_id)
     stats = computations.audit_statistics_read(audit_set=audit_set).result
     if stats is None:
         waiting = HttpResponse(

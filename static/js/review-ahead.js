@@ -4,8 +4,8 @@
    background: once it is saved the reservation becomes the reviewer's lease and the one after
    is fetched. A review the server did not take stays in this browser (the outbox) and is shown
    above the form with "Try again", "Open it" and "Discard it"; nothing is dropped unseen. An
-   unused reservation is given back when the page is left (a beacon), else it expires.
-   Loaded before review.js, which calls start() on every page it mounts. */
+   unused reservation is given back when the page is left (a beacon), else it expires. The page
+   is loaded off screen and swapped in by page-ahead.js. Loaded before review.js, which calls start() on every page it mounts. */
 window.ReviewAhead = (function () {
   "use strict";
   const OUTBOX = "review-outbox";
@@ -173,15 +173,10 @@ window.ReviewAhead = (function () {
   }
 
   function load(data, seq) {
-    const doc = new DOMParser().parseFromString(data.html, "text/html");
-    const holder = document.createElement("div");
-    // Adopted into this document, its images start loading while it is off screen.
-    doc.querySelector("main").childNodes.forEach((n) => holder.append(document.importNode(n, true)));
-    if (window.StudioSite) window.StudioSite.sizeViewers(holder);
-    ahead = { token: data.token, sample: data.sample, url: data.url, title: doc.title, holder: holder, ready: false };
+    const page = window.PageAhead.adopt(data.html);
+    ahead = { token: data.token, sample: data.sample, url: data.url, title: page.title, holder: page.holder, ready: false };
     const next = ahead;
-    const images = Array.from(holder.querySelectorAll("img"), (img) => img.decode().catch(() => null));
-    return Promise.all(images).then(function () {
+    return page.ready.then(function () {
       if (seq !== loadSeq || ahead !== next) return;
       next.ready = true;
       root.dataset.ahead = "ready";
@@ -210,9 +205,7 @@ window.ReviewAhead = (function () {
     ahead = null;
     loadSeq += 1;
     clearTimeout(renewTimer);
-    document.querySelector("main").replaceChildren(...next.holder.childNodes);
-    document.title = next.title;
-    window.scrollTo(0, 0);
+    window.PageAhead.swapIn(next);
     shown = next;
     root.dataset.ahead = "none";
     window.ReviewWorkbench.remount();
@@ -222,20 +215,7 @@ window.ReviewAhead = (function () {
     if (keyAt === null) return;
     const start = keyAt;
     keyAt = null;
-    const img = document.querySelector("main .zoom-image");
-    const done = function () {
-      // After the frame that shows it: a task queued from requestAnimationFrame runs after paint.
-      requestAnimationFrame(function () {
-        setTimeout(function () {
-          const end = performance.now();
-          performance.measure("review-next", { start: Math.max(0, start), end: end });
-          root.dataset.nextMs = (end - start).toFixed(1);
-          root.dataset.shown = String(Number(root.dataset.shown || 0) + 1);
-        }, 0);
-      });
-    };
-    if (img) img.decode().then(done, done);
-    else done();
+    window.PageAhead.measureShown(start, "review-next");
   }
 
   window.addEventListener("popstate", function () { window.location.reload(); });

@@ -1,6 +1,6 @@
-/* The review workbench: zoom and pan, waveform, keyboard decisions, drafts that survive a
-   reload or a dropped connection, and idempotent "submit and next". Every string shown comes
-   from the page's JSON config (translated by the server). */
+/* The review workbench: keyboard decisions, drafts that survive a reload or a dropped
+   connection, and idempotent "submit and next" (zoom, pan and the waveform are media.js's).
+   Every string shown comes from the page's JSON config (translated by the server). */
 (function () {
   "use strict";
   const api = window.StudioApi.send;
@@ -101,101 +101,8 @@
       if (document.visibilityState === "visible") secondsSpent += 1;
     }, 1000);
 
-    /* ---- image zoom and pan ---- */
-    const viewers = Array.from(document.querySelectorAll("[data-viewer]"));
-    const zoom = viewers.map(function (viewer) {
-      const img = viewer.querySelector("img");
-      const view = { scale: 1, x: 0, y: 0, img: img };
-      const label = viewer.nextElementSibling && viewer.nextElementSibling.querySelector(".zoom-level");
-      function draw() {
-        img.style.transform = "translate(" + view.x + "px," + view.y + "px) scale(" + view.scale + ")";
-        img.dataset.scale = String(view.scale);
-        if (label) label.textContent = Math.round(view.scale * 100) + "%";
-      }
-      view.by = function (factor) {
-        view.scale = Math.min(16, Math.max(1, view.scale * factor));
-        if (view.scale === 1) { view.x = 0; view.y = 0; }
-        draw();
-      };
-      view.reset = function () { view.scale = 1; view.x = 0; view.y = 0; draw(); };
-      view.full = function () { if (img.dataset.full && img.src !== img.dataset.full) img.src = img.dataset.full; };
-      viewer.addEventListener("wheel", function (e) {
-        e.preventDefault();
-        view.by(e.deltaY < 0 ? 1.25 : 0.8);
-        if (view.scale > 2) view.full();
-      }, { passive: false });
-      let drag = null;
-      viewer.addEventListener("pointerdown", function (e) {
-        drag = { x: e.clientX - view.x, y: e.clientY - view.y };
-        viewer.setPointerCapture(e.pointerId);
-      });
-      viewer.addEventListener("pointermove", function (e) {
-        if (!drag || view.scale === 1) return;
-        view.x = e.clientX - drag.x;
-        view.y = e.clientY - drag.y;
-        draw();
-      });
-      viewer.addEventListener("pointerup", function () { drag = null; });
-      const tools = viewer.nextElementSibling;
-      if (tools) {
-        tools.addEventListener("click", function (e) {
-          const button = e.target.closest("[data-zoom]");
-          if (!button) return;
-          const action = button.dataset.zoom;
-          if (action === "in") view.by(1.5);
-          else if (action === "out") view.by(1 / 1.5);
-          else if (action === "reset") view.reset();
-          else view.full();
-        });
-      }
-      draw();
-      return view;
-    });
-
-    /* ---- audio: waveform from precomputed peaks, seekable ---- */
-    const audio = document.getElementById("audio");
-    const canvas = document.getElementById("waveform");
-    const timeLabel = document.getElementById("audio-time");
-    function clock(t) {
-      const s = Math.floor(t || 0);
-      return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
-    }
-    function drawWave() {
-      if (!canvas) return;
-      const ctx = canvas.getContext("2d");
-      const w = canvas.width, h = canvas.height, peaks = config.peaks || [];
-      ctx.clearRect(0, 0, w, h);
-      const played = audio && audio.duration ? audio.currentTime / audio.duration : 0;
-      const step = peaks.length ? w / peaks.length : w;
-      peaks.forEach(function (p, i) {
-        const bar = Math.max(1, p * (h - 4));
-        ctx.fillStyle = i / peaks.length < played ? "#2563eb" : "#94a3b8";
-        ctx.fillRect(i * step, (h - bar) / 2, Math.max(1, step - 0.5), bar);
-      });
-      ctx.fillStyle = "#111827";
-      ctx.fillRect(played * w, 0, 1, h);
-      if (timeLabel && audio) timeLabel.textContent = clock(audio.currentTime) + " / " + clock(audio.duration);
-    }
-    if (audio) {
-      ["timeupdate", "loadedmetadata", "seeked", "play", "pause"].forEach(function (name) {
-        audio.addEventListener(name, drawWave);
-      });
-      document.getElementById("play").addEventListener("click", togglePlay);
-      canvas.addEventListener("click", function (e) {
-        if (!audio.duration) return;
-        const rect = canvas.getBoundingClientRect();
-        audio.currentTime = ((e.clientX - rect.left) / rect.width) * audio.duration;
-      });
-      drawWave();
-    }
-    function togglePlay() {
-      if (!audio) return;
-      if (audio.paused) audio.play();
-      else audio.pause();
-    }
-    function seek(delta) {
-      if (audio && audio.duration) audio.currentTime = Math.min(audio.duration, Math.max(0, audio.currentTime + delta));
-    }
+    /* ---- image zoom and pan, audio and its waveform (static/js/media.js) ---- */
+    const media = window.StudioMedia.mount(document, config.peaks);
 
     /* ---- decisions ---- */
     function setRadio(name, value) {
@@ -444,14 +351,14 @@
         M: () => setRadio("image_aligned", "false"),
         n: () => setRadio("audio_aligned", "true"),
         N: () => setRadio("audio_aligned", "false"),
-        p: togglePlay,
-        ArrowLeft: () => seek(-5),
-        ArrowRight: () => seek(5),
-        "+": () => zoom.forEach((z) => z.by(1.5)),
-        "=": () => zoom.forEach((z) => z.by(1.5)),
-        "-": () => zoom.forEach((z) => z.by(1 / 1.5)),
-        "0": () => zoom.forEach((z) => z.reset()),
-        f: () => zoom.forEach((z) => z.full()),
+        p: media.togglePlay,
+        ArrowLeft: () => media.seek(-5),
+        ArrowRight: () => media.seek(5),
+        "+": media.zoomIn,
+        "=": media.zoomIn,
+        "-": media.zoomOut,
+        "0": media.reset,
+        f: media.full,
         z: undo,
         "?": openKeys,
       }[key];
@@ -468,7 +375,7 @@
         bound.abort();
         clearInterval(ticker);
         clearTimeout(saveTimer);
-        if (audio) audio.pause();
+        media.destroy();
       },
     };
   }

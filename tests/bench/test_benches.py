@@ -173,6 +173,11 @@ BENCHES = {
         frozenset({"browser", "browser_embedded"}),
         marks=(PG, pytest.mark.browser, pytest.mark.shared_data),
     ),
+    "bench_audit_browser.py": Tiny(
+        ("--items", "3", "--warmup", "1", "--pg", "{pg}", "--db", "{db}"),
+        frozenset({"ahead", "page_load", "server"}),
+        marks=(PG, pytest.mark.browser, pytest.mark.shared_data),
+    ),
 }
 
 
@@ -230,6 +235,10 @@ def _check(script: str, result: dict[str, Any]) -> None:
         assert result["errors"] == 0 and result["mix_errors"] == 0
     if script == "bench_review_browser.py":
         assert result["browser"]["n"] == 3 and result["browser_embedded"]["n"] == 3
+    if script == "bench_audit_browser.py":
+        # Preloaded, no item opens by a page load; refused the reservation, every one does.
+        assert result["ahead"]["n"] == result["page_load"]["n"] == 3
+        assert result["ahead"]["page_loads"] == 0 and result["page_load"]["page_loads"] == 4
     if script == "bench_export.py":
         assert result["jsonl"]["samples"] == result["parquet"]["samples"] == 30
     if script == "bench_claim_scale.py":

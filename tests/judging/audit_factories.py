@@ -47,10 +47,12 @@ def scoring_dataset(
     repeats: int = 1,
     seed: int = 0,
     dataset: Dataset | None = None,
+    samples: list[Sample] | None = None,
 ) -> tuple[Dataset, list[Judge]]:
-    """An MMOOC dataset whose responses every judge scored ``repeats`` times (seeded noise)."""
+    """An MMOOC dataset whose responses every judge scored ``repeats`` times (seeded noise);
+    the responses are to ``samples`` (of ``dataset``) when given, else to new text samples."""
     dataset = dataset or mmooc_dataset()
-    samples = bulk_samples(dataset, n_samples)
+    samples = samples if samples is not None else bulk_samples(dataset, n_samples)
     responses = bulk_responses(samples, list(models))
     panel = judges(judge_names)
     rng = np.random.default_rng(seed)

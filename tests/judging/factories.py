@@ -90,15 +90,19 @@ def bulk_responses(samples: list[Sample], models: list[str]) -> list[ModelRespon
     return list(ModelResponse.objects.filter(sample__in=samples).order_by("id"))
 
 
-def logicvista_dataset(name: str = "logicvista") -> Dataset:
-    """The real LogicVista items as samples of a new dataset (images stored for real).
+def logicvista_dataset(name: str = "logicvista", limit: int | None = None) -> Dataset:
+    """The real LogicVista items as samples of a new dataset (images stored for real); the
+    first ``limit`` valid ones when given.
 
     160 of the 161 items are valid; v1_382 has neither question nor answer and is refused by
     the annotation services, as the sample importer refuses it.
     """
     dataset = annotation_services.dataset_create(name=name, kind=DatasetKind.IMAGE_QUESTION)
+    made = 0
     for parsed in iter_logicvista(LOGICVISTA / "dataset.json"):
         assert isinstance(parsed, ParsedSample), parsed
+        if limit is not None and made >= limit:
+            break
         media = []
         for ref in parsed.media:
             assert ref.path
@@ -109,6 +113,7 @@ def logicvista_dataset(name: str = "logicvista") -> Dataset:
             media.append(("image", asset))
         if not parsed.question or not parsed.reference_answer:
             continue
+        made += 1
         annotation_services.sample_create(
             dataset=dataset,
             external_id=parsed.external_id,

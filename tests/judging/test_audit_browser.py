@@ -12,7 +12,7 @@ from core import roles
 from judging.models import AuditItem, AuditRating, AuditSet
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
-from tests.support.browser import chromium_page, log_in
+from tests.support.browser import chromium_page, log_in, sign_in
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls below are plain
 # synchronous calls between browser steps.
@@ -107,3 +107,148 @@ def test_a_lead_plans_from_the_dataset_page_and_an_auditor_finds_it_at_home(
     page.wait_for_selector("#computed-state")
     assert "Computed by a worker at" in page.inner_text("#computed-state")
     assert "3 rated" in page.inner_text("main")
+
+
+# Set once after the first page load: a full page load between items would clear it.
+_MARK = "() => { window.auditMarker = 'kept'; }"
+_MARKED = "() => window.auditMarker === 'kept'"
+_READY = "() => document.documentElement.dataset.ahead === 'ready'"
+
+
+def test_an_auditor_rates_ten_real_items_with_the_next_one_preloaded(
+    live_server: Any, page: Any
+) -> None:
+    """From an empty site: LogicVista items with their real images, one model's responses
+    scored by three judges, an audit set of ten items. The auditor opens the first by a page
+    load, then per item the next one is reserved and loaded before Enter, and Enter shows it
+    without a page load (a window marker survives), zoomable; every rating is stored with
+    the values keyed, and after the last one the audit set's page opens."""
+    from annotation.models import Sample
+    from tests.judging.factories import logicvista_dataset
+
+    dataset = logicvista_dataset(limit=11)
+    samples = list(Sample.objects.filter(dataset=dataset).order_by("id"))
+    af.scoring_dataset(dataset=dataset, samples=samples, models=("gpt-4o",))
+    auditor = UserFactory.create(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=10, floor=0, double_rating_fraction=0)
+    items = list(AuditItem.objects.filter(audit_set=audit_set).order_by("position"))
+    assert len(items) == 10
+
+    log_in(page, live_server.url, auditor)
+    page.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    page.click("#start-rating")
+    page.wait_for_url(f"**/audit-items/{items[0].pk}/rate/")
+    page.evaluate(_MARK)
+    keyed: dict[int, tuple[int, float]] = {}
+    for step, item in enumerate(items):
+        assert page.get_attribute("#audit-item", "data-item") == str(item.pk)
+        assert page.evaluate("() => document.querySelector('main .zoom-image').naturalWidth") > 0
+        if step == 0:  # the viewer zooms by key (media.js, as in the workbench)
+            page.keyboard.press("+")
+            assert float(page.get_attribute("main .zoom-image", "data-scale") or 0) > 1
+        answer, reasoning = step % 2, ("q", "w", "e", "r", "t")[step % 5]
+        keyed[item.pk] = (answer, (0.0, 0.25, 0.5, 0.75, 1.0)[step % 5])
+        last = step == len(items) - 1
+        if not last:
+            page.wait_for_function(_READY)  # the next item reserved and decoded off screen
+        page.keyboard.press(str(answer))
+        page.keyboard.press(reasoning)
+        page.keyboard.press("Enter")
+        if last:
+            page.wait_for_url(f"**/audits/{audit_set.pk}/")
+            break
+        following = items[step + 1]
+        page.wait_for_function(
+            f"() => document.querySelector('#audit-item').dataset.item === '{following.pk}'"
+        )
+        assert page.evaluate(_MARKED), f"a page load happened after item {step + 1}"
+        # The address follows once the rating is saved and the reservation is the lease.
+        page.wait_for_url(f"**/audit-items/{following.pk}/rate/")
+        page.wait_for_function("() => document.getElementById('lease-note').textContent !== ''")
+        assert AuditRating.objects.filter(item=item, auditor=auditor).exists()
+        assert float(page.evaluate("() => document.documentElement.dataset.nextMs")) > 0
+    ratings = {
+        r.item_id: (r.answer_score, r.reasoning_score)
+        for r in AuditRating.objects.filter(audit_set=audit_set)
+    }
+    assert ratings == keyed
+
+
+def test_the_rating_page_fits_a_phone_and_works_without_script(live_server: Any, page: Any) -> None:
+    """At 390 px the rating page of a real LogicVista item (a wide image) has no horizontal
+    scroll; with script off the form posts and the next item opens, in Chinese too."""
+    from annotation.models import Sample
+    from tests.judging.factories import logicvista_dataset
+
+    dataset = logicvista_dataset(limit=3)
+    samples = list(Sample.objects.filter(dataset=dataset).order_by("id"))
+    af.scoring_dataset(dataset=dataset, samples=samples, models=("gpt-4o",))
+    auditor = UserFactory.create(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=2, double_rating_fraction=0)
+    first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
+    context = page.context.browser.new_context(
+        viewport={"width": 390, "height": 844}, java_script_enabled=False
+    )
+    # Without script the header's language form shows its own submit button: the session is
+    # given to the context instead of going through the login form.
+    sign_in(context, live_server.url, auditor)
+    context.add_cookies([{"name": "django_language", "value": "zh-hans", "url": live_server.url}])
+    phone = context.new_page()
+    phone.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    phone.click("#start-rating")
+    phone.wait_for_url(f"**/audit-items/{first.pk}/rate/")
+    assert phone.locator("main .zoom-image").count() == 1
+    width = phone.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide"
+    phone.check("input[name=answer_score][value='1']")
+    phone.check("input[name=reasoning_score][value='0.5']")
+    phone.click("#submit-next")
+    phone.wait_for_url(f"**/audit-items/{second.pk}/rate/")
+    assert "评分已保存" in phone.inner_text("main")
+    context.close()
+    rating = AuditRating.objects.get()
+    assert (rating.item_id, rating.answer_score, rating.reasoning_score) == (first.pk, 1, 0.5)
+
+
+def test_a_safety_items_audio_plays_by_key_after_the_swap(live_server: Any, page: Any) -> None:
+    """Tri-modal items with a real audio clip: `p` plays it (its time advances), `s` and Enter
+    save and swap in the next item, whose clip `p` plays too, still without a page load."""
+    from annotation import services as annotation_services
+    from annotation.models import SampleMedia
+    from tests.conftest import SHARED_DATA
+
+    dataset, _ = af.safety_dataset(n_samples=4)
+    clip = (SHARED_DATA / "audio" / "198-209-0000.ogg").read_bytes()
+    asset = annotation_services.media_asset_store(data=clip, kind="audio")
+    for sample in dataset.samples.all():
+        SampleMedia.objects.create(sample=sample, asset=asset, role="audio")
+    auditor = UserFactory.create(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, task="safety", size=2, floor=0, double_rating_fraction=0)
+    first, second = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
+
+    log_in(page, live_server.url, auditor)
+    page.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    page.click("#start-rating")
+    page.wait_for_url(f"**/audit-items/{first.pk}/rate/")
+    page.evaluate(_MARK)
+    for item in (first, second):
+        assert page.get_attribute("#audit-item", "data-item") == str(item.pk)
+        page.keyboard.press("p")
+        page.wait_for_function("() => document.getElementById('audio').currentTime > 0.2")
+        page.keyboard.press("p")  # paused again
+        assert page.evaluate("() => document.getElementById('audio').paused")
+        if item == first:
+            page.wait_for_function(_READY)
+        page.keyboard.press("s")
+        page.keyboard.press("Enter")
+        if item == first:
+            page.wait_for_function(
+                f"() => document.querySelector('#audit-item').dataset.item === '{second.pk}'"
+            )
+            assert page.evaluate(_MARKED)
+    page.wait_for_url(f"**/audits/{audit_set.pk}/")
+    labels = dict(AuditRating.objects.values_list("item_id", "safety_label"))
+    assert labels == {first.pk: "safe", second.pk: "safe"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ from judging.stats.human_judge import human_judge_report
 from judging.stats.sampling import bootstrap_strata, compare_allocations
 from tests.annotation.factories import UserFactory
 from tests.judging import audit_factories as af
-from tests.support.html import element, elements, text
+from tests.support.html import attribute, element, elements, text
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -387,3 +389,64 @@ def test_the_rating_page_numbers_options_once_and_lists_keys_per_question(
     ]
     assert len(questions) == len(legends) + 1 and questions[-1] == "Save"
     assert all(q in legend for q, legend in zip(questions, legends, strict=False))
+
+
+def _posted(item: AuditItem, **values: Any) -> dict[str, Any]:
+    return {"submission_uuid": str(uuid.uuid4()), "shown_at": int(time.time()) - 7, **values}
+
+
+def test_the_form_without_script_saves_and_opens_the_next_item(
+    audit_set: AuditSet, auditor: Any
+) -> None:
+    """The rating form posts (its submission id and the time it was shown among its fields);
+    the rating is stored and the next item opens; the same post again makes no second rating."""
+    client = browser(auditor)
+    opened = client.post(reverse("judging:audit_next", args=[audit_set.pk]))["Location"]
+    item = AuditItem.objects.get(pk=int(opened.rstrip("/").split("/")[-2]))
+    form = element(client.get(opened).content.decode(), "form", id="audit-form")
+    assert attribute(form, "method") == "post"
+    assert attribute(form, "action") == reverse("judging:audit_submit", args=[item.pk])
+    data = _posted(item, answer_score="1", reasoning_score="0.75", note=" fine ")
+    saved = client.post(reverse("judging:audit_submit", args=[item.pk]), data)
+    assert saved.status_code == 302 and saved["Location"] != opened
+    assert saved["Location"].endswith("/rate/")
+    rating = AuditRating.objects.get(item=item, auditor=auditor)
+    assert (rating.answer_score, rating.reasoning_score, rating.note) == (1, 0.75, "fine")
+    assert rating.seconds_spent >= 7
+    again = client.post(reverse("judging:audit_submit", args=[item.pk]), data)
+    assert again.status_code == 302 and AuditRating.objects.filter(item=item).count() == 1
+
+
+def test_an_incomplete_posted_rating_goes_back_with_the_reason(
+    audit_set: AuditSet, auditor: Any
+) -> None:
+    """A missing score or a value outside the rubric stores nothing and reopens the form with
+    the rubric's message."""
+    client = browser(auditor)
+    opened = client.post(reverse("judging:audit_next", args=[audit_set.pk]))["Location"]
+    item = AuditItem.objects.get(pk=int(opened.rstrip("/").split("/")[-2]))
+    url = reverse("judging:audit_submit", args=[item.pk])
+    for values in ({"answer_score": "1"}, {"answer_score": "2", "reasoning_score": "x"}):
+        back = client.post(url, _posted(item, **values), follow=True)
+        assert back.redirect_chain == [(opened, 302)]
+        assert "Rate the reasoning 0, 0.25, 0.5, 0.75 or 1." in back.content.decode()
+    bad_id = client.post(url, {"submission_uuid": "nope", "answer_score": "1"}, follow=True)
+    assert "valid UUID" in bad_id.content.decode()
+    assert not AuditRating.objects.exists()
+
+
+def test_the_last_posted_rating_leads_to_the_audit_set(auditor: Any, annotator: Any) -> None:
+    """After the last item the audit set's page opens and says nothing is left; annotators
+    cannot post ratings."""
+    dataset, _ = af.scoring_dataset(n_samples=2, models=("gpt-4o",))
+    af.add_member(dataset, auditor)
+    af.add_member(dataset, annotator)
+    audit_set = af.draw(dataset, size=1, double_rating_fraction=0)
+    item = audit_set.items.get()
+    url = reverse("judging:audit_submit", args=[item.pk])
+    values = {"answer_score": "0", "reasoning_score": "0"}
+    assert browser(annotator).post(url, _posted(item, **values)).status_code == 403
+    done = browser(auditor).post(url, _posted(item, **values), follow=True)
+    assert done.redirect_chain[-1][0] == reverse("judging:audit_detail", args=[audit_set.pk])
+    assert "Nothing is left for you to rate" in done.content.decode()
+    assert AuditRating.objects.get().item_id == item.pk
