@@ -9,7 +9,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection
 from django.db.models import (
     BooleanField,
     CharField,
@@ -440,7 +440,9 @@ def _from_row(model: type[M], row: dict[str, Any]) -> M:
         row[column] if convert is None else convert(row[column])
         for column, convert in fields.columns
     ]
-    return model.from_db(connection.alias, fields.names, values)
+    # ``connection`` (the default database's) ran the statement: its alias without a lookup
+    # through Django's per-thread connection handler.
+    return model.from_db(DEFAULT_DB_ALIAS, fields.names, values)
 
 
 def sample_from_visible(value: Any) -> Sample | None:

@@ -9,9 +9,9 @@ transactions, the product's own statement texts (``core.authentication.TOKEN_USE
 serializers, no ORM, no model instances, a fixed answer.
 
 - ``POST /floor/statements/claim/<dataset>/``: the token, its user and roles; the throttle
-  (``core.throttling.count_call``: the user's ``INCR`` + ``EXPIRE`` in one round trip, as the
-  site's throttle sends them); the claim with the dataset's visibility test
-  and the sample's card;
+  (``core.throttling.count_call``: the user's count in one round trip, as the
+  site's throttle counts it); the claim with the dataset's visibility test and the
+  sample's card;
 - ``POST /floor/statements/submit/``: the token and the throttle again; then in one
   transaction the slot lock with the sample and its dataset when visible, the review write
   with a first review's status step or, when the review settles the sample, the round's

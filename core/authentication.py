@@ -18,6 +18,13 @@ from rest_framework.authtoken.models import Token
 
 from core.roles import ROLES, roles_remember
 
+# The user's columns in the model's order, so that a row builds the user without reading the
+# cursor's description, and the token's fields for the token.
+_USER_FIELDS = User._meta.concrete_fields
+USER_ATTNAMES = [field.attname for field in _USER_FIELDS]
+TOKEN_ATTNAMES = [field.attname for field in Token._meta.concrete_fields]
+ROLE_NAMES = list(ROLES)
+
 # The token's age, its user and the user's roles, in one statement.
 TOKEN_USER = (
     sql.SQL("""
@@ -26,12 +33,13 @@ SELECT t.created,
            SELECT g.name FROM {user_groups} ug JOIN {groups} g ON g.id = ug.group_id
            WHERE ug.user_id = u.id AND g.name = ANY(%(roles)s)
        ),
-       u.*
+       {user_columns}
 FROM {tokens} t
 JOIN {users} u ON u.id = t.user_id
 WHERE t.key = %(key)s
 """)
     .format(
+        user_columns=sql.SQL(", ").join(sql.Identifier("u", f.column) for f in _USER_FIELDS),
         user_groups=sql.Identifier("auth_user_groups"),
         groups=sql.Identifier("auth_group"),
         tokens=sql.Identifier("authtoken_token"),
@@ -50,15 +58,12 @@ class ExpiringTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         with connection.cursor() as cursor:
-            cursor.execute(TOKEN_USER, {"roles": list(ROLES), "key": key})
+            cursor.execute(TOKEN_USER, {"roles": ROLE_NAMES, "key": key})
             row = cursor.fetchone()
-            names = [column.name for column in cursor.description[2:]]
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         created, role_names, *values = row
-        by_name = dict(zip(names, values, strict=True))
-        attnames = [field.attname for field in User._meta.concrete_fields]
-        user = User.from_db(DEFAULT_DB_ALIAS, attnames, [by_name[name] for name in attnames])
+        user = User.from_db(DEFAULT_DB_ALIAS, USER_ATTNAMES, values)
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         if created < timezone.now() - timedelta(days=settings.API_TOKEN_DAYS):
@@ -66,4 +71,6 @@ class ExpiringTokenAuthentication(TokenAuthentication):
                 _("This token has expired: make a new one on your API token page.")
             )
         roles_remember(user, role_names)
-        return user, Token(key=key, user=user, created=created)
+        token = Token.from_db(DEFAULT_DB_ALIAS, TOKEN_ATTNAMES, [key, user.pk, created])
+        token.user = user
+        return user, token

@@ -100,16 +100,36 @@ def test_anonymous_callers_are_counted_by_address(
 def test_a_call_is_one_round_trip_and_the_counter_expires_with_its_window(
     on_redis: Any, round_trips: list[int]
 ) -> None:
-    """On Redis a call is INCR + EXPIRE in one round trip; the count is read back through
-    Django's cache API (its serializer stores integers as they are), and the key expires a
-    second after the window."""
-    name = _name()
+    """On Redis a call is one round trip (the counting script, which the server keeps once
+    loaded); the count is read back through Django's cache API (its serializer stores
+    integers as they are), and the key expires a second after the window, however many
+    calls it counted."""
+    warm_up, name = _name(), _name()
+    count_call(warm_up, timeout=61)  # loads the script on the server, if it was not there
+    round_trips.clear()
     assert [count_call(name, timeout=61) for _ in range(3)] == [1, 2, 3]
     assert len(round_trips) == 3
     assert cache.get(name) == 3
     key = on_redis.make_and_validate_key(name)
     ttl = throttling.redis_of(on_redis).ttl(key)
     assert 0 < ttl <= 61
+    cache.delete(name)
+    cache.delete(warm_up)
+
+
+@pytest.mark.redis
+def test_the_count_survives_a_server_that_forgot_the_script(on_redis: Any) -> None:
+    """A Redis that does not know the script by its digest (after a restart or ``SCRIPT
+    FLUSH``; here a digest it never saw) is sent the script again: the count goes on and the
+    key still expires."""
+    name = _name()
+    assert count_call(name, timeout=61) == 1
+    counter = throttling._redis_counter()
+    assert counter is not None
+    digest, counter.script.sha = counter.script.sha, "0" * 40
+    assert count_call(name, timeout=61) == 2
+    assert counter.script.sha == digest
+    assert 0 < throttling.redis_of(on_redis).ttl(on_redis.make_and_validate_key(name)) <= 61
     cache.delete(name)
 
 
