@@ -14,7 +14,7 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from annotation.duplicates import phash_of
+from annotation.duplicates import HashInput, hash_input
 from annotation.formats.records import message
 
 if TYPE_CHECKING:
@@ -57,8 +57,9 @@ class ImageInfo:
     mime: str
     width: int
     height: int
-    # The perceptual hash of the decoded pixels (annotation.duplicates.phash_of).
-    phash: int | None = None
+    # What the perceptual hash is made from (annotation.duplicates.hash_input), taken from
+    # the decoded pixels; hashed later with other images (phashes_of).
+    hash_input: HashInput | None = None
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def inspect_image(
     data: bytes, *, max_bytes: int, max_pixels: int, perceptual_hash: bool = True
 ) -> ImageInfo:
     """Check an image fully (header, size, pixel count, full decode) and describe it, with
-    the perceptual hash of its pixels unless ``perceptual_hash`` is false."""
+    the input of its perceptual hash unless ``perceptual_hash`` is false."""
     _check_size(data, max_bytes, "image")
     image = _open_image(data)
     with image:
@@ -154,15 +155,15 @@ def inspect_image(
                     "the image is truncated or damaged and cannot be decoded ({detail})", detail=exc
                 )
             ) from exc
-        # Hashed from the pixels just decoded: no second decode. An image whose mode the
+        # Taken from the pixels just decoded: no second decode. An image whose mode the
         # hash cannot reduce is kept, unhashed.
-        phash: int | None = None
+        reduced: HashInput | None = None
         if perceptual_hash:
             try:
-                phash = phash_of(image)
+                reduced = hash_input(image)
             except (OSError, ValueError):
-                phash = None
-    return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height, phash)
+                reduced = None
+    return ImageInfo(image_format, ALLOWED_IMAGE_FORMATS[image_format], width, height, reduced)
 
 
 def make_thumbnail(data: bytes, *, size: int = 320, quality: int = 80) -> tuple[bytes, str]:

@@ -97,7 +97,8 @@ LABEL_STUDIO_IMPORT = FormatSpec(
         Field(
             "data.<key>",
             "Mapped by the lead to the image, question, reference answer (both required), "
-            "external id, explanation and split",
+            "external id, explanation and split; this site's own release, given no mapping, "
+            "is read by its own",
             required=True,
         ),
         Field(
@@ -148,9 +149,10 @@ LABEL_STUDIO_EXPORT = FormatSpec(
         "labelstudio.json, a list of tasks Label Studio 1.23 imports (POST "
         "/api/projects/{id}/import), with label_config.xml for the project and manifest.json. "
         "Images are data: URIs, so the file stands alone; a task's data carries everything of "
-        "the sample, so the release imports back unchanged (format labelstudio, the release's "
-        "own mapping). Image-question datasets only (a tri-modal dataset is "
-        "refused): tri-modal ones are released as JSON lines, Parquet or Hugging Face."
+        "the sample, so the release imports back unchanged (format labelstudio; an import given "
+        "no mapping reads it by the release's own). Image-question datasets only (a tri-modal "
+        "dataset is refused): tri-modal ones are released as JSON lines, Parquet or Hugging "
+        "Face."
     ),
     fields=(
         Field("data.external_id", "The sample's external id", required=True),
@@ -536,17 +538,21 @@ def sample_from_task(task: LsTask, mapping: LsMapping) -> ParsedSample | RowErro
 
 
 def iter_labelstudio(source: Source, mapping: LsMapping) -> Iterator[ParsedSample | RowError]:
-    """The samples of a Label Studio export by ``mapping``; FormatError when the mapping
-    leaves a required field empty (before any row)."""
-    _check(mapping)
-    for task in read_tasks(source):
-        yield sample_from_task(task, mapping)
+    """The samples of a Label Studio export by ``mapping`` (``mapping_for``: the release's
+    own when none is given and the export is this site's release); FormatError when the
+    mapping leaves a required field empty (before any row)."""
+    yield from _samples(read_tasks(source), mapping)
 
 
 def iter_labelstudio_tasks(document: Any, mapping: LsMapping) -> Iterator[ParsedSample | RowError]:
     """The samples of an export's parsed JSON (see ``iter_labelstudio``)."""
+    yield from _samples(tasks_from_document(document), mapping)
+
+
+def _samples(tasks: list[LsTask], given: LsMapping) -> Iterator[ParsedSample | RowError]:
+    mapping = mapping_for(tasks, given)
     _check(mapping)
-    for task in tasks_from_document(document):
+    for task in tasks:
         yield sample_from_task(task, mapping)
 
 
@@ -684,6 +690,28 @@ def _xml(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
     )
+
+
+# Data keys every task of this site's release holds (``export_task``), whatever the sample.
+RELEASE_DATA_KEYS = frozenset(
+    {"external_id", "question", "options_text", "reference_answer", MEDIA_NOTES, EXTRA}
+)
+
+
+def is_release(tasks: Iterable[LsTask]) -> bool:
+    """Whether the tasks are this site's Label Studio release (or Label Studio's export of a
+    project that imported it, which keeps the tasks' data): every readable task holds the
+    data keys the release writes, and there is at least one."""
+    readable = [task for task in tasks if task.problem is None]
+    return bool(readable) and all(task.data.keys() >= RELEASE_DATA_KEYS for task in readable)
+
+
+def mapping_for(tasks: list[LsTask], given: LsMapping) -> LsMapping:
+    """The mapping to read the tasks by: the one given, or, when none is given (no data key
+    and no control named), the release's own mapping for this site's release."""
+    if not given.data and not given.controls and is_release(tasks):
+        return release_mapping()
+    return given
 
 
 def release_mapping() -> LsMapping:

@@ -17,6 +17,7 @@ from annotation.formats.labelstudio import (
     MappingGuess,
     is_rejection,
     labels,
+    mapping_for,
     mapping_guess,
     read_tasks,
 )
@@ -34,8 +35,9 @@ def labelstudio_inspect(*, path: Path) -> MappingGuess:
 def labelstudio_after_import(*, job: ImportJob, path: Path) -> list[str]:
     """Hand the export's completed annotations and predictions, on the samples the job
     stored, to review and judging; the notes for the job's summary."""
-    mapping = LsMapping.from_options(job.options)
     tasks = read_tasks(path)
+    # The mapping the rows were read by (the release's own for this site's release).
+    mapping = mapping_for(tasks, LsMapping.from_options(job.options))
     externals: dict[str, str] = {}
     for task in tasks:
         key = mapping.data.get("external_id", "")

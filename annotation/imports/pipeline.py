@@ -55,11 +55,11 @@ from annotation.services.duplicates import (
 )
 from annotation.services.media import (
     FileWrites,
+    MediaInspection,
     NewAsset,
     media_assets_insert,
     media_derive_send,
     media_files_storing,
-    media_inspect,
     media_max_bytes,
 )
 from annotation.services.samples import (
@@ -465,6 +465,7 @@ class ImportRun:
         """
         assets: dict[str, NewAsset] = {}
         failed: dict[str, str] = {}
+        inspection = MediaInspection(perceptual_hash=import_finds_duplicates())
         for row in rows:
             for media in row.media:
                 kind = known.get(media.sha) or (
@@ -475,12 +476,9 @@ class ImportRun:
                     found = decoded.get(media.sha)
                     if found is None or found.role != media.role:
                         try:
-                            inspected = media_inspect(
-                                media.role,
-                                media.data,
-                                perceptual_hash=import_finds_duplicates(),
+                            found = Inspected(
+                                media.role, inspection.inspect(media.role, media.data)
                             )
-                            found = Inspected(media.role, inspected)
                         except MediaError as exc:
                             found = Inspected(media.role, None, exc.message)
                     fields = found.fields
@@ -505,6 +503,7 @@ class ImportRun:
                 if problem is not None:
                     row.problems.append(f"{_media_label(media)}: {problem}")
                     break
+        inspection.hash_pending()
         return assets
 
     # -- writing ---------------------------------------------------------------------------

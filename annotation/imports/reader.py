@@ -34,7 +34,7 @@ from annotation.imports.checks import shape_problems
 from annotation.media_checks import MediaError, sha256_hex
 from annotation.models import DatasetKind, Sample
 from annotation.services.duplicates import import_finds_duplicates, import_question_key
-from annotation.services.media import media_inspect
+from annotation.services.media import MediaInspection
 from annotation.services.samples import LABEL_FIELDS, sample_values_json
 from core.bulk import JsonText
 
@@ -128,9 +128,9 @@ class RowChecker:
         return problems + validate_sample(parsed, self.taxonomy)
 
 
-def _inspect(role: str, data: bytes) -> Inspected:
+def _inspect(inspection: MediaInspection, role: str, data: bytes) -> Inspected:
     try:
-        return Inspected(role, media_inspect(role, data, perceptual_hash=import_finds_duplicates()))
+        return Inspected(role, inspection.inspect(role, data))
     except MediaError as exc:
         return Inspected(role, None, exc.message)
 
@@ -139,7 +139,9 @@ def checked_chunks(
     rows: Iterable[ParsedSample | RowError], checker: RowChecker, size: int, *, skip_media: int
 ) -> Iterator[Chunk]:
     """The rows in chunks of ``size``, checked; media of the first ``skip_media`` rows (those
-    an earlier attempt stored) are hashed but not decoded again."""
+    an earlier attempt stored) are hashed but not decoded again. A chunk's images get their
+    perceptual hashes together, once the chunk is read."""
+    inspection = MediaInspection(perceptual_hash=import_finds_duplicates())
     chunk = Chunk()
     for seen, item in enumerate(rows, 1):
         chunk.items.append(item)
@@ -155,11 +157,13 @@ def checked_chunks(
                     if ref.data is not None and ref.problem is None:
                         sha = sha256_hex(ref.data)
                         if sha not in chunk.media:
-                            chunk.media[sha] = _inspect(ref.role, ref.data)
+                            chunk.media[sha] = _inspect(inspection, ref.role, ref.data)
         if len(chunk.items) == size:
+            inspection.hash_pending()
             yield chunk
             chunk = Chunk()
     if chunk.items:
+        inspection.hash_pending()
         yield chunk
 
 

@@ -14,7 +14,13 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from annotation.duplicates import Keyed, duplicate_pairs, image_hash
+from annotation.duplicates import (
+    HashInput,
+    Keyed,
+    duplicate_pairs,
+    image_hash_input,
+    phashes_of,
+)
 from annotation.models import DuplicatePair, MediaAsset, MediaKind, Sample
 from annotation.selectors import sample_duplicate_keys
 from annotation.services.samples import sample_question_key
@@ -85,9 +91,17 @@ def media_phashes_refresh(*, only_missing: bool = True) -> int:
     hashed = 0
     for batch in _batches(list(images.order_by("pk").values_list("pk", flat=True))):
         assets = list(MediaAsset.objects.filter(pk__in=batch).only("id", "file", "phash"))
+        reduced: list[tuple[MediaAsset, HashInput]] = []
         for asset in assets:
+            asset.phash = None
             with default_storage.open(asset.file.name, "rb") as handle:
-                asset.phash = image_hash(handle.read())
+                found = image_hash_input(handle.read())
+            if found is not None:
+                reduced.append((asset, found))
+        # One stacked product per batch, as an import hashes its chunks.
+        hashes = phashes_of([pixels for _asset, pixels in reduced])
+        for (asset, _pixels), phash in zip(reduced, hashes, strict=True):
+            asset.phash = phash
         MediaAsset.objects.bulk_update(assets, ["phash"])
         hashed += sum(asset.phash is not None for asset in assets)
     return hashed

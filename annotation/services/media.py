@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation import media_checks
+from annotation import duplicates, media_checks
 from annotation.models import MediaAsset, MediaKind
 from core.bulk import rows_insert_new
 from core.jobs import job_send
@@ -53,30 +53,62 @@ def media_max_bytes(kind: str) -> int:
     return int(settings.MEDIA_MAX_IMAGE_BYTES)
 
 
+class MediaInspection:
+    """Media files checked one by one, the perceptual hashes of their images made together.
+
+    ``inspect`` checks a file fully and gives the asset's fields at once, an image's
+    ``phash`` None until ``hash_pending`` hashes every image inspected since its last call in
+    one stacked product (``duplicates.phashes_of``): an import's chunk hashes its images so,
+    at a fraction of the cost of one product per image.
+    """
+
+    def __init__(self, *, perceptual_hash: bool = True) -> None:
+        self.perceptual_hash = perceptual_hash
+        self._pending: list[tuple[dict[str, Any], duplicates.HashInput]] = []
+
+    def inspect(self, kind: str, data: bytes) -> dict[str, Any]:
+        """Check a file fully as ``kind`` (an image is decoded whole) and return the asset's
+        fields; media_checks.MediaError says why the file cannot be used."""
+        if kind == MediaKind.AUDIO:
+            audio = media_checks.inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
+            return {
+                "mime_type": audio.mime,
+                "duration_seconds": audio.duration_seconds,
+                "sample_rate": audio.sample_rate,
+                "channels": audio.channels,
+            }
+        image = media_checks.inspect_image(
+            data,
+            max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
+            max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
+            perceptual_hash=self.perceptual_hash,
+        )
+        fields: dict[str, Any] = {
+            "mime_type": image.mime,
+            "width": image.width,
+            "height": image.height,
+            "phash": None,
+        }
+        if image.hash_input is not None:
+            self._pending.append((fields, image.hash_input))
+        return fields
+
+    def hash_pending(self) -> None:
+        """Set the ``phash`` of every image inspected since the last call."""
+        pending, self._pending = self._pending, []
+        hashes = duplicates.phashes_of([reduced for _fields, reduced in pending])
+        for (fields, _reduced), phash in zip(pending, hashes, strict=True):
+            fields["phash"] = phash
+
+
 def media_inspect(kind: str, data: bytes, *, perceptual_hash: bool = True) -> dict[str, Any]:
     """Check a file fully as ``kind`` (an image is decoded whole) and return the asset's
     fields, an image's perceptual hash unless ``perceptual_hash`` is false;
     media_checks.MediaError says why the file cannot be used."""
-    if kind == MediaKind.AUDIO:
-        audio = media_checks.inspect_audio(data, max_bytes=settings.MEDIA_MAX_AUDIO_BYTES)
-        return {
-            "mime_type": audio.mime,
-            "duration_seconds": audio.duration_seconds,
-            "sample_rate": audio.sample_rate,
-            "channels": audio.channels,
-        }
-    image = media_checks.inspect_image(
-        data,
-        max_bytes=settings.MEDIA_MAX_IMAGE_BYTES,
-        max_pixels=settings.MEDIA_MAX_IMAGE_PIXELS,
-        perceptual_hash=perceptual_hash,
-    )
-    return {
-        "mime_type": image.mime,
-        "width": image.width,
-        "height": image.height,
-        "phash": image.phash,
-    }
+    inspection = MediaInspection(perceptual_hash=perceptual_hash)
+    fields = inspection.inspect(kind, data)
+    inspection.hash_pending()
+    return fields
 
 
 @dataclass

@@ -7,8 +7,9 @@ import re
 import unicodedata
 from pathlib import Path
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -17,9 +18,12 @@ from annotation.duplicates import (
     _marks_to_spaces,
     duplicate_pairs,
     hash_distance,
+    hash_input,
     image_hash,
     normalise_question,
     phash_of,
+    phashes_of,
+    reduced_pixels,
     text_key,
 )
 
@@ -125,3 +129,63 @@ def test_a_small_image_hashes_like_its_grey_copy() -> None:
     with Image.open(_real_images()[0]) as image:
         small = image.convert("RGB").resize((24, 20))
     assert phash_of(small) == phash_of(small.convert("L"))
+
+
+def _random_image(mode: str, width: int, height: int, seed: int) -> Image.Image:
+    pixels = np.random.default_rng(seed).bytes(width * height * 3)
+    rgb = Image.frombytes("RGB", (width, height), pixels)
+    return rgb.convert("L").convert("I;16") if mode == "I;16" else rgb.convert(mode)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["L", "RGB", "RGBA", "P", "LA", "1", "CMYK", "I;16"]),
+            st.integers(1, 70),
+            st.integers(1, 70),
+            st.integers(0, 2**32 - 1),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_images_reduced_together_have_each_image_s_own_pixels(
+    specs: list[tuple[str, int, int, int]],
+) -> None:
+    """Stacked by mode and size, every small image gets the pixels Pillow gives it alone
+    (grey, then bilinear to 32×32), whatever its size, mode and the images beside it; a
+    large one (over 4,096 pixels) is reduced alone, box reduction first."""
+    images = [_random_image(*spec) for spec in specs]
+    # The same size twice or more, so that images are stacked.
+    images += [_random_image(mode, width, height, seed + 1) for mode, width, height, seed in specs]
+    reduced = reduced_pixels([hash_input(image) for image in images])
+    for image, got in zip(images, reduced, strict=True):
+        own = image.convert("L") if image.mode not in {"L", "RGB", "RGBA"} else image
+        if own.width * own.height <= 4096:
+            alone = (own.convert("L") if own.mode != "L" else own).resize(
+                (32, 32), Image.Resampling.BILINEAR
+            )
+        else:
+            alone = own.resize((32, 32), Image.Resampling.BILINEAR, reducing_gap=2.0).convert("L")
+        assert got.tobytes() == alone.tobytes()
+
+
+def test_a_chunk_of_images_hashes_as_each_alone_and_as_imagehash() -> None:
+    """The import's 24×24 colour images and real ones, hashed as one stack: each has its
+    hash alone and imagehash.phash's bits on its reduced pixels."""
+    import imagehash
+
+    images = [_random_image("RGB", 24, 24, seed) for seed in range(40)]
+    images += [Image.open(path) for path in sorted(IMAGES.glob("*.png"))[:4]]
+    together = phashes_of([hash_input(image) for image in images])
+    assert together == [phash_of(image) for image in images]
+    for image, ours in zip(images, together, strict=True):
+        own = image.convert("L") if image.mode not in {"L", "RGB", "RGBA"} else image
+        if own.width * own.height > 4096:
+            reduced = own.resize((32, 32), Image.Resampling.BILINEAR, reducing_gap=2.0)
+            small = reduced.convert("L")
+        else:
+            small = own.convert("L").resize((32, 32), Image.Resampling.BILINEAR)
+        assert ours & (2**64 - 1) == int(str(imagehash.phash(small)), 16)
+    assert phashes_of([]) == []

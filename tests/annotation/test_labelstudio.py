@@ -249,6 +249,62 @@ def test_the_release_re_imports_with_the_same_verified_labels(tmp_path: Path) ->
     assert imported == _labels(source)
 
 
+def _as_stored(dataset: Dataset) -> dict[str, Any]:
+    return {
+        s.external_id: (
+            {name: getattr(s, name) for name in sorted(LABEL_FIELD_NAMES)},
+            s.extra,
+            s.options,
+            list(s.media_links.values_list("role", "position", "asset__sha256", "asset__licence")),
+        )
+        for s in Sample.objects.filter(dataset=dataset)
+    }
+
+
+def test_the_release_imports_by_its_own_mapping_when_none_is_given(tmp_path: Path) -> None:
+    """An import of this site's Label Studio release given no mapping (as the import command
+    or the API starts one) reads it by the release's own mapping: the same samples, labels,
+    custom fields and media as with that mapping given. Before, it failed with "the mapping
+    leaves question, reference_answer empty"."""
+    source = mmooc_dataset()
+    run_import(source, EXPORT, guessed(EXPORT))
+    _release(source, tmp_path)
+    release = tmp_path / "labelstudio.json"
+    unmapped = mmooc_dataset()
+    done = run_import(unmapped, release, ls.LsMapping({}, {}))
+    assert done.status == ImportJobStatus.SUCCEEDED, done.message
+    assert (done.imported, done.rejected) == (3, 0)
+    mapped = mmooc_dataset()
+    run_import(mapped, release, ls.release_mapping())
+    assert len(_as_stored(unmapped)) == 3
+    assert _as_stored(unmapped) == _as_stored(mapped)
+    fields = sorted(LABEL_FIELD_NAMES - {"source_dataset"})
+    imported = {
+        s.external_id: {name: getattr(s, name) for name in fields}
+        for s in Sample.objects.filter(dataset=unmapped)
+    }
+    assert imported == _labels(source)
+
+
+def test_only_the_site_s_release_falls_back_to_its_own_mapping(tmp_path: Path) -> None:
+    """The fallback needs the release's data keys in every task and no mapping given: a
+    Label Studio export of another project is still refused without one, and a mapping
+    given is the one used."""
+    source = mmooc_dataset()
+    run_import(source, EXPORT, guessed(EXPORT))
+    tasks = ls.tasks_from_document(_release(source, tmp_path)[0])
+    assert ls.is_release(tasks)
+    assert ls.mapping_for(tasks, ls.LsMapping({}, {})) == ls.release_mapping()
+    given = ls.LsMapping({"question": "question", "reference_answer": "explanation"}, {})
+    assert ls.mapping_for(tasks, given) == given
+    foreign = ls.read_tasks(EXPORT)
+    assert not ls.is_release(foreign)
+    assert ls.mapping_for(foreign, ls.LsMapping({}, {})) == ls.LsMapping({}, {})
+    del tasks[1].data["options_text"]
+    assert not ls.is_release(tasks)
+    assert not ls.is_release([])
+
+
 def test_the_release_task_carries_every_field_image_licence_and_custom_field() -> None:
     """A release task read back by the release's mapping gives the sample whole: every label
     field (pipeline, source, generator models), further images in order, each image's
