@@ -79,6 +79,7 @@ def analyze(everything: bool = False) -> None:
     from django.db import connection
 
     tables = [""] if everything else ["review_slot", "review_review", "annotation_sample"]
+    tables += [] if everything else ["review_assignment"]
     with connection.cursor() as cursor:
         for table in tables:
             cursor.execute(f"VACUUM ANALYZE {table}")
