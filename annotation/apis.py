@@ -432,6 +432,7 @@ def _run_bulk(request: Request, dataset_id: int, action: str, data: dict[str, An
         by=acting_user(request.user),
         priority=data.get("priority"),
         reason=data.get("reason", ""),
+        assignees=data.get("assignees") or (),
     )
     if isinstance(result, SampleBulkJob):
         return job_accepted(
@@ -477,10 +478,25 @@ class SampleBulkApi(APIView):
                 {"properties": {"reason": NOT_BLANK}, "required": ["reason"]},
             ),
             when("action", [BulkAction.SET_PRIORITY.value], {"required": ["priority"]}),
+            # Assigning names the annotators; unassigning without names frees the samples.
+            when(
+                "action",
+                [BulkAction.ASSIGN.value],
+                {"properties": {"assignees": {"minItems": 1}}, "required": ["assignees"]},
+            ),
         ]
 
         action = serializers.ChoiceField(choices=BulkAction.choices)
         priority = serializers.IntegerField(required=False, min_value=-1000, max_value=1000)
+        assignees = serializers.ListField(
+            child=serializers.CharField(max_length=150),
+            required=False,
+            max_length=50,
+            help_text=(
+                "usernames of the dataset's annotators (assign: at least one; unassign: "
+                "from these people only, from everyone when left out)"
+            ),
+        )
 
     @extend_schema(
         parameters=FILTER_PARAMETERS,

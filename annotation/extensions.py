@@ -21,7 +21,7 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -95,6 +95,29 @@ class ReviewQueue(Protocol):
         """Whether anyone has reviewed or adjudicated a sample of the dataset."""
         ...
 
+    def assignees_check(self, *, dataset: Dataset, usernames: Iterable[str]) -> None:
+        """Refuse (ValidationError) anyone named who is not an annotator of the dataset."""
+        ...
+
+    def assign(
+        self,
+        *,
+        dataset: Dataset,
+        sample_ids: Sequence[int],
+        usernames: Iterable[str],
+        by: User | None,
+    ) -> int:
+        """Assign the samples to the annotators named: served to them first, and to nobody
+        else while one of them can still take them; the number of assignments made."""
+        ...
+
+    def unassign(
+        self, *, dataset: Dataset, sample_ids: Sequence[int], usernames: Iterable[str]
+    ) -> int:
+        """Take the samples back from the people named (from everyone, when none is); the
+        number of assignments removed."""
+        ...
+
 
 _queue: ReviewQueue | None = None
 
@@ -114,6 +137,30 @@ def review_queue_refresh(*, dataset_id: int) -> int:
     """Tell an open review queue that samples changed (statuses, judges' flags); 0 when the
     dataset has no open queue."""
     return _queue.refresh(dataset_id=dataset_id) if _queue is not None else 0
+
+
+def review_queue_assignees_check(*, dataset: Dataset, usernames: Iterable[str]) -> None:
+    """Refuse anyone named who is not an annotator of the dataset (no one, without a queue)."""
+    if _queue is not None:
+        _queue.assignees_check(dataset=dataset, usernames=usernames)
+
+
+def review_queue_assign(
+    *, dataset: Dataset, sample_ids: Sequence[int], usernames: Iterable[str], by: User | None
+) -> int:
+    """Assign samples to annotators in the review queue; the assignments made."""
+    if _queue is None:
+        return 0
+    return _queue.assign(dataset=dataset, sample_ids=sample_ids, usernames=usernames, by=by)
+
+
+def review_queue_unassign(
+    *, dataset: Dataset, sample_ids: Sequence[int], usernames: Iterable[str]
+) -> int:
+    """Take samples back from annotators in the review queue; the assignments removed."""
+    if _queue is None:
+        return 0
+    return _queue.unassign(dataset=dataset, sample_ids=sample_ids, usernames=usernames)
 
 
 def samples_reviewed_by(*, dataset: Dataset, username: str) -> QuerySet[Any] | None:

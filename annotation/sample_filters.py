@@ -26,6 +26,8 @@ class BulkAction(models.TextChoices):
     SET_PRIORITY = "set_priority", gettext_lazy("Set priority")
     TAKE_DOWN = "take_down", gettext_lazy("Take down")
     RESTORE = "restore", gettext_lazy("Restore")
+    ASSIGN = "assign", gettext_lazy("Assign to annotators")
+    UNASSIGN = "unassign", gettext_lazy("Unassign")
 
 
 # Sort keys offered to users, and the columns each one orders by (id breaks ties).

@@ -121,6 +121,8 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
         return redirect(back)
     samples = selectors.samples_selected(dataset=dataset, filter=filter, ids=ids)
     priority, reason = _priority(request), request.POST.get("reason", "").strip()
+    assignees = [name for name in request.POST.getlist("assignees") if name.strip()]
+    assigning = action in (BulkAction.ASSIGN, BulkAction.UNASSIGN)
     if request.POST.get("confirm") != "1":
         return render(
             request,
@@ -138,6 +140,10 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
                 "priority": "" if priority is None else priority,
                 "reason": reason,
                 "needs_reason": action == BulkAction.TAKE_DOWN,
+                "annotators": (
+                    selectors.dataset_annotator_usernames(dataset=dataset) if assigning else []
+                ),
+                "assignees": assignees,
                 "back": back,
             },
         )
@@ -150,6 +156,7 @@ def sample_bulk(request: HttpRequest, dataset_id: int) -> HttpResponse:
             by=acting_user(request.user),
             priority=priority,
             reason=reason,
+            assignees=assignees,
         )
     except ValidationError as exc:
         for message in exc.messages:
@@ -209,6 +216,14 @@ def bulk_summary(action: str, result: BulkResult) -> str:
         }
     elif action == BulkAction.TAKE_DOWN:
         text = ngettext("%(n)d sample taken down.", "%(n)d samples taken down.", n) % {"n": n}
+    elif action == BulkAction.ASSIGN:
+        text = ngettext(
+            "%(n)d assignment made: those annotators are served these samples first.",
+            "%(n)d assignments made: those annotators are served these samples first.",
+            n,
+        ) % {"n": n}
+    elif action == BulkAction.UNASSIGN:
+        text = ngettext("%(n)d assignment removed.", "%(n)d assignments removed.", n) % {"n": n}
     else:
         text = ngettext("%(n)d sample restored.", "%(n)d samples restored.", n) % {"n": n}
     if result.skipped:

@@ -163,6 +163,16 @@ def dataset_members(*, dataset: Dataset) -> list[Member]:
     ]
 
 
+def dataset_annotator_usernames(*, dataset: Dataset) -> list[str]:
+    """The usernames of the dataset's active members with the annotator role, in order (the
+    people samples may be assigned to); one query."""
+    return list(
+        DatasetMembership.objects.filter(dataset=dataset, annotates=True, user__is_active=True)
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
 MEMBER_CANDIDATES_SHOWN = 500
 
 

@@ -19,10 +19,15 @@ is then the first thing the queue offers them, and they may not take it. For eac
   client), loops/s and the claim's and the submit's p50/p95.
 
 The reviewer's history is taken away again after their turn, so that each one meets the queue
-as built. The parent prints one JSON object on its last line: the figures at each size.
+as built. With ``--assigned N``, the first N samples in claim order are then assigned to one
+new reviewer (``review.queue.assignments``: reserved for them) and ``assigned_N`` gives the
+claim's p50/p95 for that assignee (served from their assignments) and for another new reviewer
+(whose walk of the queue must pass over the N reserved samples at its head), each rolled back
+as above. The parent prints one JSON object on its last line: the figures at each size.
 
 Run: .venv/bin/python bench/bench_claim_scale.py [--sizes 41883,1000000] [--reuse]
      [--histories 0,1000,10000] [--claims 200] [--loops 100] [--db-prefix bench_claim_scale]
+     [--assigned 0]
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ def analyze(everything: bool = False) -> None:
     from django.db import connection
 
     tables = [""] if everything else ["review_slot", "review_review", "annotation_sample"]
+    tables += [] if everything else ["review_assignment"]
     with connection.cursor() as cursor:
         for table in tables:
             cursor.execute(f"VACUUM ANALYZE {table}")
@@ -199,6 +205,57 @@ def plan(dataset: Any, reviewer: Any) -> dict[str, Any]:
     }
 
 
+def assigned(dataset: Any, n: int, n_claims: int) -> dict[str, Any]:
+    """The claim of an assignee of the first ``n`` samples in claim order, and of another
+    reviewer, who may take none of them."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from annotation import services
+    from core import roles
+    from tests.annotation.factories import UserFactory
+
+    names = ("claim-scale-assignee", "claim-scale-other")
+    get_user_model().objects.filter(username__in=names).delete()
+    assignee, other = (UserFactory.create(username=name, role=roles.ANNOTATOR) for name in names)
+    for user in (assignee, other):
+        services.dataset_add_member(dataset=dataset, user=user, roles={roles.ANNOTATOR})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH chosen AS (
+                SELECT sl.sample_id FROM review_slot sl
+                WHERE sl.dataset_id = %(ds)s AND sl.position = 0 AND NOT sl.done
+                ORDER BY sl.judges_disagree DESC, sl.priority DESC, sl.sample_id
+                LIMIT %(n)s
+            ), made AS (
+                INSERT INTO review_assignment (dataset_id, sample_id, reviewer_id, open, created_at)
+                SELECT %(ds)s, c.sample_id, %(me)s, true, now() FROM chosen c
+                RETURNING sample_id
+            )
+            UPDATE review_slot sl SET reserved = true
+            FROM made WHERE sl.sample_id = made.sample_id AND NOT sl.done
+            """,
+            {"ds": dataset.pk, "n": n, "me": assignee.pk},
+        )
+    analyze()
+    try:
+        return {
+            "assignee": claims(dataset, assignee, n_claims),
+            "other": claims(dataset, other, n_claims),
+        }
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM review_assignment WHERE dataset_id = %s", [dataset.pk])
+            cursor.execute(
+                "UPDATE review_slot SET reserved = false WHERE dataset_id = %s AND reserved",
+                [dataset.pk],
+            )
+        assignee.delete()
+        other.delete()
+        analyze()
+
+
 def child(args: argparse.Namespace) -> dict[str, Any]:
     size = args.size
     figures: dict[str, Any] = {"size": size}
@@ -218,6 +275,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             forget(dataset, reviewer)
             reviewer.delete()
+    if args.assigned:
+        n = min(args.assigned, size)
+        figures[f"assigned_{n}"] = assigned(dataset, n, args.claims)
     return figures
 
 
@@ -230,6 +290,9 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=100)
     parser.add_argument("--db-prefix", default="bench_claim_scale")
     parser.add_argument("--plans", action="store_true", help="print each claim's plan (stderr)")
+    parser.add_argument(
+        "--assigned", type=int, default=0, help="also time claims with this many samples assigned"
+    )
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.size is not None:
@@ -244,7 +307,8 @@ def main() -> None:
     for size in sizes:
         command = [sys.executable, __file__, "--size", str(size), "--db-prefix", args.db_prefix]
         command += ["--histories", args.histories, "--claims", str(args.claims)]
-        command += ["--loops", str(args.loops)] + (["--reuse"] if args.reuse else [])
+        command += ["--loops", str(args.loops), "--assigned", str(args.assigned)]
+        command += ["--reuse"] if args.reuse else []
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"size {size} failed:\n{done.stderr[-4000:]}")

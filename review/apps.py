@@ -14,6 +14,7 @@ class ReviewConfig(AppConfig):
         from review.gold import services as gold_services
         from review.gold import views as gold_views
         from review.hooks import ReviewQueueForAnnotation
+        from review.queue import assignments
 
         extensions.dataset_list_column_register(
             extensions.DatasetListColumn(
@@ -27,6 +28,12 @@ class ReviewConfig(AppConfig):
         extensions.sample_panel_register(
             extensions.SamplePanel(
                 template="review/_sample_gold.html", load=gold_views.sample_gold_panel
+            )
+        )
+        # A lead sees whom a sample is assigned to, and who can still take it.
+        extensions.sample_panel_register(
+            extensions.SamplePanel(
+                template="review/_sample_assignments.html", load=views.sample_assignments_panel
             )
         )
         # Everyone who sees a sample sees its reviews, as blind review allows.
@@ -52,5 +59,7 @@ class ReviewConfig(AppConfig):
         )
         # Annotation moves samples into and out of review; the queue follows through this port.
         extensions.review_queue_register(ReviewQueueForAnnotation())
+        # A member who leaves or loses the annotator role frees the samples assigned to them.
+        extensions.membership_changed_register(assignments.membership_changed)
         # A Label Studio export's completed annotations become reviews.
         extensions.imported_work_register(annotations=imported.reviews_from_imported)

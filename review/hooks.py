@@ -7,13 +7,18 @@ list filters by reviewer, without importing review.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import QuerySet
 
 from annotation.models import Dataset, Sample
 from review.models import Outcome, Review, Slot
+from review.queue import assignments
 from review.queue.services import QUEUED_STATUSES, queue_sync
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class ReviewQueueForAnnotation:
@@ -42,4 +47,26 @@ class ReviewQueueForAnnotation:
         return (
             Review.objects.filter(dataset=dataset).exists()
             or Outcome.objects.filter(dataset=dataset).exists()
+        )
+
+    def assignees_check(self, *, dataset: Dataset, usernames: Iterable[str]) -> None:
+        assignments.assignees_checked(dataset=dataset, usernames=usernames)
+
+    def assign(
+        self,
+        *,
+        dataset: Dataset,
+        sample_ids: Sequence[int],
+        usernames: Iterable[str],
+        by: User | None,
+    ) -> int:
+        return assignments.samples_assign(
+            dataset=dataset, sample_ids=sample_ids, assignees=usernames, by=by
+        )
+
+    def unassign(
+        self, *, dataset: Dataset, sample_ids: Sequence[int], usernames: Iterable[str]
+    ) -> int:
+        return assignments.samples_unassign(
+            dataset=dataset, sample_ids=sample_ids, assignees=usernames
         )

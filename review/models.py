@@ -126,6 +126,9 @@ class Slot(models.Model):
     lease_expires_at = models.DateTimeField()
     done = models.BooleanField(default=False)
     gold = models.BooleanField(default=False)
+    # Kept by review.queue.assignments: the sample has an open assignment, so only its
+    # assignees are served this slot.
+    reserved = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         verbose_name = _("queue slot")
@@ -157,8 +160,17 @@ class Slot(models.Model):
             # Matches the claim's ORDER BY; done slots drop out of it. It carries every column
             # the claim tests, so that the claim walks it without reading the table until the
             # slot it takes: a veteran walks past the open slots of every sample they reviewed.
+            # Reserved slots (assigned samples) are a range of their own that the walk of
+            # everyone else never enters.
             models.Index(
-                fields=["dataset", "-judges_disagree", "-priority", "sample", "position"],
+                fields=[
+                    "dataset",
+                    "reserved",
+                    "-judges_disagree",
+                    "-priority",
+                    "sample",
+                    "position",
+                ],
                 include=["id", "round", "lease_expires_at", "gold"],
                 name="slot_claim_order_idx",
                 condition=Q(done=False),
@@ -261,6 +273,48 @@ class Draft(models.Model):
 
     def __str__(self) -> str:
         return f"draft {self.reviewer_id} on {self.sample_id}"
+
+
+class Assignment(models.Model):
+    """A lead gave a sample to a member of its dataset to review: it is served to them before
+    any other sample and, while it is ``open``, to none of the dataset's other reviewers.
+
+    An assignment is open while its assignee may review in the dataset (a member with the
+    annotator role), has not been served the sample in its current review round (holds no slot
+    of it) and has not skipped it; a sample's open slots are ``reserved`` while it has an open
+    assignment (``review.queue.assignments``)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    sample = models.ForeignKey(Sample, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="+",
+        verbose_name=_("assignee"),
+        db_index=False,  # assignment_open_idx and assignment_reviewer_idx lead with it
+    )
+    open = models.BooleanField(_("open"), default=True)
+    assigned_by = created_by_field(verbose_name=_("assigned by"))
+    created_at = models.DateTimeField(_("assigned at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("assignment")
+        verbose_name_plural = _("assignments")
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "reviewer"], name="uniq_assignment")
+        ]
+        indexes = [
+            # The claim's first place to look: the reviewer's open assignments in a dataset.
+            models.Index(
+                fields=["reviewer", "dataset", "sample"],
+                condition=Q(open=True),
+                name="assignment_open_idx",
+            ),
+            models.Index(fields=["dataset", "reviewer"], name="assignment_reviewer_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample_id} to {self.reviewer_id}"
 
 
 class Skip(models.Model):

@@ -19,6 +19,7 @@ from core import charts
 from core.roles import ANNOTATOR, is_lead
 from review import editing
 from review.models import (
+    Assignment,
     Comment,
     Decision,
     Draft,
@@ -74,6 +75,15 @@ def sample_reviews_visible(*, user: Any, sample: Sample) -> list[Review]:
     if not sees_others_work_on(user=user, sample=sample):
         reviews = reviews.filter(reviewer_id=user.pk)
     return list(reviews.order_by("round", "created_at", "id"))
+
+
+def sample_assignments(*, sample: Sample) -> list[Assignment]:
+    """The people the sample is assigned to, with who assigned it, in order; one query."""
+    return list(
+        Assignment.objects.filter(sample=sample)
+        .select_related("reviewer", "assigned_by")
+        .order_by("reviewer__username")
+    )
 
 
 def review_get_own(*, reviewer: User, review_id: int) -> Review | None:

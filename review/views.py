@@ -33,6 +33,15 @@ from review.models import Decision
 from review.queue import services as queue_services
 
 
+def sample_assignments_panel(*, user: Any, sample: Any) -> dict[str, Any] | None:
+    """The sample page's card, for leads, of the people it is assigned to and whether each
+    can still take it (nothing when it is assigned to nobody)."""
+    if not is_lead(user):
+        return None
+    assignments = selectors.sample_assignments(sample=sample)
+    return {"assignments": assignments} if assignments else None
+
+
 def sample_reviews_panel(*, user: Any, sample: Any) -> dict[str, Any] | None:
     """The sample page's card of its reviews side by side, those the user may see (nothing
     when there are none)."""

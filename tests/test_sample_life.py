@@ -1,7 +1,9 @@
 """The sample's life as invariants: a Hypothesis state machine drives imports, re-imports,
-review, adjudication, gold, takedowns, judge jobs (finished and cancelled) and release round
-trips through the APIs a lead and reviewers call, on PostgreSQL, and checks after every step
-that nothing changed without its history, that no sample is stranded or over-reviewed, that
+review, adjudication, gold, takedowns, assignments to annotators (and annotators losing their
+role), judge jobs (finished and cancelled) and release round trips through the APIs a lead and
+reviewers call, on PostgreSQL, and checks after every step that nothing changed without its
+history, that no sample is stranded or over-reviewed, that assigned samples are served to their
+assignees first and to nobody else while one of them can take them, that
 no verdict lands after a cancel, that the judges' filters and the queue follow the latest
 verdicts, that a blind dataset hides votes and reviewers, that a release comes back as it
 was, and that the leaderboard counts what it says (issue 25, "What to build" item 1).
@@ -31,6 +33,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.test import Client, TestCase
 from django.urls import reverse
+from django.utils import timezone
 from hypothesis import Phase, currently_in_test_context, event
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -53,13 +56,14 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
+from annotation.services import dataset_member_set_roles
 from annotation.services.samples import LABEL_FIELDS
 from core import roles
 from judging.calls.execution import JudgeRunner
 from judging.consensus import ABSTAIN
 from judging.models import JudgeJob, JudgeJobStatus, ModelResponse, Verdict
 from judging.services import judge_job_apply_consensus
-from review.models import Review, Slot
+from review.models import Assignment, Review, Skip, Slot
 from tests.annotation.factories import UserFactory
 from tests.annotation.imports_support import mmooc_record
 from tests.judging.factories import fake_judge, rule_judge
@@ -162,6 +166,7 @@ class SampleLife(RuleBasedStateMachine):
         self.responses_imported = False
         self.steps = 0
         self.snapshots = 0
+        self.away: set[int] = set()  # reviewers (by index) who lost the annotator role
 
     def teardown(self) -> None:
         if TRACE:
@@ -353,12 +358,21 @@ class SampleLife(RuleBasedStateMachine):
 
     def _review_next(self, reviewer: int, action: str, scenario: str) -> None:
         client = self.clients[reviewer]
+        mine, others = self._assigned_claimable(self.reviewers[reviewer])
         claim = client.post(reverse("api_review_claim", args=[self.dataset.pk]), {}, format="json")
+        if reviewer in self.away:
+            assert claim.status_code in (403, 404), claim.content
+            return
         if claim.status_code == 204:
+            assert not mine, f"nothing served, but {sorted(mine)} are assigned to them"
             _event("review: nothing to claim")
             return
         assert claim.status_code == 200, claim.content
         sample_id = claim.json()["sample"]["id"]
+        if mine:
+            assert sample_id in mine, f"served {sample_id} before their assigned {sorted(mine)}"
+            _event("review: an assigned sample served first")
+        assert sample_id not in others, f"served {sample_id}, reserved for its assignees"
         if action == "skip":
             reply = client.post(
                 reverse("api_review_skip", args=[sample_id]), {"reason": "unsure"}, format="json"
@@ -443,12 +457,70 @@ class SampleLife(RuleBasedStateMachine):
         if sample is not None:
             self._bulk({"action": "restore", "ids": [sample.pk]})
 
-    def _bulk(self, body: dict[str, Any]) -> None:
+    def _bulk(self, body: dict[str, Any], status: int = 200) -> None:
         with on_commit_run():
             reply = self.api.post(
                 reverse("api_dataset_samples_bulk", args=[self.dataset.pk]), body, format="json"
             )
-        assert reply.status_code == 200, reply.content
+        assert reply.status_code == status, reply.content
+
+    def _assigned_claimable(self, user: Any) -> tuple[set[int], set[int]]:
+        """The samples with a claimable slot that are assigned to the user (open), and those
+        reserved for others only."""
+        claimable = Slot.objects.filter(
+            dataset=self.dataset, done=False, gold=False, lease_expires_at__lt=timezone.now()
+        )
+        open_ = Assignment.objects.filter(dataset=self.dataset, open=True)
+        mine = set(
+            claimable.filter(
+                sample_id__in=open_.filter(reviewer=user).values("sample_id")
+            ).values_list("sample_id", flat=True)
+        )
+        others = set(
+            claimable.filter(sample_id__in=open_.exclude(reviewer=user).values("sample_id"))
+            .exclude(sample_id__in=open_.filter(reviewer=user).values("sample_id"))
+            .values_list("sample_id", flat=True)
+        )
+        return mine, others
+
+    @rule(
+        which=st.integers(0, 50),
+        who=st.sets(st.integers(0, REVIEWERS - 1), min_size=1, max_size=2),
+    )
+    def assign(self, which: int, who: set[int]) -> None:
+        """The lead assigns a sample to one or two reviewers (refused for one who lost the
+        annotator role)."""
+        sample = self._sample(which)
+        if sample is None:
+            return
+        names = [self.reviewers[i].username for i in sorted(who)]
+        refused = bool(who & self.away)
+        self._bulk(
+            {"action": "assign", "ids": [sample.pk], "assignees": names},
+            status=400 if refused else 200,
+        )
+        _event("assign: refused" if refused else f"assign: to {len(who)}")
+
+    @rule(which=st.integers(0, 50))
+    def unassign(self, which: int) -> None:
+        sample = self._sample(which)
+        if sample is not None:
+            self._bulk({"action": "unassign", "ids": [sample.pk]})
+
+    @rule(who=st.integers(0, REVIEWERS - 1))
+    def annotator_role_toggled(self, who: int) -> None:
+        """A reviewer loses the annotator role in the dataset (staying an auditor), or gets it
+        back; at most one is away at a time, so that k reviews stay possible."""
+        if who in self.away:
+            roles_now = {roles.ANNOTATOR}
+            self.away.discard(who)
+        elif not self.away:
+            roles_now = {roles.AUDITOR}
+            self.away.add(who)
+        else:
+            return
+        dataset_member_set_roles(dataset=self.dataset, user=self.reviewers[who], roles=roles_now)
+        _event(f"role: annotator {'back' if roles_now == {roles.ANNOTATOR} else 'lost'}")
 
     @rule(which=st.integers(0, 50), n=st.integers(0, 1000))
     def lead_edits(self, which: int, n: int) -> None:
@@ -729,6 +801,28 @@ class SampleLife(RuleBasedStateMachine):
                 f"reviewed it can claim it; slots "
                 f"{list(Slot.objects.filter(sample=sample).values('round', 'done', 'reviewer'))}"
             )
+
+    @invariant()
+    def assigned_samples_are_reserved_while_an_assignee_can_take_them(self) -> None:
+        """An assignment is open exactly while its assignee is an annotator of the dataset,
+        holds no slot of the sample's latest round and has not skipped it; an open slot is
+        reserved exactly while its sample has an open assignment."""
+        if not hasattr(self, "dataset"):
+            return
+        away = {self.reviewers[i].pk for i in self.away}
+        for assignment in Assignment.objects.filter(dataset=self.dataset):
+            slots = Slot.objects.filter(sample_id=assignment.sample_id, gold=False)
+            latest = slots.aggregate(m=Max("round"))["m"]
+            holds = slots.filter(round=latest, reviewer_id=assignment.reviewer_id).exists()
+            skipped = Skip.objects.filter(
+                sample_id=assignment.sample_id, reviewer_id=assignment.reviewer_id
+            ).exists()
+            expected = assignment.reviewer_id not in away and not holds and not skipped
+            assert assignment.open == expected, (assignment, holds, skipped)
+        open_ = Assignment.objects.filter(dataset=self.dataset, open=True)
+        reserved = set(open_.values_list("sample_id", flat=True))
+        for slot in Slot.objects.filter(dataset=self.dataset, done=False, gold=False):
+            assert slot.reserved == (slot.sample_id in reserved), (slot, slot.reserved)
 
     @invariant()
     def no_verdict_after_a_cancel(self) -> None:

@@ -1,4 +1,5 @@
-"""Actions on many samples at once: send to review, set priority, take down, restore.
+"""Actions on many samples at once: send to review, set priority, take down, restore, assign
+to annotators and unassign (the review queue's assignments, through its port).
 
 Each status move is written to every sample's history, a few statements per thousand samples
 rather than per sample (40,000 samples move in well under a minute); then the review queue is
@@ -9,7 +10,7 @@ the same transaction.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,11 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.extensions import review_queue_sync
+from annotation.extensions import (
+    review_queue_assign,
+    review_queue_sync,
+    review_queue_unassign,
+)
 from annotation.models import (
     ChangeSource,
     Dataset,
@@ -265,6 +270,28 @@ def samples_set_priority(
     return BulkResult(changed=changed, skipped=len(ids) - changed)
 
 
+def samples_assign(
+    *, dataset: Dataset, samples: QuerySet[Sample], assignees: Sequence[str], by: User | None
+) -> BulkResult:
+    """Assign the samples to each of the annotators named (members of the dataset with the
+    annotator role; ValidationError naming anyone else): the review queue serves them to
+    those people first, and to nobody else while one of them can still take them.
+    ``changed`` counts the assignments made (one per sample and person)."""
+    ids = list(samples.filter(dataset=dataset).order_by("id").values_list("id", flat=True))
+    made = review_queue_assign(dataset=dataset, sample_ids=ids, usernames=assignees, by=by)
+    return BulkResult(changed=made)
+
+
+def samples_unassign(
+    *, dataset: Dataset, samples: QuerySet[Sample], assignees: Sequence[str]
+) -> BulkResult:
+    """Take the samples back from the people named (from everyone, when none is): they go
+    back to the common queue. ``changed`` counts the assignments removed."""
+    ids = list(samples.filter(dataset=dataset).order_by("id").values_list("id", flat=True))
+    removed = review_queue_unassign(dataset=dataset, sample_ids=ids, usernames=assignees)
+    return BulkResult(changed=removed)
+
+
 def send_from_statuses(filter: SampleFilter) -> tuple[str, ...]:
     """The statuses "send to review" moves for a sample list filter: the statuses it names, or
     imported samples only, so that sending a whole unfiltered list never re-opens settled
@@ -281,6 +308,7 @@ def samples_bulk_action(
     by: User | None,
     priority: int | None = None,
     reason: str = "",
+    assignees: Sequence[str] = (),
 ) -> BulkResult:
     """Run one of the sample list's bulk actions on a selection (the page's and the API's)."""
     if action == BulkAction.SEND_TO_REVIEW:
@@ -299,6 +327,10 @@ def samples_bulk_action(
         return samples_take_down(dataset=dataset, samples=samples, by=by, reason=reason)
     if action == BulkAction.RESTORE:
         return samples_restore(dataset=dataset, samples=samples, by=by, reason=reason)
+    if action == BulkAction.ASSIGN:
+        return samples_assign(dataset=dataset, samples=samples, assignees=assignees, by=by)
+    if action == BulkAction.UNASSIGN:
+        return samples_unassign(dataset=dataset, samples=samples, assignees=assignees)
     raise ValidationError(
         {"action": _("Unknown action “%(action)s”.") % {"action": action}}, code="bad_action"
     )

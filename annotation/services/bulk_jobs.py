@@ -18,6 +18,7 @@ from django.db import transaction
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 
+from annotation.extensions import review_queue_assignees_check
 from annotation.models import Dataset, SampleBulkJob
 from annotation.sample_filters import BulkAction, SampleFilter
 from annotation.selectors import samples_selected
@@ -36,7 +37,14 @@ INLINE_MAX = 2000
 TASK = "annotation.run_sample_bulk_job"
 
 
-def bulk_action_check(*, action: str, priority: int | None, reason: str) -> None:
+def bulk_action_check(
+    *,
+    action: str,
+    priority: int | None,
+    reason: str,
+    dataset: Dataset | None = None,
+    assignees: Sequence[str] = (),
+) -> None:
     """Refuse at once what the action itself would refuse, before a job is queued."""
     if action not in BulkAction.values:
         raise ValidationError(
@@ -54,6 +62,8 @@ def bulk_action_check(*, action: str, priority: int | None, reason: str) -> None
                 "high": high,
             }
             raise ValidationError({"priority": message}, code="bad_priority")
+    if action == BulkAction.ASSIGN and dataset is not None:
+        review_queue_assignees_check(dataset=dataset, usernames=assignees)
 
 
 @transaction.atomic
@@ -67,9 +77,12 @@ def sample_bulk_job_create(
     by: User | None,
     priority: int | None = None,
     reason: str = "",
+    assignees: Sequence[str] = (),
 ) -> SampleBulkJob:
     """Record a bulk action for a worker; its task is sent once the request commits."""
-    bulk_action_check(action=action, priority=priority, reason=reason)
+    bulk_action_check(
+        action=action, priority=priority, reason=reason, dataset=dataset, assignees=assignees
+    )
     job = SampleBulkJob.objects.create(
         dataset=dataset,
         action=action,
@@ -78,6 +91,7 @@ def sample_bulk_job_create(
             "ids": None if ids is None else list(ids),
             "priority": priority,
             "reason": reason,
+            "assignees": list(assignees),
         },
         selected=selected,
         created_by=by,
@@ -95,6 +109,7 @@ def samples_bulk_start(
     by: User | None,
     priority: int | None = None,
     reason: str = "",
+    assignees: Sequence[str] = (),
 ) -> BulkResult | SampleBulkJob:
     """Run a bulk action on the samples that the filter (and ``ids``) select, in this request,
     or, on more than ``INLINE_MAX`` of them, record it as a job for a worker (the job returned).
@@ -113,6 +128,7 @@ def samples_bulk_start(
             by=by,
             priority=priority,
             reason=reason,
+            assignees=assignees,
         )
     return samples_bulk_action(
         dataset=dataset,
@@ -122,6 +138,7 @@ def samples_bulk_start(
         by=by,
         priority=priority,
         reason=reason,
+        assignees=assignees,
     )
 
 
@@ -144,6 +161,7 @@ def sample_bulk_job_run(*, job_id: int) -> SampleBulkJob | None:
                 by=job.created_by,
                 priority=params.get("priority"),
                 reason=params.get("reason") or "",
+                assignees=params.get("assignees") or (),
             )
             finished = jobs.job_finish(
                 claim,

@@ -30,7 +30,7 @@ from annotation.models import Dataset
 from core.leases import OPEN_SINCE
 from review.gold import services as gold_services
 from review.models import Slot
-from review.queue import statements
+from review.queue import assignments, statements
 from review.selectors import review_settings_get
 
 if TYPE_CHECKING:
@@ -48,12 +48,14 @@ class Reservation:
     reviewer_id: int
     until: dt.datetime
     gold: bool = False
+    # One of the reviewer's assigned samples: taking it closes their assignment.
+    assigned: bool = False
 
     @property
     def token(self) -> str:
         return signing.dumps(
             [self.slot_id, self.sample_id, self.dataset_id, self.reviewer_id,
-             self.until.isoformat(), self.gold],
+             self.until.isoformat(), self.gold, self.assigned],
             salt=_SALT,
         )  # fmt: skip
 
@@ -61,10 +63,13 @@ class Reservation:
 def reservation_read(*, token: str, reviewer: User) -> Reservation:
     """The reservation a token names, if it was made for this reviewer; ValidationError else."""
     try:
-        slot_id, sample_id, dataset_id, reviewer_id, until, gold = signing.loads(token, salt=_SALT)
+        # A token made before assignments has no seventh field.
+        slot_id, sample_id, dataset_id, reviewer_id, until, gold, *assigned = signing.loads(
+            token, salt=_SALT
+        )
         reservation = Reservation(
             int(slot_id), int(sample_id), int(dataset_id), int(reviewer_id),
-            dt.datetime.fromisoformat(until), bool(gold),
+            dt.datetime.fromisoformat(until), bool(gold), bool(assigned and assigned[0]),
         )  # fmt: skip
     except (signing.BadSignature, ValueError, TypeError) as exc:
         raise ValidationError(_("This reservation is not valid."), code="bad_token") from exc
@@ -104,7 +109,13 @@ def slot_reserve_ahead(
     mine = previous is not None and previous.dataset_id == dataset.pk
     if mine and previous is not None and _held(previous).update(lease_expires_at=until):
         return Reservation(
-            previous.slot_id, previous.sample_id, dataset.pk, reviewer.pk, until, previous.gold
+            previous.slot_id,
+            previous.sample_id,
+            dataset.pk,
+            reviewer.pk,
+            until,
+            previous.gold,
+            previous.assigned,
         )
     gold = _reserve_gold(dataset=dataset, reviewer=reviewer, now=now, until=until, rng=rng)
     if gold is not None:
@@ -122,7 +133,9 @@ def slot_reserve_ahead(
         row = cursor.fetchone()
     if row is None:
         return None
-    return Reservation(int(row[0]), int(row[1]), dataset.pk, reviewer.pk, until)
+    return Reservation(
+        int(row[0]), int(row[1]), dataset.pk, reviewer.pk, until, assigned=bool(row[2])
+    )
 
 
 def _reserve_gold(
@@ -175,6 +188,8 @@ def slot_take_reserved(
             taken = _held(reservation).update(
                 reviewer=reviewer, leased_at=now, lease_expires_at=expires
             )
+            if taken and reservation.assigned:
+                assignments.assignment_served(slot_id=reservation.slot_id, reviewer=reviewer)
     except IntegrityError:
         return None  # another open lease of theirs in the dataset, or this sample's slot
     return expires if taken else None

@@ -31,7 +31,7 @@ from core.leases import (
 from core.roles import is_lead
 from review.gold import services as gold_services
 from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
-from review.queue import statements
+from review.queue import assignments, statements
 from review.selectors import review_settings_get
 from review.services.reviews import sample_settle_round
 
@@ -206,6 +206,9 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         if position not in existing.get(sample_id, ())
     ]
     Slot.objects.bulk_create(new, batch_size=batch_size)
+    # New slots and rounds, samples out of review, reviewers counted again: the reservations
+    # of assigned samples follow (and any left by concurrent claims is repaired).
+    assignments.assignments_refresh(dataset_id=dataset.pk)
     return len(new)
 
 
@@ -288,13 +291,17 @@ def slot_claim_card(
     row = claim_retrying(lambda: claim_row(statements.CLAIM, params))
     if row is None:
         return None
-    slot_id, leased_sample, expires_at, resumed, gold, gold_rate, card = row
+    slot_id, leased_sample, expires_at, resumed, gold, gold_rate, card, assigned = row
     lease = Lease(slot_id, leased_sample, dataset_id, expires_at, resumed=resumed, gold=gold)
     if not skipped and sample_id is None:
         served = _gold_instead(
             lease=lease, gold_rate=float(gold_rate), reviewer=reviewer, now=at, rng=rng
         )
         if served is not lease:
+            if assigned:  # the assigned sample the claim served was given back for gold
+                assignments.assignments_refresh(
+                    dataset_id=dataset_id, sample_ids=[leased_sample], reviewer_id=reviewer.pk
+                )
             return leased_card(lease=served)
     return LeasedCard(lease, annotation_selectors.sample_card_from(card))
 
@@ -367,6 +374,10 @@ def slot_release(*, sample: Sample, reviewer: User) -> bool:
     if held is None:
         return False
     _free(held.pk)
+    # Given back, an assigned sample is theirs again (a skip then closes their assignment).
+    assignments.assignments_refresh(
+        dataset_id=sample.dataset_id, sample_ids=[sample.pk], reviewer_id=reviewer.pk
+    )
     return True
 
 
@@ -387,5 +398,8 @@ def slot_skip(*, sample: Sample, reviewer: User, reason: str) -> Skip:
         reviewer=reviewer,
         defaults={"reason": reason, "dataset_id": sample.dataset_id, "gold": gold},
     )
-    slot_release(sample=sample, reviewer=reviewer)
+    if not slot_release(sample=sample, reviewer=reviewer):
+        assignments.assignments_refresh(
+            dataset_id=sample.dataset_id, sample_ids=[sample.pk], reviewer_id=reviewer.pk
+        )
     return skip

@@ -28,6 +28,21 @@ for every row (a sort of the whole queue at 1,000,000 samples). A nested-loop an
 the reviewer's slots, as before, cost 80 ms for a reviewer with 10,000 reviews
 (``docs/performance.md``).
 
+Samples assigned to chosen annotators (``review.queue.assignments``) come first: the candidates
+are the slots of the reviewer's open assignments (``assignment_open_idx``: an assignment stays
+open only until its assignee is served its sample, so this costs an index probe or two), then,
+``UNION ALL`` (an Append, which runs its arms in turn, and this statement is never run in
+parallel: it writes), the walk of every other slot. Each arm is the ordered candidates, the
+lock and ``LIMIT 1`` of its own, as above: under one ``LIMIT`` above both, the planner counted
+on the first arm for the row and planned the walk for every row (a generic plan sorted the
+whole queue, 234 ms a claim at 41,883 samples). The walk keeps out of reserved slots (a
+sample with an open assignment is its assignees' only) as one more column of
+``slot_claim_order_idx``, second after the dataset, so that the walk is the index's range of
+unreserved slots and passes over no reserved one. Serving a slot closes the reviewer's
+assignment of its sample and, when no other one is open, frees the sample's other slots, in the
+claim's own statement (``closed``, ``unreserved``); it answers whether it closed one
+(``assigned``), so that a gold item swapped in for it can reopen it.
+
 The claim (:data:`CLAIM`) renews the reviewer's unfinished lease in the dataset, if they hold
 one (on the sample asked for, when one is), or leases the next slot: one statement, one round
 trip, atomic without a transaction of its own. Two concurrent claims of one reviewer both find
@@ -56,34 +71,84 @@ _TABLES = {
     "skip": sql.Identifier("review_skip"),
     "settings": sql.Identifier("review_reviewsettings"),
     "gold_item": sql.Identifier("review_golditem"),
+    "assignment": sql.Identifier("review_assignment"),
 }
+
+# A candidate of :data:`NEXT_SLOT` (``{candidate}``) locked, and still claimable on the row it
+# locked.
+_LOCKED = sql.SQL("""EXISTS (
+            SELECT 1 FROM {slot} s
+            WHERE s.id = {candidate}.id
+              AND NOT s.done AND s.lease_expires_at < %(now)s AND NOT s.gold
+            FOR UPDATE SKIP LOCKED
+        )""")
 
 NEXT_SLOT = sql.SQL("""
     SELECT next.id FROM (
-        SELECT c.id FROM {slot} c
-        WHERE c.dataset_id = %(dataset)s
-          AND NOT c.done
-          AND c.lease_expires_at < %(now)s
-          AND NOT c.gold
-          AND (%(sample)s::bigint IS NULL OR c.sample_id = %(sample)s::bigint)
-          AND (c.sample_id, c.round) NOT IN (
-              SELECT m.sample_id, m.round FROM {slot} m
-              WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
-          )
-          AND (
-              %(sample)s::bigint IS NOT NULL
-              OR %(skipped)s = (
-                  c.sample_id IN (SELECT k.sample_id FROM {skip} k WHERE k.reviewer_id = %(me)s)
-              )
-          )
-        ORDER BY c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
+        (
+            SELECT mine.id FROM (
+                SELECT c.id FROM {assignment} a
+                JOIN {slot} c ON c.sample_id = a.sample_id
+                WHERE a.reviewer_id = %(me)s
+                  AND a.dataset_id = %(dataset)s
+                  AND a.open
+                  AND (
+                      a.sample_id = %(sample)s::bigint
+                      OR (%(sample)s::bigint IS NULL AND NOT %(skipped)s)
+                  )
+                  AND NOT c.done
+                  AND c.lease_expires_at < %(now)s
+                  AND NOT c.gold
+                  AND (c.sample_id, c.round) NOT IN (
+                      SELECT m.sample_id, m.round FROM {slot} m
+                      WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
+                  )
+                ORDER BY a.sample_id
+            ) mine
+            WHERE {locked_mine}
+            LIMIT 1
+        )
+        UNION ALL
+        (
+            SELECT walk.id FROM (
+                SELECT c.id FROM {slot} c
+                WHERE c.dataset_id = %(dataset)s
+                  AND NOT c.reserved
+                  AND NOT c.done
+                  AND c.lease_expires_at < %(now)s
+                  AND NOT c.gold
+                  AND (%(sample)s::bigint IS NULL OR c.sample_id = %(sample)s::bigint)
+                  AND (c.sample_id, c.round) NOT IN (
+                      SELECT m.sample_id, m.round FROM {slot} m
+                      WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
+                  )
+                  AND (
+                      %(sample)s::bigint IS NOT NULL
+                      OR %(skipped)s = (
+                          c.sample_id IN (
+                              SELECT k.sample_id FROM {skip} k WHERE k.reviewer_id = %(me)s
+                          )
+                      )
+                  )
+                ORDER BY
+                    c.reserved, c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
+            ) walk
+            WHERE {locked_walk}
+            LIMIT 1
+        )
     ) next
-    WHERE EXISTS (
-        SELECT 1 FROM {slot} s
-        WHERE s.id = next.id AND NOT s.done AND s.lease_expires_at < %(now)s AND NOT s.gold
-        FOR UPDATE SKIP LOCKED
-    )
-    LIMIT 1""").format(**_TABLES)
+    LIMIT 1""").format(
+    locked_mine=_LOCKED.format(candidate=sql.Identifier("mine"), **_TABLES),
+    locked_walk=_LOCKED.format(candidate=sql.Identifier("walk"), **_TABLES),
+    **_TABLES,
+)
+
+# Whether the sample ``{sample}`` has an open assignment besides the reviewer's own: serving
+# them a slot of it leaves it reserved for those others only then.
+_OTHERS_OPEN = sql.SQL("""EXISTS (
+            SELECT 1 FROM {assignment} o
+            WHERE o.sample_id = {sample} AND o.open AND o.reviewer_id <> %(me)s
+        )""")
 
 
 def _text(statement: sql.Composable) -> str:
@@ -118,7 +183,8 @@ held AS (
 ),
 fresh AS (
     UPDATE {slot} s
-    SET reviewer_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(now)s + conf.lease
+    SET reviewer_id = %(me)s, leased_at = %(now)s, lease_expires_at = %(now)s + conf.lease,
+        reserved = CASE WHEN s.reserved THEN {others_open} ELSE false END
     FROM conf
     WHERE s.id = (
         SELECT next.id FROM ({next_slot}) next
@@ -126,23 +192,68 @@ fresh AS (
     )
     RETURNING s.id, s.sample_id, s.lease_expires_at, false AS resumed, s.gold
 ),
+closed AS (
+    UPDATE {assignment} a SET open = false
+    FROM fresh
+    WHERE a.reviewer_id = %(me)s AND a.sample_id = fresh.sample_id AND a.open
+    RETURNING a.id
+),
+unreserved AS (
+    UPDATE {slot} u SET reserved = false
+    FROM fresh
+    WHERE u.sample_id = fresh.sample_id
+      AND u.reserved
+      AND NOT u.gold
+      AND u.id <> fresh.id
+      AND NOT {others_open_fresh}
+    RETURNING u.id
+),
 leased AS (
-    SELECT * FROM held
+    SELECT h.id, h.sample_id, h.lease_expires_at, h.resumed, h.gold FROM held h
     UNION ALL
-    SELECT * FROM fresh
+    SELECT f.id, f.sample_id, f.lease_expires_at, f.resumed, f.gold FROM fresh f
 )
 SELECT leased.id, leased.sample_id, leased.lease_expires_at, leased.resumed, leased.gold,
-       conf.gold_rate, annotation_sample_card(leased.sample_id)
+       conf.gold_rate, annotation_sample_card(leased.sample_id),
+       EXISTS (SELECT 1 FROM closed) AS assigned
 FROM leased, conf
-""").format(next_slot=NEXT_SLOT, **_TABLES)
+""").format(
+        next_slot=NEXT_SLOT,
+        others_open=_OTHERS_OPEN.format(sample=sql.SQL("s.sample_id"), **_TABLES),
+        others_open_fresh=_OTHERS_OPEN.format(sample=sql.SQL("fresh.sample_id"), **_TABLES),
+        **_TABLES,
+    )
 )
 
 RESERVE = _text(
     sql.SQL("""
 UPDATE {slot} SET lease_expires_at = %(until)s
 WHERE id = ({next_slot})
-RETURNING id, sample_id
+RETURNING id, sample_id, EXISTS (
+    SELECT 1 FROM {assignment} a
+    WHERE a.reviewer_id = %(me)s AND a.sample_id = {slot}.sample_id AND a.open
+)
 """).format(next_slot=NEXT_SLOT, **_TABLES)
+)
+
+# Serving a slot taken otherwise than by :data:`CLAIM` (a reservation made the reviewer's
+# lease; ``%(taken)s`` the slot, ``%(me)s`` the reviewer), as the claim does in its statement.
+SERVED = _text(
+    sql.SQL("""
+WITH closed AS (
+    UPDATE {assignment} a SET open = false
+    FROM {slot} t
+    WHERE t.id = %(taken)s AND a.reviewer_id = %(me)s AND a.sample_id = t.sample_id AND a.open
+    RETURNING a.sample_id
+)
+UPDATE {slot} u SET reserved = false
+FROM {slot} t
+WHERE t.id = %(taken)s
+  AND u.sample_id = t.sample_id
+  AND u.reserved
+  AND NOT u.gold
+  AND NOT {others_open}
+""").format(others_open=_OTHERS_OPEN.format(sample=sql.SQL("t.sample_id"), **_TABLES), **_TABLES)
 )
 
 

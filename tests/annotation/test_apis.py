@@ -10,8 +10,9 @@ import pytest
 
 from annotation import services
 from annotation.models import Dataset, DuplicatePair, Sample, SampleRevision, SampleStatus
-from review.models import Slot
-from tests.annotation.factories import mmooc_dataset, mmooc_sample
+from review.models import Assignment, Slot
+from review.queue.services import queue_sync
+from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
 
 pytestmark = pytest.mark.django_db
@@ -153,6 +154,46 @@ def test_bulk_actions_by_api_on_chosen_ids(lead: Any) -> None:
     assert set(Sample.objects.values_list("status", flat=True)) == {SampleStatus.PENDING_REVIEW}
     bad = client.post(url, {"action": "delete_all"}, format="json")
     assert bad.status_code == 400 and "action" in bad.json()
+
+
+def test_samples_are_assigned_and_unassigned_by_api(lead: Any, annotator: Any) -> None:
+    """The bulk endpoint assigns the chosen samples to annotators of the dataset (the claim
+    then serves them to them first) and takes them back; a non-member, a missing or
+    malformed list of assignees get a 400 naming the field, and nothing is assigned."""
+    dataset = dataset_with(0, n_pending=3)
+    services.dataset_add_member(dataset=dataset, user=annotator)
+    queue_sync(dataset=dataset)
+    stranger = UserFactory.create(role="annotator")
+    _a, b, c = Sample.objects.filter(dataset=dataset).order_by("id")
+    url = f"/api/datasets/{dataset.pk}/samples/bulk/"
+    client = client_for(lead)
+    body = {"action": "assign", "ids": [b.pk, c.pk], "assignees": [annotator.username]}
+    for refused, field in (
+        ({**body, "assignees": [annotator.username, stranger.username]}, "assignees"),
+        ({**body, "assignees": []}, "assignees"),
+        ({"action": "assign", "ids": [b.pk]}, "assignees"),
+        ({**body, "assignees": "everyone"}, "assignees"),
+        ({**body, "assignees": [{"name": 1}]}, "assignees"),
+    ):
+        response = client.post(url, refused, format="json")
+        assert response.status_code == 400, (refused, response.content)
+        assert field in response.json(), response.json()
+    wrong = client.post(url, {**body, "assignees": [stranger.username]}, format="json")
+    assert f"Not an annotator of this dataset: {stranger.username}." in str(wrong.json())
+    assert not Assignment.objects.exists()
+    done = client.post(url, body, format="json")
+    assert done.json() == {"changed": 2, "skipped": 0, "slots_opened": 0}
+    assert set(Assignment.objects.values_list("sample_id", "reviewer_id")) == {
+        (b.pk, annotator.pk),
+        (c.pk, annotator.pk),
+    }
+    claimed = client_for(annotator).post(f"/api/datasets/{dataset.pk}/claim/", {}, format="json")
+    assert claimed.json()["sample"]["id"] == b.pk  # before a, first in the queue's order
+    back = client.post(url, {"action": "unassign", "ids": [c.pk]}, format="json")
+    assert back.json()["changed"] == 1
+    assert list(Assignment.objects.values_list("sample_id", flat=True)) == [b.pk]
+    annotators = client_for(annotator).post(url, body, format="json")
+    assert annotators.status_code == 403
 
 
 def test_every_filter_can_select_what_a_bulk_action_changes(lead: Any) -> None:

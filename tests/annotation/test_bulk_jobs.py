@@ -15,7 +15,7 @@ from annotation.models import SampleBulkJob, SampleRevision, SampleStatus
 from annotation.sample_filters import SampleFilter
 from annotation.services import bulk_jobs
 from core.jobs import JobStatus
-from review.models import Slot
+from review.models import Assignment, Slot
 from tests.annotation.factories import mmooc_sample
 from tests.annotation.test_sample_views import dataset_with
 from tests.conftest import client_for
@@ -189,3 +189,28 @@ def test_a_bulk_job_in_a_live_worker_is_left_alone_and_a_dead_ones_is_swept_and_
     done = services.sample_bulk_job_run(job_id=job.pk)
     assert done is not None and (done.status, done.changed, done.attempts) == ("succeeded", 3, 2)
     assert dataset.samples.filter(status=SampleStatus.REMOVED).count() == 3
+
+
+@pytest.mark.usefixtures("small_inline_max")
+def test_a_large_assignment_runs_in_the_background(lead: Any, annotator: Any) -> None:
+    """Assigning more than INLINE_MAX samples is a job that assigns them all to the people
+    named; naming a non-member is refused before any job is queued."""
+    dataset = dataset_with(4)
+    services.dataset_add_member(dataset=dataset, user=annotator)
+    refused = {"action": "assign", "scope": "all", "confirm": "1", "assignees": ["nobody"]}
+    client = browser(lead)
+    answer = client.post(reverse("annotation:sample_bulk", args=[dataset.pk]), refused, follow=True)
+    assert "Not an annotator of this dataset: nobody." in answer.content.decode()
+    assert not SampleBulkJob.objects.exists()
+    job = services.samples_bulk_start(
+        dataset=dataset,
+        action="assign",
+        filter=SampleFilter(),
+        ids=None,
+        by=lead,
+        assignees=[annotator.username],
+    )
+    assert isinstance(job, SampleBulkJob)
+    done = bulk_jobs.sample_bulk_job_run(job_id=job.pk)
+    assert done is not None and (done.status, done.changed) == (JobStatus.SUCCEEDED, 4)
+    assert Assignment.objects.filter(dataset=dataset, reviewer=annotator).count() == 4

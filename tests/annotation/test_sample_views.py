@@ -11,9 +11,10 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Dataset, DuplicatePair, Sample, SampleStatus
-from review.models import Slot
-from tests.annotation.factories import mmooc_dataset, mmooc_sample
-from tests.support.html import element, has
+from core import roles
+from review.models import Assignment, Slot
+from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
+from tests.support.html import attribute, element, elements, has, text
 from tests.support.http import browser
 
 pytestmark = pytest.mark.django_db
@@ -107,6 +108,41 @@ def test_ticked_samples_take_down_with_a_reason(lead: Any) -> None:
     assert set(Sample.objects.filter(status=SampleStatus.REMOVED)) == {a, b}
     empty = client.post(bulk, {"action": "restore", "scope": "selected"}, follow=True)
     assert "Tick some samples first" in empty.content.decode()
+
+
+def test_ticked_samples_are_assigned_to_annotators_ticked_on_the_confirmation(
+    lead: Any, annotator: Any, auditor: Any, django_assert_num_queries: Any
+) -> None:
+    """ "Assign to annotators" asks which of the dataset's annotators (auditors are not
+    offered) in a fixed number of queries; confirming assigns the ticked samples to them and
+    says so; nobody ticked is refused with a message; "Unassign" takes them back."""
+    dataset = dataset_with(3)
+    services.dataset_add_member(dataset=dataset, user=annotator)
+    services.dataset_add_member(dataset=dataset, user=auditor, roles={roles.AUDITOR})
+    other = UserFactory.create(role=roles.ANNOTATOR, member_of=dataset)
+    a, b, _c = Sample.objects.filter(dataset=dataset).order_by("id")
+    client = browser(lead)
+    bulk = reverse("annotation:sample_bulk", args=[dataset.pk])
+    form = {"action": "assign", "scope": "selected", "ids": [a.pk, b.pk]}
+    client.post(bulk, form)  # the session and the user's settings, read once
+    with django_assert_num_queries(7):
+        confirm = client.post(bulk, form)
+    page = confirm.content.decode()
+    question = text(element(page, id="bulk-question"))
+    assert question.startswith("Assign 2 samples to the annotators ticked below?")
+    boxes = elements(element(page, "fieldset", id="bulk-assignees"), "input", name="assignees")
+    assert [attribute(box, "value") for box in boxes] == sorted(
+        [annotator.username, other.username]
+    )
+    refused = client.post(bulk, {**form, "confirm": "1"}, follow=True).content.decode()
+    assert "Choose at least one annotator of this dataset." in refused
+    chosen = {**form, "confirm": "1", "assignees": [annotator.username, other.username]}
+    done = client.post(bulk, chosen, follow=True).content.decode()
+    assert "4 assignments made: those annotators are served these samples first." in done
+    assert Assignment.objects.filter(dataset=dataset).count() == 4
+    back = {"action": "unassign", "scope": "selected", "ids": [a.pk], "confirm": "1"}
+    assert "2 assignments removed." in client.post(bulk, back, follow=True).content.decode()
+    assert set(Assignment.objects.values_list("sample_id", flat=True)) == {b.pk}
 
 
 @pytest.mark.parametrize("role", ["annotator", "auditor"])

@@ -119,7 +119,7 @@ BENCHES = {
     "bench_claim_scale.py": Tiny(
         (
             *("--sizes", "60", "--histories", "0,10", "--claims", "3", "--loops", "2"),
-            *("--db-prefix", "{db}"),
+            *("--assigned", "5", "--db-prefix", "{db}"),
         ),
         frozenset({"sizes"}),
         database_url=True,

@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 from annotation import services as annotation_services
 from annotation.models import Sample, SampleStatus
 from review.models import Outcome, Review, Slot
+from review.queue.assignments import samples_assign
 from tests.annotation.factories import UserFactory, mmooc_sample
 from tests.review.factories import review_dataset
 
@@ -67,6 +68,26 @@ def test_claim_and_submit_run_a_fixed_number_of_statements(
         created = clients[1].post(reverse("api_reviews"), body, format="json")
     assert created.json()["settled_status"] == SampleStatus.VERIFIED
     assert Outcome.objects.get(sample_id=sample_id).status == SampleStatus.VERIFIED
+
+
+def test_a_claim_serving_an_assigned_sample_costs_the_same_statements(
+    django_assert_num_queries: Any, lead: Any
+) -> None:
+    """A claim that serves an assigned sample (closing the assignment and freeing its other
+    slot in the same statement) costs what any claim costs; so does the next one, another
+    reviewer's."""
+    first, second = (UserFactory.create(role="annotator") for _ in range(2))
+    dataset = review_dataset(3, k=2, members=[first, second])
+    head, *_rest, last = Sample.objects.filter(dataset=dataset).order_by("pk")
+    samples_assign(dataset=dataset, sample_ids=[last.pk], assignees=[first.username], by=lead)
+    client, other = _token_client(first), _token_client(second)
+    with django_assert_num_queries(CLAIM):
+        sample_id, body = _loop(client, dataset.pk)
+    assert sample_id == last.pk
+    assert client.post(reverse("api_reviews"), body, format="json").status_code == 201
+    with django_assert_num_queries(CLAIM):
+        again, _body = _loop(other, dataset.pk)
+    assert again == head.pk  # the queue's own order for everyone else
 
 
 def test_submit_answers_the_review_as_the_serializer_did(annotator: Any) -> None:

@@ -13,6 +13,7 @@ from annotation.models import NoteKey, Sample, SampleStatus
 from review import services
 from review.models import Review, ReviewSettings, Slot
 from review.queue import services as queue_services
+from review.queue.assignments import samples_assign
 from tests.annotation.factories import UserFactory
 from tests.review.factories import open_queue, review_dataset, submit, trimodal_pair
 from tests.support.html import attribute, element, elements, text
@@ -311,3 +312,32 @@ def test_an_annotator_sees_the_others_reviews_without_blind_review_but_no_judge(
     shown = {attribute(row, "data-reviewer") for row in elements(reviews, "tr", data_reviewer=True)}
     assert shown == {annotator.username, "co-reviewer"} and "their note" in text(reviews)
     assert "secret-judge" not in page and "some-model" not in page
+
+
+def test_the_sample_page_tells_a_lead_whom_the_sample_is_assigned_to(
+    lead: Any, annotator: Any
+) -> None:
+    """A lead sees each assignee and whether they can still take the sample (the one served
+    it no longer can); an annotator sees no such card."""
+    other = UserFactory.create(role="annotator")
+    dataset = review_dataset(1, members=[annotator, other])
+    sample = Sample.objects.get(dataset=dataset)
+    samples_assign(
+        dataset=dataset,
+        sample_ids=[sample.pk],
+        assignees=[annotator.username, other.username],
+        by=lead,
+    )
+    queue_services.slot_claim(dataset=dataset, reviewer=annotator)
+    url = reverse("annotation:sample_detail", args=[sample.pk])
+    panel = element(_client(lead).get(url).content.decode(), id="assignments-panel")
+    rows = {
+        text(row).split(" ")[0]: text(row)
+        for row in elements(panel, "tr", data_testid="assignment")
+    }
+    assert set(rows) == {annotator.username, other.username}
+    assert "Served it" in rows[annotator.username]
+    assert "Can still take it" in rows[other.username]
+    assert lead.username in rows[other.username]
+    page = _client(annotator).get(url).content.decode()
+    assert 'id="assignments-panel"' not in page
