@@ -28,12 +28,23 @@ same file unchanged, and a snapshot build in JSONL and in Parquet. The page proc
 RSS is reported as ``web_peak_rss_mb``. Media and the generated files stay in ``--var``
 (``var/bench-scale/<size>``), so that ``--reuse`` finds the media of its database.
 
+Before the pages, the leaderboard's kept aggregates are recomputed once as a worker does
+(``leaderboard_recompute_s``: the one statement of ``judging.leaderboard_statements``).
+
+``--only leaderboard`` measures the leaderboard alone, on a dataset of its own
+(``<--db-prefix>_lb_<size>``) built in seconds at any size: a few samples imported, copied by
+SQL to the size over MMOOC's groups, categories, formats and scenarios (1 % rejected, 0.5 %
+taken down), then the same responses and verdicts as above. Figures: the recomputation (twice),
+the page and the API (p50/p95 over ``--gets``, with their query counts) and, with
+``--direct``, the leaderboard computed over every verdict in the request as the site did
+before it kept aggregates (tests/judging/leaderboard_reference.py; once: 30 s and more).
+
 The parent prints one JSON object on its last line: the figures at each size and, for each
 figure, its ratio at the largest size to the smallest (``ratios``).
 
 Run: .venv/bin/python bench/bench_scale.py [--sizes 41883,250000,1000000] [--reuse]
      [--gets 10] [--loops 200] [--import-rows 10000] [--no-snapshots] [--db-prefix bench_scale]
-     [--var var/bench-scale]
+     [--var var/bench-scale] [--only leaderboard [--direct]]
 """
 
 from __future__ import annotations
@@ -518,6 +529,99 @@ def run_job(kind: str, prefix: str, size: int, workdir: Path, rows: int) -> dict
     return result
 
 
+def leaderboard_recompute(dataset: Any) -> float:
+    """Seconds of one recomputation of the leaderboard's aggregates, as a worker runs it."""
+    from judging.leaderboard_store import leaderboard_compute
+
+    started = time.perf_counter()
+    row = leaderboard_compute(dataset=dataset)
+    assert row is not None and row.status == "succeeded", row and row.message
+    return round(time.perf_counter() - started, 2)
+
+
+def build_leaderboard_only(size: int) -> Any:
+    """A dataset for the leaderboard alone: 12 samples through the services, copied by SQL to
+    ``size`` over the strata, a few rejected and taken down, then responses and verdicts."""
+    from django.db import connection
+    from psycopg import sql
+
+    from annotation.models import Dataset, Sample
+    from tests.annotation.factories import mmooc_dataset
+    from tests.judging.factories import bulk_samples
+
+    Dataset.objects.filter(name=DATASET).delete()
+    dataset = mmooc_dataset(name=DATASET)
+    bulk_samples(dataset, 12)
+    varied = {
+        "external_id": sql.SQL("'lb-' || g"),
+        "answerability_group": sql.SQL("(ARRAY['shifted_ic', 'ooc', 'ooc'])[1 + g %% 3]"),
+        "category_code": sql.SQL(
+            "(ARRAY['MA', 'VFP', 'USPC', 'ULS', 'MKB', 'MP', 'PA', 'IQM'])[1 + g %% 8]"
+        ),
+        "question_format": sql.SQL("(ARRAY['mcq', 'yesno', 'vqa'])[1 + g %% 3]"),
+        "scenario": sql.SQL(
+            "(ARRAY['coarse_perception', 'fine_grained_perception', 'instance_reasoning', "
+            "'logical_reasoning', 'math', 'science_and_technology'])[1 + (g / 7) %% 6]"
+        ),
+        "status": sql.SQL(
+            "CASE WHEN g %% 200 = 1 THEN 'removed' WHEN g %% 100 = 3 THEN 'rejected' "
+            "ELSE 'pending_review' END"
+        ),
+    }
+    columns = [f.column for f in Sample._meta.concrete_fields if f.column != "id"]
+    template = Sample.objects.filter(dataset=dataset).order_by("id").first()
+    assert template is not None
+    statement = sql.SQL(
+        "INSERT INTO annotation_sample ({columns}) SELECT {values} FROM annotation_sample s, "
+        "generate_series(1, %s) AS g WHERE s.id = %s"
+    ).format(
+        columns=sql.SQL(", ").join(sql.Identifier(c) for c in columns),
+        values=sql.SQL(", ").join(
+            varied.get(c, sql.SQL("s.") + sql.Identifier(c)) for c in columns
+        ),
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement.as_string(None), [size, template.pk])
+        cursor.execute(
+            "DELETE FROM annotation_sample WHERE dataset_id = %s AND external_id LIKE 'bulk-%%'",
+            [dataset.pk],
+        )
+        cursor.execute("ANALYZE annotation_sample")
+    make_people(dataset)
+    seed_judging(dataset)
+    return dataset
+
+
+def leaderboard_only(args: argparse.Namespace) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    size = args.size
+    figures: dict[str, Any] = {"size": size, "load_average_before": os.getloadavg()}
+    dataset = built(size) if args.reuse else None
+    if dataset is None:
+        started = time.perf_counter()
+        dataset = build_leaderboard_only(size)
+        figures["build_s"] = round(time.perf_counter() - started, 1)
+    figures["recompute_s"] = [leaderboard_recompute(dataset) for _ in range(2)]
+    lead = Client()
+    lead.force_login(get_user_model().objects.get(username="scale-lead"))
+    url = reverse("judging:leaderboard", args=[dataset.pk])
+    figures["leaderboard"] = timed_gets(lead, url, args.gets)
+    figures["api_leaderboard"] = timed_gets(
+        lead, reverse("api_leaderboard", args=[dataset.pk]), args.gets
+    )
+    if args.direct:
+        from tests.judging.leaderboard_reference import direct_leaderboard
+
+        started = time.perf_counter()
+        direct_leaderboard(dataset=dataset)
+        figures["direct_selector_s"] = round(time.perf_counter() - started, 2)
+    figures["load_average_after"] = os.getloadavg()
+    return figures
+
+
 def child(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
@@ -528,6 +632,7 @@ def child(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         dataset, figures["build"] = build(size, workdir)
     users = get_user_model().objects.filter(username__startswith="scale-")
     people = {u.username.removeprefix("scale-"): u for u in users}
+    figures["leaderboard_recompute_s"] = leaderboard_recompute(dataset)
     figures["pages"] = pages(dataset, people, args.gets)
     figures["review_newcomer"] = review_loop(dataset, people["newcomer"], args.loops)
     figures["review_veteran"] = review_loop(dataset, people["veteran"], args.loops)
@@ -575,22 +680,33 @@ def main() -> None:
     parser.add_argument(
         "--var", default=str(ROOT / "var" / "bench-scale"), help="media and files, per size"
     )
+    parser.add_argument("--only", choices=["leaderboard"], help="measure this page alone")
+    parser.add_argument(
+        "--direct", action="store_true", help="with --only leaderboard: the pre-issue-30 way too"
+    )
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--job", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    # --only leaderboard has a database of its own: its dataset is not the full bench's.
+    prefix = f"{args.db_prefix}_lb" if args.only else args.db_prefix
     if args.size is not None:  # a child: one size, or one job at one size
         workdir = Path(args.workdir)
-        setup_django(args.db_prefix, args.size, workdir)
-        result = job(args.job, workdir, args.import_rows) if args.job else child(args, workdir)
+        setup_django(prefix, args.size, workdir)
+        if args.job:
+            result = job(args.job, workdir, args.import_rows)
+        elif args.only:
+            result = leaderboard_only(args)
+        else:
+            result = child(args, workdir)
         print(json.dumps(result))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     if not args.reuse:
-        make_databases(args.db_prefix, sizes)
+        make_databases(prefix, sizes)
     results = []
     for size in sizes:
-        workdir = Path(args.var).resolve() / str(size)
+        workdir = Path(args.var).resolve() / (f"lb-{size}" if args.only else str(size))
         if not args.reuse:  # media of this run's own, beside its fresh database
             shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True, exist_ok=True)
@@ -598,6 +714,8 @@ def main() -> None:
         command += ["--db-prefix", args.db_prefix]
         command += ["--gets", str(args.gets), "--loops", str(args.loops)]
         command += ["--import-rows", str(args.import_rows)]
+        if args.only:
+            command += ["--only", args.only] + (["--direct"] if args.direct else [])
         command += [
             flag
             for flag, on in (("--reuse", args.reuse), ("--no-snapshots", not args.snapshots))

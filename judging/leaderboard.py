@@ -171,3 +171,89 @@ def build_leaderboard(rows: Iterable[ScoreRow], groups: list[str]) -> list[Model
         result.append(ModelRow(model, _board(items, groups), judges))
     result.sort(key=lambda r: (-(r.ensemble.overall.mean or 0.0), r.model))
     return result
+
+
+@dataclass(frozen=True)
+class CellSums:
+    """A kept aggregate (``LeaderboardCell``): the responses of one model under one judge
+    (None: the ensemble) in one group and one value of one breakdown dimension."""
+
+    model: str
+    judge: str | None
+    group: str
+    dimension: str
+    value: str
+    n: int
+    score_sum: float
+    answer_n: int = 0
+    answer_sum: float = 0.0
+    reasoning_n: int = 0
+    reasoning_sum: float = 0.0
+
+
+@dataclass
+class _Sums:
+    n: int = 0
+    score: float = 0.0
+    answer_n: int = 0
+    answer: float = 0.0
+    reasoning_n: int = 0
+    reasoning: float = 0.0
+
+    def add(self, sums: CellSums) -> None:
+        self.n += sums.n
+        self.score += sums.score_sum
+        self.answer_n += sums.answer_n
+        self.answer += sums.answer_sum
+        self.reasoning_n += sums.reasoning_n
+        self.reasoning += sums.reasoning_sum
+
+    def cell(self) -> Cell:
+        return Cell(
+            self.score / self.n if self.n else None,
+            self.n,
+            self.answer / self.answer_n if self.answer_n else None,
+            self.reasoning / self.reasoning_n if self.reasoning_n else None,
+        )
+
+
+def _board_from_sums(rows: list[CellSums], groups: list[str]) -> Board:
+    overall, by_group = _Sums(), {group: _Sums() for group in groups}
+    buckets: dict[tuple[str, str], dict[str, _Sums]] = defaultdict(lambda: defaultdict(_Sums))
+    for row in rows:
+        # Every response is in exactly one value of each dimension: one of them gives the
+        # group's and the overall figures.
+        if row.dimension == BREAKDOWNS[0]:
+            overall.add(row)
+            if row.group in by_group:
+                by_group[row.group].add(row)
+        buckets[(row.group, row.dimension)][row.value or "—"].add(row)
+    board = Board(overall=overall.cell())
+    for group in groups:
+        board.groups[group] = by_group[group].cell()
+        board.breakdowns[group] = {
+            dimension: {
+                key: sums.cell()
+                for key, sums in sorted(buckets.get((group, dimension), {}).items())
+            }
+            for dimension in BREAKDOWNS
+        }
+    return board
+
+
+def leaderboard_from_sums(sums: Iterable[CellSums], groups: list[str]) -> list[ModelRow]:
+    """The boards ``build_leaderboard`` makes, from the kept sums instead of every verdict:
+    per model, best ensemble score first, its judges by name."""
+    boards: dict[tuple[str, str | None], list[CellSums]] = defaultdict(list)
+    for row in sums:
+        boards[(row.model, row.judge)].append(row)
+    judged: dict[str, dict[str, Board]] = defaultdict(dict)
+    for (model, judge), rows in sorted(boards.items(), key=lambda e: (e[0][0], e[0][1] or "")):
+        if judge is not None:
+            judged[model][judge] = _board_from_sums(rows, groups)
+    result = [
+        ModelRow(model, _board_from_sums(boards.get((model, None), []), groups), judged[model])
+        for model in sorted({model for model, _judge in boards})
+    ]
+    result.sort(key=lambda r: (-(r.ensemble.overall.mean or 0.0), r.model))
+    return result

@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
-from annotation.models import Dataset, DatasetKind, Sample, SampleStatus
+from annotation.models import Dataset, DatasetKind, Sample
 from annotation.selectors import dataset_list_visible, taxonomy_view
 from judging.consensus import Consensus, Vote, consensus, sample_answerability
 from judging.leaderboard import (
     UNGROUPED,
     Cell,
+    CellSums,
     ModelRow,
     ScoreRow,
     build_leaderboard,
+    leaderboard_from_sums,
     verdict_score,
 )
+from judging.leaderboard_store import leaderboard_ensure, leaderboard_task
 from judging.models import (
     JUDGE_JOB_RETRYABLE,
     AuditRating,
@@ -28,6 +32,7 @@ from judging.models import (
     JudgeJob,
     JudgeJobJudge,
     JudgeTask,
+    LeaderboardCell,
     ModelResponse,
     Verdict,
 )
@@ -249,15 +254,14 @@ def job_recent_errors(*, job: JudgeJob, limit: int = 20) -> QuerySet[Verdict]:
     )
 
 
-# The statuses of samples whose responses no score counts.
-LEFT_OUT_STATUSES = (SampleStatus.REJECTED, SampleStatus.REMOVED)
-
-
 @dataclass
 class Leaderboard:
     """Per evaluated model, the ensemble's and each judge's scores, with the groups shown;
     ``prompt_version`` is the version it is filtered to (None: every version counts), and
-    ``prompt_versions`` every version the dataset's verdicts were made with."""
+    ``prompt_versions`` every version the dataset's verdicts were made with. The figures are
+    the kept aggregates' (``judging.leaderboard_store``): ``computed_at`` is the time of the
+    data they reflect, ``computing`` says a newer computation is on its way and
+    ``pending_since`` since when changes wait to be counted."""
 
     task: str
     groups: list[str]
@@ -267,6 +271,10 @@ class Leaderboard:
     prompt_version: str | None = None
     # Scored responses whose sample is rejected or taken down: never counted.
     left_out_responses: int = 0
+    computed_at: datetime | None = None
+    computing: bool = False
+    pending_since: datetime | None = None
+    failed: str = ""
 
     @property
     def unknown_prompt_version(self) -> bool:
@@ -274,98 +282,61 @@ class Leaderboard:
 
 
 def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leaderboard:
-    """The leaderboard of a dataset's scored responses (one query over the verdicts).
+    """The leaderboard of a dataset's scored responses, read from the kept aggregates in two
+    queries whatever the dataset's size (a recomputation is requested when they are stale).
 
     Every judge's verdicts count, whichever prompt version made them, unless
     ``prompt_version`` names one; a response's score is first averaged over a judge's
-    repeated votes. Items with no answerability group (or no safety side) form the group
-    ``UNGROUPED``, shown only when there are any: never counted as shifted in-context,
-    out-of-context or unsafe on a guess. An image-question dataset shows the answerability
-    groups its taxonomy has (a LogicVista one, none: its items are all "ungrouped").
+    repeated votes. Responses on rejected or taken-down samples never count. Items with no
+    answerability group (or no safety side) form the group ``UNGROUPED``, shown only when
+    there are any: never counted as shifted in-context, out-of-context or unsafe on a guess.
+    An image-question dataset shows the answerability groups its taxonomy has (a LogicVista
+    one, none: its items are all "ungrouped").
     """
-    if dataset.kind == DatasetKind.TRIMODAL:
-        task, groups = JudgeTask.MCBENCH_SAFETY, ["unsafe", "safe"]
+    task = leaderboard_task(dataset)
+    if task == JudgeTask.MCBENCH_SAFETY:
+        groups = ["unsafe", "safe"]
     else:
         known = taxonomy_view(dataset).groups
-        task = JudgeTask.MMOOC_SCORING
         groups = [group for group in ("shifted_ic", "ooc") if group in known]
-    rows = (
-        Verdict.objects.filter(task=task, response__dataset=dataset, error_kind="")
+    state = leaderboard_ensure(dataset_id=dataset.pk)
+    versions = state.left_out
+    known_versions = sorted(v for v in versions if v is not None)
+    # With one version only, its figures are every version's (kept once).
+    scope = None if known_versions == [prompt_version] else prompt_version
+    sums = [
+        CellSums(*row)
+        for row in LeaderboardCell.objects.filter(dataset=dataset)
+        .filter(Q(prompt_version__isnull=True) if scope is None else Q(prompt_version=scope))
         .order_by()
         .values_list(
-            "prompt_version",
+            "model_name",
             "judge__name",
-            "response__model_name",
-            "response_id",
-            "sample__answerability_group",
-            "sample__category_code",
-            "sample__question_format",
-            "sample__scenario",
-            "sample__safety_label",
-            "sample__safety_category",
-            "sample__safety_subcategory",
-            "answer_score",
-            "reasoning_score",
-            "label",
-            "sample__status",
+            "group",
+            "dimension",
+            "value",
+            "n",
+            "score_sum",
+            "answer_n",
+            "answer_sum",
+            "reasoning_n",
+            "reasoning_sum",
         )
-    )
-    scored: list[ScoreRow] = []
-    versions: set[str] = set()
-    left_out: set[int] = set()
-    for (
-        version,
-        judge,
-        model,
-        response_id,
-        group,
-        category,
-        question_format,
-        scenario,
-        safety_label,
-        safety_category,
-        safety_subcategory,
-        answer,
-        reasoning,
-        label,
-        status,
-    ) in rows:
-        versions.add(version)
-        if prompt_version is not None and version != prompt_version:
-            continue
-        # A rejected or taken-down sample is not in the benchmark: its responses never count.
-        if status in LEFT_OUT_STATUSES:
-            left_out.add(response_id)
-            continue
-        safety = task == JudgeTask.MCBENCH_SAFETY
-        found = verdict_score(safety=safety, answer=answer, reasoning=reasoning, label=label)
-        if found is None:
-            continue
-        scored.append(
-            ScoreRow(
-                model,
-                judge,
-                response_id,
-                (safety_label if safety else group) or UNGROUPED,
-                safety_category if safety else category,
-                "" if safety else question_format,
-                safety_subcategory if safety else scenario,
-                found.score,
-                found.answer,
-                found.reasoning,
-            )
-        )
-    if any(row.group == UNGROUPED for row in scored):
+    ]
+    if any(row.group == UNGROUPED for row in sums):
         groups.append(UNGROUPED)
-    judges = sorted({row.judge for row in scored})
     return Leaderboard(
         task,
         groups,
-        judges,
-        build_leaderboard(scored, groups),
-        prompt_versions=sorted(versions),
+        sorted({row.judge for row in sums if row.judge is not None}),
+        leaderboard_from_sums(sums, groups),
+        prompt_versions=known_versions,
         prompt_version=prompt_version,
-        left_out_responses=len(left_out),
+        left_out_responses=versions.get(prompt_version, 0),
+        computed_at=state.computed_at,
+        computing=state.computing,
+        pending_since=state.pending_since,
+        failed=state.failed,
     )
 
 

@@ -12,7 +12,7 @@ from celery import Task, shared_task
 
 from annotation.imports.jobs import import_job_in_its_language
 from core.tasks import RETRY_ON_DATABASE_ERROR
-from judging import services
+from judging import leaderboard_store, services
 from judging.audit import computations
 from judging.audit import services as audit_services
 from judging.imports import services as import_services
@@ -74,6 +74,17 @@ def compute_audit_figures(computation_id: int) -> None:
     computations.computation_run(computation_id=computation_id)
 
 
+@shared_task(
+    name="judging.compute_leaderboard",
+    **RETRY_ON_DATABASE_ERROR,
+    soft_time_limit=1800,
+    time_limit=1900,
+)
+def compute_leaderboard(computation_id: int) -> None:
+    """Recompute a dataset's leaderboard aggregates (idempotent)."""
+    leaderboard_store.leaderboard_compute_run(computation_id=computation_id)
+
+
 @shared_task(name="judging.run_import_job", acks_late=True, soft_time_limit=50 * 60)
 def run_import_job(job_id: int) -> None:
     """Run (or resume) one import of responses or verdicts (annotation's sweep resumes it)."""
@@ -90,9 +101,11 @@ def check_judge(check_id: int) -> None:
 
 @shared_task(name="judging.sweep_jobs", acks_late=True, soft_time_limit=120)
 def sweep_jobs() -> None:
-    """Run by Celery beat: recover judge jobs, audit draws and audit computations whose worker
-    or message was lost."""
+    """Run by Celery beat: recover judge jobs, audit draws, audit computations and leaderboard
+    recomputations whose worker or message was lost, and request the leaderboards whose
+    changes wait to be counted."""
     services.judge_jobs_sweep()
     audit_services.audit_sets_sweep()
     computations.computations_sweep()
+    leaderboard_store.leaderboard_sweep()
     check_services.judge_checks_sweep()

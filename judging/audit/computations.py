@@ -24,8 +24,15 @@ from core import computations, jobs
 from core.computations import Stored, stored_state
 from core.jobs import SweepResult
 from core.tasks import enqueue
+from judging import leaderboard_store
 from judging.audit import selectors, statistics
-from judging.models import AuditComputation, AuditSet, AuditTask, ComputationKind
+from judging.models import (
+    SCORING_TASKS,
+    AuditComputation,
+    AuditSet,
+    AuditTask,
+    ComputationKind,
+)
 
 TASK_NAME = "judging.compute_audit_figures"
 COMPUTE_DELAY_SECONDS = 5.0
@@ -79,7 +86,10 @@ def frame_strata_request(*, dataset_id: int, task: str) -> None:
 def dataset_figures_request(*, dataset_id: int, judge_tasks: Iterable[str] | None = None) -> None:
     """The verdicts or responses of a dataset changed (a judge job ended, an import): count its
     frames again and recompute the figures of its drawn audits, whose corrected scores read
-    every verdict. ``judge_tasks`` limits the frames to those of the verdicts' tasks."""
+    every verdict, and its leaderboard. ``judge_tasks`` limits the frames to those of the
+    verdicts' tasks."""
+    if judge_tasks is None or set(judge_tasks) & set(SCORING_TASKS):
+        leaderboard_store.leaderboard_request_on_commit(dataset_id=dataset_id)
     tasks = {AUDIT_TASK_OF[t] for t in (judge_tasks or AUDIT_TASK_OF) if t in AUDIT_TASK_OF}
     for task in sorted(tasks):
         frame_strata_request(dataset_id=dataset_id, task=task)

@@ -1,4 +1,5 @@
-"""The judging app's models: judges and their verdicts (``judges``), audits (``audit``)."""
+"""The judging app's models: judges and their verdicts (``judges``), audits (``audit``), the
+leaderboard's kept aggregates (``leaderboard``)."""
 
 from judging.models.audit import (
     REASONING_QUARTERS,
@@ -29,6 +30,12 @@ from judging.models.judges import (
     Verdict,
     VerdictSource,
 )
+from judging.models.leaderboard import (
+    LeaderboardCell,
+    LeaderboardChange,
+    LeaderboardComputation,
+    LeaderboardVersion,
+)
 
 __all__ = [
     "CHUNK_FINISHED",
@@ -53,6 +60,10 @@ __all__ = [
     "JudgeJobStatus",
     "JudgeKind",
     "JudgeTask",
+    "LeaderboardCell",
+    "LeaderboardChange",
+    "LeaderboardComputation",
+    "LeaderboardVersion",
     "ModelResponse",
     "SafetyVerdict",
     "Verdict",

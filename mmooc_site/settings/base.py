@@ -297,6 +297,10 @@ JOB_STALE_SECONDS = env.float("JOB_STALE_SECONDS", default=60.0)
 JOB_QUEUED_TIMEOUT_SECONDS = env.float("JOB_QUEUED_TIMEOUT_SECONDS", default=60.0)
 JOB_MAX_ATTEMPTS = env.int("JOB_MAX_ATTEMPTS", default=3)
 JOB_SWEEP_SECONDS = env.float("JOB_SWEEP_SECONDS", default=30.0)
+# The leaderboard's kept aggregates (judging.leaderboard_store): changes marked longer ago than
+# this are counted by a recomputation that the sweep or a page view requests (a judge job or an
+# import that ends requests one at once).
+LEADERBOARD_REFRESH_SECONDS = env.float("LEADERBOARD_REFRESH_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     f"{app}-sweep-jobs": {
         "task": f"{app}.sweep_jobs",

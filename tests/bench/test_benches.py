@@ -252,3 +252,24 @@ def _check(script: str, result: dict[str, Any]) -> None:
         assert (off["images_hashed"], off["questions_keyed"]) == (0, 0)
         assert (on["images_hashed"], on["questions_keyed"]) == (40, 40)
         assert set(result["duplicates"]) == {"off", "on"}
+
+
+@PG
+def test_bench_scale_measures_the_leaderboard_alone() -> None:
+    """``bench_scale.py --only leaderboard`` builds its own dataset and reports the
+    recomputation, the page, the API and (``--direct``) the computation over every verdict."""
+    tiny = Tiny(
+        (
+            *("--sizes", "60", "--gets", "1", "--only", "leaderboard", "--direct"),
+            *("--db-prefix", "{db}", "--var", "var/{db}"),
+        ),
+        frozenset({"sizes"}),
+        database_url=True,
+    )
+    argv, env = _environment("bench_scale.py", tiny)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    (size,) = json.loads(done.stdout.strip().splitlines()[-1])["sizes"]
+    assert size["size"] == 60 and len(size["recompute_s"]) == 2
+    assert size["leaderboard"]["p50_ms"] > 0 and size["direct_selector_s"] >= 0
+    assert size["leaderboard"]["queries"] <= 12 and size["api_leaderboard"]["queries"] <= 8

@@ -145,8 +145,9 @@ def test_the_leaderboard_is_open_to_members_only_in_constant_queries(
     annotation_services.dataset_add_member(dataset=scored, user=auditor)
     client = client_for(auditor)
     client.get(url)
-    # the visible dataset, its taxonomy's groups, then all verdicts in one query
-    with django_assert_num_queries(3):
+    # the visible dataset, its taxonomy's groups, the kept aggregates' computation (with its
+    # prompt versions and pending changes) and their cells
+    with django_assert_num_queries(4):
         reply = client.get(url)
     board = reply.json()
     assert reply.status_code == 200 and board["judges"] == ["rule"]
