@@ -243,6 +243,8 @@ class SampleOutput(serializers.ModelSerializer[Sample]):
         ]
 
 
+# A judge's score: the mean of the answer score (0 or 1) and the reasoning score (0 to 1).
+SCORE_SCHEMA = {"type": "number", "minimum": 0, "maximum": 1}
 FILTER_PARAMETERS = [
     OpenApiParameter(
         "search", str, description="Substring of the external id, question or reference answer"
@@ -301,13 +303,13 @@ FILTER_PARAMETERS = [
     ),
     OpenApiParameter(
         "score_min",
-        OpenApiTypes.DOUBLE,
+        SCORE_SCHEMA,
         description="Only samples with a judge's score (the mean of the answer and reasoning "
         "scores, 0 to 1) at least this; with score_max, the same verdict; leads only",
     ),
     OpenApiParameter(
         "score_max",
-        OpenApiTypes.DOUBLE,
+        SCORE_SCHEMA,
         description="Only samples with a judge's score at most this; leads only",
     ),
     *(

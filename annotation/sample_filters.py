@@ -302,10 +302,11 @@ class SampleFilterSet(django_filters.FilterSet):  # type: ignore[misc]
     def filter_duplicates(
         self, samples: QuerySet[Sample], name: str, paired: bool
     ) -> QuerySet[Sample]:
-        in_pair = Exists(DuplicatePair.objects.filter(sample=OuterRef("pk"))) | Exists(
-            DuplicatePair.objects.filter(original=OuterRef("pk"))
-        )
-        return samples.filter(in_pair if paired else ~in_pair)
+        # Either side of a pair, as one IN over the union of both sides: a semi-join driven
+        # by the (few) pairs, where an OR of two EXISTS would test every sample.
+        pairs = DuplicatePair.objects.filter(dataset=self._dataset()).order_by()
+        sides = pairs.values("sample_id").union(pairs.values("original_id"))
+        return samples.filter(pk__in=sides) if paired else samples.exclude(pk__in=sides)
 
     def filter_gold(self, samples: QuerySet[Sample], name: str, gold: bool) -> QuerySet[Sample]:
         exists = extensions.gold_exists(dataset=self._dataset())
@@ -351,7 +352,9 @@ class SampleFilterSet(django_filters.FilterSet):  # type: ignore[misc]
         return samples.filter(**{f"{name}__gte": _day_start(day)})
 
     def before(self, samples: QuerySet[Sample], name: str, day: datetime.date) -> QuerySet[Sample]:
-        # Through the whole day: before the start of the next one.
+        # Through the whole day: before the start of the next one (the last day has none).
+        if day == datetime.date.max:
+            return samples
         return samples.filter(**{f"{name}__lt": _day_start(day + datetime.timedelta(days=1))})
 
     def filter_ordering(
