@@ -84,6 +84,12 @@ BENCHES = {
         database_url=True,
         marks=(PG,),
     ),
+    "bench_data_manager.py": Tiny(
+        ("--samples", "60", "--gets", "1", "--db", "{db}", "--var", "var/{db}"),
+        frozenset({"pages", "measured", "slowest", "over_goal"}),
+        marks=(PG,),
+        timeout=600,
+    ),
     "bench_export.py": Tiny(
         ("--samples", "30"), frozenset({"samples", "jsonl", "parquet"}), True, (PG,)
     ),
@@ -230,6 +236,9 @@ def _check(script: str, result: dict[str, Any]) -> None:
         assert result["errors"] == 0 and result["mix_errors"] == 0
     if script == "bench_review_browser.py":
         assert result["browser"]["n"] == 3 and result["browser_embedded"]["n"] == 3
+    if script == "bench_data_manager.py":
+        pages = result["pages"]
+        assert result["measured"] == len(pages) > 100 and pages["gold"]["p50_ms"] > 0
     if script == "bench_export.py":
         assert result["jsonl"]["samples"] == result["parquet"]["samples"] == 30
     if script == "bench_claim_scale.py":
