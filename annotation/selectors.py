@@ -238,17 +238,18 @@ def sample_list_filtered(
 
 def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
     """The values the sample list offers in its drop-downs: the taxonomy's codes and the values
-    the dataset's samples already use, in one query each."""
-    used = Sample.objects.filter(dataset=dataset)
+    the dataset's samples already use, one query per column: each an index-only scan of its
+    (dataset, column) index (annotation 0025), where one DISTINCT over the four columns read
+    the whole table (171 ms against 15 ms at 41,883 samples, bench_data_manager.py)."""
+    used = Sample.objects.filter(dataset=dataset).order_by()
     choices: dict[str, set[str]] = {"category": set(), "question_format": set(), "scenario": set()}
-    for category, safety, fmt, scenario in used.values_list(
-        "category_code", "safety_category", "question_format", "scenario"
-    ).distinct():
-        choices["category"].update(v for v in (category, safety) if v)
-        if fmt:
-            choices["question_format"].add(fmt)
-        if scenario:
-            choices["scenario"].add(scenario)
+    for key, column in (
+        ("category", "category_code"),
+        ("category", "safety_category"),
+        ("question_format", "question_format"),
+        ("scenario", "scenario"),
+    ):
+        choices[key].update(v for v in used.values_list(column, flat=True).distinct() if v)
     kinds = {
         TermKind.CATEGORY: "category",
         TermKind.SAFETY_CATEGORY: "category",
