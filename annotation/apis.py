@@ -34,7 +34,14 @@ from annotation.models import (
     TaxonomyTerm,
 )
 from annotation.presets import PRESETS
-from annotation.sample_filters import ORDERINGS, BulkAction, FilterError, SampleFilter
+from annotation.sample_filters import (
+    DECISIONS,
+    ORDERINGS,
+    VERDICT_LABELS,
+    BulkAction,
+    FilterError,
+    SampleFilter,
+)
 from annotation.services.bulk import SENDABLE
 from core.api import IsLead, job_accepted
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
@@ -236,6 +243,8 @@ class SampleOutput(serializers.ModelSerializer[Sample]):
         ]
 
 
+# A judge's score: the mean of the answer score (0 or 1) and the reasoning score (0 to 1).
+SCORE_SCHEMA = {"type": "number", "minimum": 0, "maximum": 1}
 FILTER_PARAMETERS = [
     OpenApiParameter(
         "search", str, description="Substring of the external id, question or reference answer"
@@ -267,6 +276,54 @@ FILTER_PARAMETERS = [
         "gold",
         OpenApiTypes.BOOL,
         description="Only gold items (false: only samples that are none); leads only",
+    ),
+    OpenApiParameter(
+        "decision",
+        str,
+        enum=list(DECISIONS),
+        description="Samples with a review of this decision (accept: nothing changed, correct: "
+        "accepted with edits, reject) or a skip; with reviewer, that reviewer's. Other "
+        "reviewers' work is for leads only in blind review",
+    ),
+    OpenApiParameter(
+        "has_response",
+        OpenApiTypes.BOOL,
+        description="Only samples with a model's response (false: with none); leads only",
+    ),
+    OpenApiParameter(
+        "response_model",
+        str,
+        description="Only samples with a response of this model; leads only",
+    ),
+    OpenApiParameter(
+        "verdict",
+        str,
+        enum=list(VERDICT_LABELS),
+        description="Only samples with a judge's verdict of this label; leads only",
+    ),
+    OpenApiParameter(
+        "score_min",
+        SCORE_SCHEMA,
+        description="Only samples with a judge's score (the mean of the answer and reasoning "
+        "scores, 0 to 1) at least this; with score_max, the same verdict; leads only",
+    ),
+    OpenApiParameter(
+        "score_max",
+        SCORE_SCHEMA,
+        description="Only samples with a judge's score at most this; leads only",
+    ),
+    *(
+        OpenApiParameter(
+            name,
+            OpenApiTypes.DATE,
+            description=f"Only samples {verb} on or {side} this day (YYYY-MM-DD)",
+        )
+        for name, verb, side in (
+            ("created_after", "created", "after"),
+            ("created_before", "created", "before"),
+            ("updated_after", "last changed", "after"),
+            ("updated_before", "last changed", "before"),
+        )
     ),
     OpenApiParameter(
         "ordering",
@@ -316,15 +373,14 @@ class DatasetSampleListApi(ListAPIView[Sample]):
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         # The roles first: loaded once, they also spare the visibility test its role subquery.
-        hints = sees_judge_votes(self.request.user)
+        sees_judge_votes(self.request.user)
         dataset = dataset_or_404(self.request, self.kwargs["dataset_id"])
         filter = _filter(self.request)
-        if filter.judges_disagree is not None and not hints:
-            # Filtering on the flag would reveal it sample by sample.
-            raise PermissionDenied(_("Only project leads may filter on the judges' votes."))
-        if filter.gold is not None and not is_lead(self.request.user):
-            # Reviewers must not learn which samples are gold.
-            raise PermissionDenied(_("Only project leads may filter on gold items."))
+        # Judge-derived parameters and gold items are for leads; in blind review other
+        # reviewers' work too: filtering on them would reveal them sample by sample.
+        refused = filter.refused_for(user=self.request.user, dataset=dataset)
+        if refused:
+            raise PermissionDenied(next(iter(refused.values())))
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 

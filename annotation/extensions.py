@@ -6,6 +6,8 @@ importing them. Each app registers its parts from its ``AppConfig.ready()``.
   (and unmarking them), the list's gold column and filter, and the sample's reviews, judging
   the models' responses with the judges' verdicts (also a card of the adjudication page).
 - **Manifest sections**: review records in each release which reviewers it excluded.
+- **Sample list filters**: review adds the decisions among a sample's reviews, judging the
+  models' responses and the judges' verdicts (labels, scores), as conditions on the sample.
 - **Membership changes**: accounts writes every change of a dataset's members to its access log.
 - **Work from another tool**: an import of a Label Studio export hands its completed
   annotations to review (reviews) and its predictions to judging (verdicts).
@@ -256,6 +258,47 @@ def others_work_visible_register(check: Callable[..., bool] | None) -> None:
 
 def others_work_visible(*, user: Any, sample: Any) -> bool:
     return _others_work_visible is None or _others_work_visible(user=user, sample=sample)
+
+
+# The same rule for a whole dataset: whether the sample list lets a reader filter on other
+# reviewers' work there (reviewer, decision). Without review plugged in, everyone may.
+_others_work_visible_in: Callable[..., bool] | None = None
+
+
+def others_work_visible_in_register(check: Callable[..., bool] | None) -> None:
+    """Plug in ``check(*, user, dataset) -> bool`` (``None`` unplugs it, for tests)."""
+    global _others_work_visible_in
+    _others_work_visible_in = check
+
+
+def others_work_visible_in(*, user: Any, dataset: Dataset) -> bool:
+    return _others_work_visible_in is None or _others_work_visible_in(user=user, dataset=dataset)
+
+
+# Conditions of the sample list's filter on data other apps own, by name: each
+# ``build(*, dataset, **values)`` returns an ``Exists`` over the outer sample (``OuterRef("pk")``)
+# on an index of its table, so every filter stays one indexed query. Review gives the decisions
+# among a sample's reviews, judging the models' responses and the judges' verdicts.
+REVIEW_DECISION = "review_decision"  # values: decision (accept|correct|reject|skip), username
+MODEL_RESPONSE = "model_response"  # values: model (None: any model)
+VERDICT_LABEL = "verdict_label"  # values: label
+VERDICT_SCORE = "verdict_score"  # values: low, high (either may be None)
+_sample_conditions: dict[str, Callable[..., Exists]] = {}
+
+
+def sample_condition_register(name: str, build: Callable[..., Exists] | None) -> None:
+    """Plug in the condition ``name`` (``None`` unplugs it, for tests)."""
+    if build is None:
+        _sample_conditions.pop(name, None)
+    else:
+        _sample_conditions[name] = build
+
+
+def sample_condition(name: str, *, dataset: Dataset, **values: Any) -> Exists | None:
+    """The condition ``name`` on the outer sample, or None when no app plugged it in (then no
+    sample meets it)."""
+    build = _sample_conditions.get(name)
+    return build(dataset=dataset, **values) if build is not None else None
 
 
 # Called with the dataset at the end of every import (whether or not its samples were sent to

@@ -32,7 +32,7 @@ from django.db.models import (
 )
 
 from annotation.duplicates import Keyed
-from annotation.extensions import gold_exists, samples_reviewed_by
+from annotation.extensions import gold_exists
 from annotation.formats.records import GOLD_KEY
 from annotation.formats.validate import TaxonomyView
 from annotation.models import (
@@ -40,7 +40,6 @@ from annotation.models import (
     Dataset,
     DatasetMembership,
     DuplicatePair,
-    JobStatus,
     MediaAsset,
     MediaRole,
     NoteKey,
@@ -50,13 +49,11 @@ from annotation.models import (
     SampleNote,
     SampleRevision,
     SampleStatus,
-    Snapshot,
-    SnapshotEntry,
     TaxonomyTerm,
     TermKind,
     term_kinds,
 )
-from annotation.sample_filters import BulkAction, SampleFilter
+from annotation.sample_filters import BulkAction, SampleFilter, samples_filtered
 from core.lookups import AnyOf
 from core.roles import is_lead, user_roles
 
@@ -200,66 +197,13 @@ def sample_list(*, dataset: Dataset, status: str | None = None) -> QuerySet[Samp
 
 
 def samples_matching(*, dataset: Dataset, filter: SampleFilter) -> QuerySet[Sample]:
-    """The dataset's samples that the sample list's filter selects, unordered and bare.
+    """The dataset's samples that the sample list's filter selects, in its order, bare.
 
-    One query whatever the filter: the reviewer and "changed since the last snapshot" tests are
-    subqueries. Search is a case-insensitive substring of the external id, the question, the
-    reference answer or the speech utterance (the tri-modal "question").
+    One query whatever the filter: each parameter is a condition of the filter set
+    (``annotation.sample_filters.SampleFilterSet``), those on other apps' data ``EXISTS``
+    subqueries over their indexes.
     """
-    samples = Sample.objects.filter(dataset=dataset)
-    if filter.search:
-        text = filter.search
-        samples = samples.filter(
-            Q(external_id__icontains=text)
-            | Q(question__icontains=text)
-            | Q(reference_answer__icontains=text)
-            | Q(speech_utterance__icontains=text)
-        )
-    if filter.statuses:
-        samples = samples.filter(status__in=filter.statuses)
-    if filter.category:
-        samples = samples.filter(
-            Q(category_code=filter.category) | Q(safety_category=filter.category)
-        )
-    if filter.question_format:
-        samples = samples.filter(question_format=filter.question_format)
-    if filter.scenario:
-        samples = samples.filter(scenario=filter.scenario)
-    if filter.external_id:
-        samples = samples.filter(external_id=filter.external_id)
-    if filter.judges_disagree is not None:
-        samples = samples.filter(judges_disagree=filter.judges_disagree)
-    if filter.reviewer:
-        reviewed = samples_reviewed_by(dataset=dataset, username=filter.reviewer)
-        samples = samples.none() if reviewed is None else samples.filter(pk__in=reviewed)
-    if filter.changed:
-        samples = samples.exclude(Exists(_in_last_snapshot(dataset)))
-    if filter.duplicates is not None:
-        paired = Exists(DuplicatePair.objects.filter(sample=OuterRef("pk"))) | Exists(
-            DuplicatePair.objects.filter(original=OuterRef("pk"))
-        )
-        samples = samples.filter(paired if filter.duplicates else ~paired)
-    if filter.gold is not None:
-        gold = gold_exists(dataset=dataset)
-        if gold is None:
-            samples = samples.none() if filter.gold else samples
-        else:
-            samples = samples.filter(gold if filter.gold else ~gold)
-    return samples
-
-
-def _in_last_snapshot(dataset: Dataset) -> QuerySet[SnapshotEntry]:
-    """The last finished snapshot's entry holding a sample as it is now (same content hash)."""
-    last = (
-        Snapshot.objects.filter(dataset=dataset, status=JobStatus.SUCCEEDED)
-        .order_by("-finished_at", "-pk")
-        .values("pk")[:1]
-    )
-    return SnapshotEntry.objects.filter(
-        snapshot_id=Subquery(last),
-        external_id=OuterRef("external_id"),
-        content_hash=OuterRef("content_hash"),
-    )
+    return samples_filtered(dataset=dataset, filter=filter)
 
 
 def samples_selected(
@@ -303,22 +247,23 @@ def sample_list_filtered(
         samples = samples.annotate(is_gold=gold if gold is not None else Value(False))
     return samples.prefetch_related(
         Prefetch("media_links", queryset=SampleMedia.objects.select_related("asset"))
-    ).order_by(*filter.order_by())
+    )
 
 
 def sample_filter_choices(*, dataset: Dataset) -> dict[str, list[str]]:
     """The values the sample list offers in its drop-downs: the taxonomy's codes and the values
-    the dataset's samples already use, in one query each."""
-    used = Sample.objects.filter(dataset=dataset)
+    the dataset's samples already use, one query per column: each an index-only scan of its
+    (dataset, column) index (annotation 0025), where one DISTINCT over the four columns read
+    the whole table (171 ms against 15 ms at 41,883 samples, bench_data_manager.py)."""
+    used = Sample.objects.filter(dataset=dataset).order_by()
     choices: dict[str, set[str]] = {"category": set(), "question_format": set(), "scenario": set()}
-    for category, safety, fmt, scenario in used.values_list(
-        "category_code", "safety_category", "question_format", "scenario"
-    ).distinct():
-        choices["category"].update(v for v in (category, safety) if v)
-        if fmt:
-            choices["question_format"].add(fmt)
-        if scenario:
-            choices["scenario"].add(scenario)
+    for key, column in (
+        ("category", "category_code"),
+        ("category", "safety_category"),
+        ("question_format", "question_format"),
+        ("scenario", "scenario"),
+    ):
+        choices[key].update(v for v in used.values_list(column, flat=True).distinct() if v)
     kinds = {
         TermKind.CATEGORY: "category",
         TermKind.SAFETY_CATEGORY: "category",

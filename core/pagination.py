@@ -1,10 +1,17 @@
-"""The API's pagination: DRF's limit and offset, refusing values that are not whole numbers
-(DRF falls back to the defaults silently, so a typo reads as a success)."""
+"""Pagination: the API's limit and offset, refusing values that are not whole numbers (DRF
+falls back to the defaults silently, so a typo reads as a success), and pages whose count is
+exact when the database counts it within a budget, otherwise estimated."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import psycopg.errors
+from django.core.paginator import Paginator
+from django.db import OperationalError, connections, transaction
+from django.db.models import QuerySet
+from django.utils.functional import cached_property
 from django.utils.translation import gettext as _
 from rest_framework import pagination
 from rest_framework.exceptions import ValidationError
@@ -56,3 +63,37 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
             elif parameter["name"] == self.offset_query_param:
                 parameter["schema"].update(minimum=0)
         return parameters
+
+
+class CountWithinBudget(Paginator[Any]):
+    """A page's paginator whose count is exact when the database counts the queryset within
+    ``budget_ms``, otherwise the planner's estimate of its rows (``estimated`` is then True, for
+    the page to say "about"): a count that would have to read much of a large table never
+    holds the page up longer than the budget. The budget is the statement's own
+    ``statement_timeout``, set for the count alone in a transaction (a savepoint inside one)."""
+
+    def __init__(self, object_list: QuerySet[Any], per_page: int, *, budget_ms: int) -> None:
+        super().__init__(object_list, per_page)
+        self.queryset = object_list
+        self.budget_ms = budget_ms
+        self.estimated = False
+
+    @cached_property
+    def count(self) -> int:
+        queryset = self.queryset
+        try:
+            with (
+                transaction.atomic(using=queryset.db),
+                connections[queryset.db].cursor() as cursor,
+            ):
+                cursor.execute(
+                    "SELECT set_config('statement_timeout', %s, true)", [f"{self.budget_ms}ms"]
+                )
+                return queryset.count()
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
+                raise
+        self.estimated = True
+        plan = json.loads(queryset.explain(format="json"))
+        rows: float = plan[0]["Plan"]["Plan Rows"]
+        return max(0, round(rows))

@@ -29,6 +29,17 @@ class JudgingConfig(AppConfig):
             )
         )
 
+        from judging import selectors
+
+        # The sample list filters on the models' responses and the judges' verdicts.
+        extensions.sample_condition_register(extensions.MODEL_RESPONSE, selectors.response_exists)
+        extensions.sample_condition_register(
+            extensions.VERDICT_LABEL, selectors.verdict_label_exists
+        )
+        extensions.sample_condition_register(
+            extensions.VERDICT_SCORE, selectors.verdict_score_exists
+        )
+
         from annotation.imports.kinds import ImportKindSpec, import_kind_register
         from annotation.models import ImportKind
 

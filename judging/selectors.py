@@ -452,3 +452,37 @@ def sample_judging(*, sample: Sample) -> SampleJudging:
         sample_label=label,
         consensus=consensus(label, votes, judges) if votes else None,
     )
+
+
+def response_exists(*, dataset: Dataset, model: str | None) -> Exists:
+    """Whether the outer sample (``OuterRef("pk")``) has a model's response (``model``'s, when
+    given): the sample list's filter, on the unique index (sample, model_name)."""
+    rows = ModelResponse.objects.filter(dataset=dataset, sample_id=OuterRef("pk"))
+    return Exists(rows if model is None else rows.filter(model_name=model))
+
+
+def verdict_label_exists(*, dataset: Dataset, label: str) -> Exists:
+    """Whether a judge gave the outer sample a verdict of ``label``: the sample list's filter,
+    on the index of migration 0009 (label, sample)."""
+    return Exists(Verdict.objects.filter(sample_id=OuterRef("pk"), label=label))
+
+
+def verdict_score_exists(*, dataset: Dataset, low: float | None, high: float | None) -> Exists:
+    """Whether a judge scored a response to the outer sample within [low, high] (a verdict's
+    score, the mean of its answer score and reasoning score): the sample list's filter.
+
+    The answer score is 0 or 1 (a constraint of the table), so the range is written as a range
+    of the reasoning score for each answer score: plain columns, on the index of migration
+    0009 (answer_score, reasoning_score, sample).
+    """
+    low = 0.0 if low is None else low
+    high = 1.0 if high is None else high
+    within = Q()
+    for answer in (0, 1):
+        # (answer + reasoning) / 2 in [low, high]  <=>  reasoning in [2 low - a, 2 high - a]
+        within |= Q(
+            answer_score=answer,
+            reasoning_score__gte=2 * low - answer,
+            reasoning_score__lte=2 * high - answer,
+        )
+    return Exists(Verdict.objects.filter(within, sample_id=OuterRef("pk")))

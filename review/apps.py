@@ -44,6 +44,12 @@ class ReviewConfig(AppConfig):
         )
         # In blind review the sample page's history names no other reviewer.
         extensions.others_work_visible_register(selectors.sees_others_work_on)
+        # The sample list filters on other reviewers' work only where it is visible, and by
+        # the decisions among a sample's reviews.
+        extensions.others_work_visible_in_register(selectors.sees_others_work_in)
+        extensions.sample_condition_register(
+            extensions.REVIEW_DECISION, selectors.review_decision_exists
+        )
         extensions.sample_list_button_register(
             extensions.SampleListButton(label=_("Mark as gold"), url_name="review:gold_mark_bulk")
         )

@@ -248,6 +248,8 @@ class Review(Submission):
         ]
         indexes = [
             models.Index(fields=["dataset", "created_at"], name="review_dataset_time_idx"),
+            # The sample list's decision filter (review.selectors.review_decision_exists).
+            models.Index(fields=["dataset", "decision", "sample"], name="review_decision_idx"),
         ]
 
     def __str__(self) -> str:

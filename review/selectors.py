@@ -68,6 +68,35 @@ def sees_others_work_on(*, user: Any, sample: Sample) -> bool:
     )
 
 
+def sees_others_work_in(*, user: Any, dataset: Dataset) -> bool:
+    """``sees_others_work`` for a dataset (one query, for non-leads only): whether the sample
+    list lets the user filter on other reviewers' work there."""
+    return is_lead(user) or sees_others_work(
+        user=user, settings=review_settings_get(dataset=dataset)
+    )
+
+
+def review_decision_exists(*, dataset: Dataset, decision: str, username: str | None) -> Exists:
+    """Whether a review of the outer sample (``OuterRef("pk")``), by ``username`` when given,
+    made ``decision``: "accept" (nothing changed), "correct" (an accept with edits), "reject",
+    or "skip" (the reviewer set it aside). The sample list's filter, on the index of
+    migration 0007 (dataset, decision, sample)."""
+    rows: QuerySet[Any]
+    if decision == "skip":
+        rows = Skip.objects.filter(dataset=dataset, sample_id=OuterRef("pk"))
+    else:
+        rows = Review.objects.filter(dataset=dataset, sample_id=OuterRef("pk"))
+        if decision == "accept":
+            rows = rows.filter(decision=Decision.ACCEPT, values={})
+        elif decision == "correct":
+            rows = rows.filter(decision=Decision.ACCEPT).exclude(values={})
+        else:
+            rows = rows.filter(decision=Decision.REJECT)
+    if username:
+        rows = rows.filter(reviewer__username=username)
+    return Exists(rows)
+
+
 def sample_reviews_visible(*, user: Any, sample: Sample) -> list[Review]:
     """Every review of a sample, round by round, that the user may see (in blind review a
     reviewer sees only their own), in two queries however many there are."""

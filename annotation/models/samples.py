@@ -172,6 +172,13 @@ class Sample(models.Model):
                 name="sample_question_key_idx",
                 condition=Q(question_key__isnull=False),
             ),
+            # The sample list's filters (annotation.sample_filters), one index each.
+            models.Index(fields=["dataset", "question_format"], name="sample_dataset_format_idx"),
+            models.Index(fields=["dataset", "scenario"], name="sample_dataset_scenario_idx"),
+            models.Index(fields=["dataset", "safety_category"], name="sample_dataset_safety_idx"),
+            models.Index(fields=["dataset", "judges_disagree"], name="sample_dataset_judges_idx"),
+            models.Index(fields=["dataset", "created_at"], name="sample_dataset_created_idx"),
+            models.Index(fields=["dataset", "updated_at"], name="sample_dataset_updated_idx"),
         ]
 
     def __str__(self) -> str:

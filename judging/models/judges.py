@@ -305,6 +305,15 @@ class Verdict(models.Model):
         indexes = [
             models.Index(fields=["job", "error_kind"], name="verdict_job_idx"),
             models.Index(fields=["sample", "task"], name="verdict_sample_task_idx"),
+            # The sample list's verdict and score filters (judging.selectors).
+            models.Index(
+                fields=["label", "sample"], name="verdict_label_idx", condition=~Q(label="")
+            ),
+            models.Index(
+                fields=["answer_score", "reasoning_score", "sample"],
+                name="verdict_score_idx",
+                condition=Q(reasoning_score__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -14,6 +14,7 @@ from review.models import Assignment, Slot
 from review.queue.services import queue_sync
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
+from tests.review.factories import open_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -254,3 +255,72 @@ def test_dataset_detail_shows_archived_and_retired_terms(lead: Any) -> None:
     assert body["archived"] is True
     retired = {t["code"] for t in body["terms"] if t["retired"]}
     assert retired == {"VFP"}
+
+
+def test_bad_values_of_the_new_filters_get_400_naming_each(lead: Any) -> None:
+    """An unknown decision or verdict lists the values allowed; a score out of [0, 1] or a
+    date not as YYYY-MM-DD is named; each under its own parameter."""
+    dataset = mmooc_dataset()
+    response = client_for(lead).get(
+        f"/api/datasets/{dataset.pk}/samples/?decision=maybe&verdict=x&score_min=-1"
+        "&score_max=nan&created_before=yesterday&has_response=2"
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body) == {
+        "decision",
+        "verdict",
+        "score_min",
+        "score_max",
+        "created_before",
+        "has_response",
+    }
+    assert "accept, correct, reject, skip" in body["decision"]
+    assert "answerable, unanswerable" in body["verdict"]
+    assert "0 to 1" in body["score_max"] and "YYYY-MM-DD" in body["created_before"]
+
+
+@pytest.mark.parametrize(
+    "query", ["has_response=true", "response_model=m", "verdict=safe", "score_min=0.5"]
+)
+def test_judge_derived_filters_are_for_leads_only(annotator: Any, query: str) -> None:
+    """Filtering on responses or verdicts would reveal the judges' work: 403 for a reviewer."""
+    dataset = mmooc_dataset()
+    services.dataset_add_member(dataset=dataset, user=annotator)
+    response = client_for(annotator).get(f"/api/datasets/{dataset.pk}/samples/?{query}")
+    assert response.status_code == 403
+    assert "judges' votes" in response.json()["detail"]
+
+
+def test_in_blind_review_only_leads_filter_on_other_reviewers_work(annotator: Any) -> None:
+    """In blind review a reviewer may list their own reviews, not anybody else's decisions."""
+    dataset = open_queue(mmooc_dataset(), blind=True, members=[annotator])
+    url = f"/api/datasets/{dataset.pk}/samples/"
+    client = client_for(annotator)
+    for query in ("reviewer=someone", "decision=reject"):
+        refused = client.get(f"{url}?{query}")
+        assert refused.status_code == 403 and "blind review" in refused.json()["detail"]
+    own = client.get(f"{url}?reviewer={annotator.username}&decision=accept")
+    assert own.status_code == 200 and own.json()["count"] == 0
+    open_queue(dataset, blind=False)
+    assert client.get(f"{url}?decision=reject").status_code == 200
+
+
+def test_the_new_filters_cost_no_query_of_their_own(
+    lead: Any, django_assert_num_queries: Any
+) -> None:
+    """Decision, responses, verdicts, scores and dates are conditions of the count's and the
+    page's statements: the same five queries as any filtered list."""
+    dataset = dataset_with(3)
+    url = (
+        f"/api/datasets/{dataset.pk}/samples/?decision=skip&has_response=false&verdict=abstain"
+        "&score_min=0&score_max=1&response_model=m&created_after=2020-01-01"
+        "&updated_before=2100-01-01"
+    )
+    fresh = client_for(type(lead).objects.get(pk=lead.pk))
+    with django_assert_num_queries(3):  # roles, dataset, count: nothing matches, no page
+        assert fresh.get(url).json()["count"] == 0
+    fresh = client_for(type(lead).objects.get(pk=lead.pk))
+    dated = url.split("?")[0] + "?created_after=2020-01-01&updated_before=2100-01-01"
+    with django_assert_num_queries(5):  # roles, dataset, count, page, media
+        assert fresh.get(dated).json()["count"] == 3

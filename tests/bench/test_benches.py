@@ -84,6 +84,12 @@ BENCHES = {
         database_url=True,
         marks=(PG,),
     ),
+    "bench_data_manager.py": Tiny(
+        ("--samples", "60", "--gets", "1", "--db", "{db}", "--var", "var/{db}"),
+        frozenset({"pages", "measured", "slowest", "over_goal"}),
+        marks=(PG,),
+        timeout=600,
+    ),
     "bench_export.py": Tiny(
         ("--samples", "30"), frozenset({"samples", "jsonl", "parquet"}), True, (PG,)
     ),
@@ -239,6 +245,9 @@ def _check(script: str, result: dict[str, Any]) -> None:
         # Preloaded, no item opens by a page load; refused the reservation, every one does.
         assert result["ahead"]["n"] == result["page_load"]["n"] == 3
         assert result["ahead"]["page_loads"] == 0 and result["page_load"]["page_loads"] == 4
+    if script == "bench_data_manager.py":
+        pages = result["pages"]
+        assert result["measured"] == len(pages) > 100 and pages["gold"]["p50_ms"] > 0
     if script == "bench_export.py":
         assert result["jsonl"]["samples"] == result["parquet"]["samples"] == 30
     if script == "bench_claim_scale.py":
