@@ -33,6 +33,8 @@ CONFLICT_CODES = frozenset(
     # A change that would leave a sample breaking its format's rules (an empty question, an
     # answer that is no option): the rules of the sample as it stands.
     | {"breaks_sample_rules"}
+    # Samples assigned to someone who is not (yet) an annotator of the dataset.
+    | {"not_annotator"}
 )
 # A service's refusal with one of these codes names something that does not exist (a code
 # the dataset's taxonomy does not have, a path or object no one stored): 404 Not Found.

@@ -155,16 +155,13 @@ def assignees_checked(*, dataset: Dataset, usernames: Iterable[str]) -> list[Use
     }
     refused = [name for name in wanted if name not in found]
     if refused:
-        raise ValidationError(
-            {
-                "assignees": _(
-                    "Not an annotator of this dataset: %(names)s. Add them on the dataset's "
-                    "Members page first."
-                )
-                % {"names": ", ".join(refused)}
-            },
-            code="not_annotator",
-        )
+        # The code rides on the field's error (a dict's own code is dropped): the API
+        # answers 409, as the same request succeeds once they are members (core.api).
+        message = _(
+            "Not an annotator of this dataset: %(names)s. Add them on the dataset's "
+            "Members page first."
+        ) % {"names": ", ".join(refused)}
+        raise ValidationError({"assignees": ValidationError(message, code="not_annotator")})
     return [found[name] for name in wanted]
 
 
