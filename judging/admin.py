@@ -11,6 +11,10 @@ from judging.models import (
     JudgeJob,
     JudgeJobChunk,
     JudgeJobJudge,
+    LeaderboardCell,
+    LeaderboardChange,
+    LeaderboardComputation,
+    LeaderboardVersion,
     ModelResponse,
     Verdict,
 )
@@ -76,3 +80,42 @@ class JudgeCheckAdmin(admin.ModelAdmin[JudgeCheck]):
     list_filter = ["status", "ok", "error_kind"]
     readonly_fields = ["reply", "error", "latency_ms", "finished_at"]
     list_select_related = ["judge"]
+
+
+class _KeptByWorkers:
+    """Rows the leaderboard's worker keeps (judging.leaderboard_store): shown, never edited."""
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(LeaderboardComputation)
+class LeaderboardComputationAdmin(_KeptByWorkers, admin.ModelAdmin[LeaderboardComputation]):
+    list_display = ["dataset", "status", "computed_at"]
+    list_filter = ["status"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["dataset"]
+
+
+@admin.register(LeaderboardCell)
+class LeaderboardCellAdmin(_KeptByWorkers, admin.ModelAdmin[LeaderboardCell]):
+    list_display = ["id", "dataset", "prompt_version"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["dataset"]
+
+
+@admin.register(LeaderboardVersion)
+class LeaderboardVersionAdmin(_KeptByWorkers, admin.ModelAdmin[LeaderboardVersion]):
+    list_display = ["dataset", "prompt_version", "left_out_responses"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["dataset"]
+
+
+@admin.register(LeaderboardChange)
+class LeaderboardChangeAdmin(_KeptByWorkers, admin.ModelAdmin[LeaderboardChange]):
+    list_display = ["id", "dataset", "xact"]
+    list_select_related = ["dataset"]
+    raw_id_fields = ["dataset"]

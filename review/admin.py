@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from review.models import (
+    Assignment,
     Comment,
     Draft,
     GoldAnswer,
@@ -119,3 +120,13 @@ class ReviewerQualityComputationAdmin(admin.ModelAdmin[ReviewerQualityComputatio
 
     def has_add_permission(self, request: object) -> bool:
         return False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin[Assignment]):
+    """Made by the sample list's Assign action; shown for inspection."""
+
+    list_display = ["sample", "reviewer", "dataset", "open", "created_at"]
+    list_filter = ["open", "dataset"]
+    list_select_related = ["sample", "reviewer", "dataset"]
+    raw_id_fields = ["sample", "reviewer", "dataset"]

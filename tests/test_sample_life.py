@@ -497,7 +497,7 @@ class SampleLife(RuleBasedStateMachine):
         refused = bool(who & self.away)
         self._bulk(
             {"action": "assign", "ids": [sample.pk], "assignees": names},
-            status=400 if refused else 200,
+            status=409 if refused else 200,  # not an annotator (now): a conflict
         )
         _event("assign: refused" if refused else f"assign: to {len(who)}")
 

@@ -83,6 +83,15 @@ class _Reviewed:
     def has_reviews(self, *, dataset: Dataset) -> bool:
         return True
 
+    def assignees_check(self, *, dataset: Dataset, usernames: Any) -> None:
+        return None
+
+    def assign(self, *, dataset: Dataset, sample_ids: Any, usernames: Any, by: Any) -> int:
+        return 0
+
+    def unassign(self, *, dataset: Dataset, sample_ids: Any, usernames: Any) -> int:
+        return 0
+
 
 def test_delete_removes_a_dataset_without_reviews() -> None:
     """A dataset nobody reviewed is deleted with its samples and terms."""

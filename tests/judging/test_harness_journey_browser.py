@@ -9,6 +9,7 @@ harnesses' included."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,14 @@ def test_harness_outputs_reach_the_leaderboard_and_an_audit(
         page.wait_for_url("**/judge-jobs/*/")
         assert _job_ends(page, "#job-progress") == "succeeded"
 
+        # The worker counts the verdicts a few seconds after the job ends; the page says so
+        # until then, and the lead reloads it.
         page.goto(f"{base}/datasets/{dataset.pk}/leaderboard/")
+        deadline = time.monotonic() + 120
+        while "No scored responses yet." in page.inner_text("main"):
+            assert time.monotonic() < deadline, page.inner_text("main")
+            page.wait_for_timeout(1000)
+            page.reload()
         board = page.inner_text("main")
         for name in ("Qwen/Qwen2.5-VL-7B-Instruct", "InternVL3-8B"):
             assert name in board
