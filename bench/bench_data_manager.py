@@ -285,14 +285,9 @@ def main() -> None:
 
 def _setup(workdir: Path) -> None:
     """Django as bench_scale.py's children run it (production settings, no worker)."""
-    os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 32)
-    os.environ["VAR_DIR"] = str(workdir / "var")
-    os.environ["MEDIA_ROOT"] = str(workdir / "media")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
-    os.environ["SECURE_SSL_REDIRECT"] = "0"
-    os.environ["CELERY_BROKER_URL"] = "memory://"
-    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ["DJANGO_SETTINGS_MODULE"] = "mmooc_site.settings.production"
+    from bench.bench_scale import production_environ
+
+    production_environ(workdir)
     import django
 
     django.setup()

@@ -109,8 +109,9 @@ def make_databases(prefix: str, sizes: list[int]) -> None:
         conn.execute(f'DROP DATABASE "{template}"')
 
 
-def setup_django(prefix: str, size: int, workdir: Path) -> None:
-    os.environ["DATABASE_URL"] = database_url(prefix, size)
+def production_environ(workdir: Path) -> None:
+    """The production settings as a bench's child runs them: files under ``workdir``, no
+    worker (an in-memory broker), test-client hosts, no HTTPS redirect."""
     os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-" + "x" * 32)
     os.environ["VAR_DIR"] = str(workdir / "var")
     os.environ["MEDIA_ROOT"] = str(workdir / "media")
@@ -118,8 +119,13 @@ def setup_django(prefix: str, size: int, workdir: Path) -> None:
     os.environ["SECURE_SSL_REDIRECT"] = "0"
     os.environ["CELERY_BROKER_URL"] = "memory://"
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ["API_THROTTLE_USER"] = "1000000/minute"
     os.environ["DJANGO_SETTINGS_MODULE"] = "mmooc_site.settings.production"
+
+
+def setup_django(prefix: str, size: int, workdir: Path) -> None:
+    os.environ["DATABASE_URL"] = database_url(prefix, size)
+    production_environ(workdir)
+    os.environ["API_THROTTLE_USER"] = "1000000/minute"
     from bench.support import ensure_database
 
     ensure_database(os.environ["DATABASE_URL"])  # --reuse of a size not built before
