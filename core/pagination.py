@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import psycopg.errors
-from django.core.paginator import Paginator
+from django.core.paginator import EmptyPage, Page, Paginator
 from django.db import OperationalError, connections, transaction
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
@@ -70,7 +70,12 @@ class CountWithinBudget(Paginator[Any]):
     ``budget_ms``, otherwise the planner's estimate of its rows (``estimated`` is then True, for
     the page to say "about"): a count that would have to read much of a large table never
     holds the page up longer than the budget. The budget is the statement's own
-    ``statement_timeout``, set for the count alone in a transaction (a savepoint inside one)."""
+    ``statement_timeout``, set for the count alone in a transaction (a savepoint inside one).
+
+    An estimate never cuts a page short nor refuses a page number: with an estimated count a
+    page reads one row more than it shows, so that it holds every row there is up to its size
+    and knows whether another page follows; the count is then corrected by what was read (exact
+    once a page ends before its size, at least the rows read when more follow)."""
 
     def __init__(self, object_list: QuerySet[Any], per_page: int, *, budget_ms: int) -> None:
         super().__init__(object_list, per_page)
@@ -97,3 +102,30 @@ class CountWithinBudget(Paginator[Any]):
         plan = json.loads(queryset.explain(format="json"))
         rows: float = plan[0]["Plan"]["Plan Rows"]
         return max(0, round(rows))
+
+    def validate_number(self, number: Any) -> int:
+        try:
+            return int(super().validate_number(number))
+        except EmptyPage:
+            if not self.estimated or int(number) < 1:
+                raise
+            return int(number)  # past the estimate's last page: the page itself tells
+
+    def page(self, number: Any) -> Page[Any]:
+        number = self.validate_number(number)
+        if not self.estimated:
+            return super().page(number)
+        bottom = (number - 1) * self.per_page
+        rows = list(self.object_list[bottom : bottom + self.per_page + 1])
+        if len(rows) > self.per_page:
+            self._correct(max(self.count, bottom + len(rows)), estimated=True)
+        elif rows or number == 1:
+            self._correct(bottom + len(rows), estimated=False)
+        else:  # past the end: at most the rows before this page
+            self._correct(min(self.count, bottom), estimated=True)
+        return Page(rows[: self.per_page], number, self)
+
+    def _correct(self, count: int, *, estimated: bool) -> None:
+        self.__dict__["count"] = count
+        self.__dict__.pop("num_pages", None)
+        self.estimated = estimated

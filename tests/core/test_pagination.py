@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
-from django.db.models import BooleanField
+from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
-from annotation.models import Sample
+from annotation.models import Dataset, Sample
 from core.pagination import CountWithinBudget
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
 
@@ -36,3 +36,45 @@ def test_a_count_over_the_budget_is_the_planners_estimate_and_says_so() -> None:
     paginator = CountWithinBudget(slow, 2, budget_ms=20)
     assert paginator.count >= 0 and paginator.estimated
     assert Sample.objects.filter(dataset=dataset).count() == 3  # the transaction is usable
+
+
+def _slow_and_underestimated(dataset: Dataset) -> QuerySet[Sample]:
+    """Three samples behind a filter the planner guesses keeps about one of them, which takes
+    longer to count than the budget."""
+    return Sample.objects.filter(
+        RawSQL("pg_sleep(0.05) IS NOT NULL", [], output_field=BooleanField()), dataset=dataset
+    ).order_by("id")
+
+
+def test_an_estimate_below_the_rows_never_cuts_a_page_short() -> None:
+    """Regression (CI, 2026-12-03: a lead's sample list on a loaded machine showed one row of
+    three): with a count over budget and the planner's estimate below the real rows, each page
+    still holds every row up to its size, page 2 is served rather than refused, and the count
+    is corrected by what the pages read."""
+    dataset = mmooc_dataset()
+    ids = [mmooc_sample(dataset).pk for _ in range(3)]
+    paginator = CountWithinBudget(_slow_and_underestimated(dataset), 2, budget_ms=20)
+    first = paginator.get_page(1)
+    assert [sample.pk for sample in first.object_list] == ids[:2]
+    assert first.has_next() and paginator.estimated and paginator.count >= 3
+    paginator = CountWithinBudget(_slow_and_underestimated(dataset), 2, budget_ms=20)
+    second = paginator.get_page(2)
+    assert [sample.pk for sample in second.object_list] == ids[2:]
+    assert not second.has_next() and second.has_previous()
+    assert (paginator.count, paginator.estimated) == (3, False)  # it ended here
+
+
+def test_a_page_past_an_estimate_that_was_too_high_is_empty_not_an_error() -> None:
+    """A page number past the rows there are, under an estimated count, is an empty page whose
+    previous page is offered; a page past the count's end under an exact count is the last."""
+    dataset = mmooc_dataset()
+    for _ in range(3):
+        mmooc_sample(dataset)
+    paginator = CountWithinBudget(_slow_and_underestimated(dataset), 2, budget_ms=20)
+    paginator.count  # noqa: B018 - decides the count (estimated) before the page is asked
+    paginator.__dict__["count"] = 100  # as if the planner had guessed high
+    far = paginator.get_page(7)
+    assert list(far.object_list) == [] and far.has_previous() and not far.has_next()
+    assert paginator.count <= 12
+    exact = CountWithinBudget(Sample.objects.filter(dataset=dataset), 2, budget_ms=5000)
+    assert exact.get_page(7).number == 2
