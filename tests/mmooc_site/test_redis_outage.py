@@ -121,3 +121,36 @@ def test_every_signed_in_call_and_job_start_answers_while_redis_is_down(
     for model, job in jobs.items():
         job.refresh_from_db()
         assert job.status == JobStatus.QUEUED and job.queued_at != NEVER_SENT, model
+
+
+def test_every_page_answers_while_redis_is_down(
+    redis_server: RedisServer,
+    lead: Any,
+    annotator: Any,
+    auditor: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every URL of the URL conf (the pages added since the API's outage test included: saved
+    views, assignments, the audit's next item, the leaderboard's freshness), opened by a lead
+    and by a member annotator and auditor with Redis killed: none answers 500."""
+    from tests.mmooc_site.test_access import _urls
+
+    monkeypatch.setattr(throttling, "FAILED_OPEN", throttling._FailedOpen())
+    dataset = review_dataset(3, members=[annotator, auditor])
+    sample = dataset.samples.order_by("pk").first()
+    assert sample is not None
+    ids = {
+        "dataset_id": dataset.pk,
+        "sample_id": sample.pk,
+        "asset_id": sample.media_links.get().asset_id,
+        "object_id": 1,
+    }
+    clients = {}
+    for user in (lead, annotator, auditor):
+        clients[user] = client_for(user)
+        clients[user].force_login(user)  # the pages' session, made while Redis is there
+    redis_server.kill()
+    for user, client in clients.items():
+        codes = {url: client.get(url).status_code for url in _urls(ids)}
+        errors = [url for url, code in codes.items() if code >= 500]
+        assert errors == [], (user.username, errors)
