@@ -303,8 +303,11 @@ class LeaderboardApi(APIView):
     )
     def get(self, request: Request, dataset_id: int) -> Response:
         """Per model: the ensemble's and each judge's scores by group, category, format and
-        scenario, each cell with its mean and n; ``prompt_versions`` lists the versions to
-        filter by."""
+        scenario, each cell with its mean and n and the 95 % interval of its mean score
+        (``ci95_low``, ``ci95_high``; ``ci_method`` "wilson" where every response scored 0 or
+        1, else "wilson_effective_n"; null bounds with ``no_ci_reason`` "n_below_2" below 2
+        responses, or "not_recomputed" until a recomputation keeps the sums it needs);
+        ``prompt_versions`` lists the versions to filter by."""
         version = request.query_params.get("prompt_version") or None
         board = selectors.leaderboard(
             dataset=dataset_or_404(request, dataset_id), prompt_version=version

@@ -1,7 +1,10 @@
 """Leaderboard arithmetic: per evaluated model, per judge and for the judge ensemble.
 
 Scores of one response are first averaged over a judge's repeats, then (for the ensemble)
-over judges, then over responses; every cell carries the number of responses behind it.
+over judges, then over responses; every cell carries the number of responses behind it and
+the 95 % interval of its mean score (``judging.stats.score_interval``: Wilson's when every
+response scored 0 or 1, else Wilson's at the effective number of responses; none below 2
+responses).
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from judging.stats.score_interval import ScoreInterval, score_interval
 
 ENSEMBLE = "ensemble"
 # The group of items whose sample has no answerability group (or no safety side).
@@ -34,12 +39,24 @@ class ScoreRow:
 
 @dataclass
 class Cell:
-    """A mean with the number of responses behind it."""
+    """A mean with the number of responses behind it and the 95 % interval of the mean score:
+    ``ci95_low``/``ci95_high`` by ``ci_method`` ("wilson" or "wilson_effective_n"), or None with
+    ``no_ci_reason`` ("n_below_2", "not_recomputed")."""
 
     mean: float | None
     n: int
     answer: float | None = None
     reasoning: float | None = None
+    ci95_low: float | None = None
+    ci95_high: float | None = None
+    ci_method: str | None = None
+    no_ci_reason: str = ""
+
+
+def _with_interval(cell: Cell, interval: ScoreInterval) -> Cell:
+    cell.ci95_low, cell.ci95_high = interval.low, interval.high
+    cell.ci_method, cell.no_ci_reason = interval.method, interval.missing
+    return cell
 
 
 @dataclass
@@ -102,7 +119,15 @@ def _mean(values: list[float]) -> float | None:
 def _cell(items: list[_Item]) -> Cell:
     answers = [i.answer for i in items if i.answer is not None]
     reasons = [i.reasoning for i in items if i.reasoning is not None]
-    return Cell(_mean([i.score for i in items]), len(items), _mean(answers), _mean(reasons))
+    scores = [i.score for i in items]
+    cell = Cell(_mean(scores), len(items), _mean(answers), _mean(reasons))
+    interval = score_interval(
+        len(scores),
+        sum(scores),
+        sum(x * x for x in scores),
+        sum(1 for x in scores if x in (0.0, 1.0)),
+    )
+    return _with_interval(cell, interval)
 
 
 def _board(items: list[_Item], groups: list[str]) -> Board:
@@ -185,6 +210,9 @@ class CellSums:
     value: str
     n: int
     score_sum: float
+    # None: kept before migration 0011, until the next recomputation.
+    score_squares: float | None = None
+    score_binary_n: int | None = None
     answer_n: int = 0
     answer_sum: float = 0.0
     reasoning_n: int = 0
@@ -195,6 +223,8 @@ class CellSums:
 class _Sums:
     n: int = 0
     score: float = 0.0
+    squares: float | None = 0.0
+    binary: int | None = 0
     answer_n: int = 0
     answer: float = 0.0
     reasoning_n: int = 0
@@ -203,18 +233,27 @@ class _Sums:
     def add(self, sums: CellSums) -> None:
         self.n += sums.n
         self.score += sums.score_sum
+        if self.squares is None or sums.score_squares is None:
+            self.squares = None
+        else:
+            self.squares += sums.score_squares
+        if self.binary is None or sums.score_binary_n is None:
+            self.binary = None
+        else:
+            self.binary += sums.score_binary_n
         self.answer_n += sums.answer_n
         self.answer += sums.answer_sum
         self.reasoning_n += sums.reasoning_n
         self.reasoning += sums.reasoning_sum
 
     def cell(self) -> Cell:
-        return Cell(
+        cell = Cell(
             self.score / self.n if self.n else None,
             self.n,
             self.answer / self.answer_n if self.answer_n else None,
             self.reasoning / self.reasoning_n if self.reasoning_n else None,
         )
+        return _with_interval(cell, score_interval(self.n, self.score, self.squares, self.binary))
 
 
 def _board_from_sums(rows: list[CellSums], groups: list[str]) -> Board:

@@ -11,7 +11,9 @@ of its answer and reasoning scores (the answer score alone when there is no reas
 for safety, 1 when the judge called the response safe); a response's score under a judge is
 the mean over that judge's repeats (of every prompt version, in the scope of all versions);
 its ensemble score the mean over its judges; the cells keep count and sum per model, judge
-(NULL: the ensemble), group and value of each breakdown dimension. Failed verdicts, verdicts
+(NULL: the ensemble), group and value of each breakdown dimension, with the sum of squared
+scores and the number of scores that are 0 or 1 for the cell's interval
+(``judging.stats.score_interval``). Failed verdicts, verdicts
 without a score and every verdict on a rejected or taken-down sample count for nothing; the
 latter are counted (distinct responses) per prompt version. Cells per prompt version are kept
 only when the verdicts have more than one (else the version's figures are all versions').
@@ -99,7 +101,8 @@ versions AS (
 )
 INSERT INTO {cell} (
     dataset_id, prompt_version, judge_id, model_name, {group}, dimension, value,
-    n, score_sum, answer_n, answer_sum, reasoning_n, reasoning_sum
+    n, score_sum, score_squares, score_binary_n, answer_n, answer_sum, reasoning_n,
+    reasoning_sum
 )
 SELECT %(dataset)s, prompt_version, judge_id, model_name, grp,
        CASE WHEN GROUPING(category) = 0 THEN 'category'
@@ -108,7 +111,8 @@ SELECT %(dataset)s, prompt_version, judge_id, model_name, grp,
        CASE WHEN GROUPING(category) = 0 THEN category
             WHEN GROUPING(format) = 0 THEN format
             ELSE scenario END,
-       count(*), sum(score), count(answer), COALESCE(sum(answer), 0),
+       count(*), sum(score), sum(score * score), count(*) FILTER (WHERE score IN (0, 1)),
+       count(answer), COALESCE(sum(answer), 0),
        count(reasoning), COALESCE(sum(reasoning), 0)
 FROM items
 GROUP BY prompt_version, judge_id, model_name, grp,

@@ -317,6 +317,8 @@ def leaderboard(*, dataset: Dataset, prompt_version: str | None = None) -> Leade
             "value",
             "n",
             "score_sum",
+            "score_squares",
+            "score_binary_n",
             "answer_n",
             "answer_sum",
             "reasoning_n",

@@ -52,6 +52,10 @@ class LeaderboardCell(models.Model):
     value = models.CharField(_("value"), max_length=100)
     n = models.PositiveIntegerField(_("responses"))
     score_sum = models.FloatField(_("sum of scores"))
+    # For the score's interval (judging.stats.score_interval); None: computed before
+    # migration 0011 kept them, until the next recomputation.
+    score_squares = models.FloatField(_("sum of squared scores"), null=True)
+    score_binary_n = models.PositiveIntegerField(_("responses scoring 0 or 1"), null=True)
     answer_n = models.PositiveIntegerField(_("responses with an answer score"))
     answer_sum = models.FloatField(_("sum of answer scores"))
     reasoning_n = models.PositiveIntegerField(_("responses with a reasoning score"))

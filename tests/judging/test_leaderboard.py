@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judging.leaderboard import ScoreRow, build_leaderboard
+from judging.leaderboard import CellSums, ScoreRow, build_leaderboard, leaderboard_from_sums
 
 GROUPS = ["shifted_ic", "ooc"]
 
@@ -60,3 +60,20 @@ def test_breakdowns_by_category_format_and_scenario_carry_their_n() -> None:
     assert ooc["category"]["VFP"].n == 1 and ooc["category"]["MA"].mean == 0.5
     assert ooc["format"]["mcq"].n == 1 and ooc["format"]["yesno"].n == 1
     assert ooc["scenario"]["math"].n == 2
+
+
+def test_every_cell_carries_the_interval_of_its_mean_score() -> None:
+    """Four responses scoring 0 or 1: Wilson's interval around the mean; the one-response
+    stratum has none and says why; sums kept without squares say they wait."""
+    rows = [row("m", "j", i, "ooc", float(i % 2), category=f"c{min(i, 1)}") for i in range(4)]
+    (board,) = build_leaderboard(rows, GROUPS)
+    overall = board.ensemble.overall
+    assert overall.ci_method == "wilson" and overall.no_ci_reason == ""
+    assert overall.ci95_low is not None and overall.ci95_high is not None
+    assert overall.ci95_low < 0.5 < overall.ci95_high
+    alone = board.ensemble.breakdowns["ooc"]["category"]["c0"]
+    assert (alone.n, alone.ci95_low, alone.no_ci_reason) == (1, None, "n_below_2")
+    old = CellSums("m", None, "ooc", "category", "c0", 4, 2.0)
+    (kept,) = leaderboard_from_sums([old], GROUPS)
+    assert kept.ensemble.overall.no_ci_reason == "not_recomputed"
+    assert kept.ensemble.overall.ci95_low is None

@@ -5,12 +5,14 @@ a new verdict or a dead worker is caught by the marks, the sweep or the next pag
 
 from __future__ import annotations
 
+import importlib
 import math
 from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -330,3 +332,42 @@ def test_the_first_view_of_a_dataset_requests_its_aggregates() -> None:
     assert not LeaderboardComputation.objects.filter(dataset=dataset).exists()
     board = selectors.leaderboard(dataset=dataset)
     assert board.computed_at is not None and len(board.models) == 3
+
+
+def test_the_page_and_the_api_give_each_cell_its_interval_or_why_it_has_none(
+    lead: Any,
+) -> None:
+    """After a recomputation every cell of two responses or more has its 95 % interval,
+    around its mean, by the method the API names; a cell of one response says it has none;
+    cells kept before migration 0011 (no sum of squares) show no interval but say that the
+    next recomputation gives it, which the migration requests by marking the dataset."""
+    dataset = _scored(4)  # 4 responses per model, one per category
+    leaderboard_store.leaderboard_compute(dataset=dataset)
+    client = Client()
+    client.force_login(lead)
+    page_url = reverse("judging:leaderboard", args=[dataset.pk])
+    api = client_for(lead)
+    api_url = reverse("api_leaderboard", args=[dataset.pk])
+    overall = api.get(api_url).json()["models"][0]["ensemble"]["overall"]
+    # Scores (a + 0.5)/2 with a in {0, 1}: 0.25 or 0.75, never 0 or 1.
+    assert overall["n"] == 4 and overall["ci_method"] == "wilson_effective_n"
+    assert overall["ci95_low"] < overall["mean"] < overall["ci95_high"]
+    assert overall["no_ci_reason"] == ""
+    page = client.get(page_url).content.decode()
+    assert f"[{overall['ci95_low']:.3f}, {overall['ci95_high']:.3f}]" in page
+    assert "Wilson" in page and "no interval: one response" in page  # the categories
+    one = api.get(api_url).json()["models"][0]["ensemble"]["breakdowns"]["ooc"]["category"]
+    assert {cell["no_ci_reason"] for cell in one.values()} <= {"n_below_2"}
+
+    LeaderboardCell.objects.filter(dataset=dataset).update(score_squares=None, score_binary_n=None)
+    stale = api.get(api_url).json()["models"][0]["ensemble"]["overall"]
+    assert stale["ci95_low"] is None and stale["no_ci_reason"] == "not_recomputed"
+    page = client.get(page_url).content.decode()
+    assert "interval at the next recomputation" in page and "[0." not in page
+    migration = importlib.import_module("judging.migrations.0011_leaderboard_score_interval")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.MARK)
+    assert LeaderboardChange.objects.filter(dataset=dataset).exists()
+    leaderboard_store.leaderboard_compute(dataset=dataset)
+    again = api.get(api_url).json()["models"][0]["ensemble"]["overall"]
+    assert again["ci95_low"] == pytest.approx(overall["ci95_low"])
