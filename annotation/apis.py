@@ -44,6 +44,7 @@ from annotation.sample_filters import (
 )
 from annotation.services.bulk import SENDABLE
 from core.api import IsLead, job_accepted
+from core.pagination import KeysetOrOffsetPagination
 from core.roles import acting_user, is_lead, sees_judge_votes, user_roles
 from core.schema import NOT_BLANK, when
 
@@ -357,9 +358,13 @@ def _filter(request: Request) -> SampleFilter:
 
 
 class DatasetSampleListApi(ListAPIView[Sample]):
-    """A dataset's samples, filtered, sorted and paged like the sample list page."""
+    """A dataset's samples, filtered, sorted and paged like the sample list page: by
+    ``limit``/``offset``, or by the ``cursor`` its ``next`` and ``previous`` links carry (a
+    keyset page: a deep one costs what the first does)."""
 
     serializer_class = SampleOutput
+    pagination_class = KeysetOrOffsetPagination
+    keyset_order: tuple[str, ...] = ("id",)
 
     @extend_schema(parameters=FILTER_PARAMETERS)
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -381,6 +386,7 @@ class DatasetSampleListApi(ListAPIView[Sample]):
         refused = filter.refused_for(user=self.request.user, dataset=dataset)
         if refused:
             raise PermissionDenied(next(iter(refused.values())))
+        self.keyset_order = filter.order_by()  # the pagination's keyset
         return selectors.sample_list_filtered(dataset=dataset, filter=filter)
 
 

@@ -7,7 +7,8 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import extensions, selectors, services
 from annotation.lookups import dataset_or_404
-from annotation.models import Dataset, SampleBulkJob, SampleStatus
+from annotation.models import Dataset, Sample, SampleBulkJob, SampleStatus
 from annotation.sample_filters import (
     DECISION_LABELS,
     ORDERING_LABELS,
@@ -29,6 +30,7 @@ from annotation.sample_filters import (
 from annotation.saved_views.page import page_layout
 from annotation.services.bulk import BulkResult, send_from_statuses
 from core.jobs import ACTIVE
+from core.keyset import BadCursor, Cursor, KeysetPage, keyset_page
 from core.pagination import CountWithinBudget
 from core.roles import acting_user, is_lead, sees_judge_votes
 
@@ -37,6 +39,9 @@ PAGE_SIZE = 50
 # shows the planner's estimate, labelled as such (bench/bench_data_manager.py: every filter and
 # pair of filters under 150 ms on 41,883 samples).
 COUNT_BUDGET_MS = 60
+# Where the planner expects this many matches or more, its estimate is the count, without
+# trying to count them (a million samples: the budget would be spent in vain on each request).
+EXACT_COUNT_BELOW = 100_000
 
 
 def _list_url(dataset: Dataset, filter: SampleFilter) -> str:
@@ -54,15 +59,12 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     filter = filter.without(filter.refused_for(user=request.user, dataset=dataset))
     lead = is_lead(request.user)
     layout = page_layout(request, dataset)
-    page = CountWithinBudget(
-        selectors.sample_list_filtered(
-            dataset=dataset,
-            filter=filter,
-            with_gold=lead and "gold" in layout.columns,
-        ),
-        layout.page_size,
-        budget_ms=COUNT_BUDGET_MS,
-    ).get_page(request.GET.get("page"))
+    samples = selectors.sample_list_filtered(
+        dataset=dataset,
+        filter=filter,
+        with_gold=lead and "gold" in layout.columns,
+    )
+    page = _page(request, samples, filter.order_by(), layout.page_size)
     query = urlencode(filter.to_params())
     return render(
         request,
@@ -94,6 +96,32 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
             "verdict_labels": VERDICT_LABELS,
         },
     )
+
+
+def _page(
+    request: HttpRequest, samples: QuerySet[Sample], order: tuple[str, ...], size: int
+) -> Page[Sample] | KeysetPage[Sample]:
+    """The page the request asks for: by the cursor its links carry (a keyset page, whose cost
+    does not grow with its depth), the last page (the order reversed), the first, or a page
+    by its number (the links of old, kept for bookmarks). Its count is exact where the database
+    counts it cheaply, else estimated and labelled. A cursor that cannot be used (altered, cut,
+    of another sort) gives the first page with a message saying so."""
+    counter = CountWithinBudget(
+        samples, size, budget_ms=COUNT_BUDGET_MS, exact_below=EXACT_COUNT_BELOW
+    )
+    token, number = request.GET.get("cursor"), request.GET.get("page", "")
+    if not token and number not in ("", "1", "last"):
+        return counter.get_page(number)
+    cursor = Cursor(order, None, before=True) if number == "last" and not token else None
+    if token:
+        try:
+            cursor = Cursor.decode(token, order=order, model=Sample)
+        except BadCursor as exc:
+            messages.warning(request, _("%(problem)s Here is the first page.") % {"problem": exc})
+    page = keyset_page(samples, order=order, cursor=cursor, per_page=size)
+    counter.count  # noqa: B018 - counted now: whether it is an estimate is known before the page shows
+    page.paginator = counter
+    return page
 
 
 def _ids(request: HttpRequest) -> list[int] | None:

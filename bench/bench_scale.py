@@ -39,12 +39,21 @@ the page and the API (p50/p95 over ``--gets``, with their query counts) and, wit
 ``--direct``, the leaderboard computed over every verdict in the request as the site did
 before it kept aggregates (tests/judging/leaderboard_reference.py; once: 30 s and more).
 
+``--only sample_list`` measures the sample list alone, on a dataset of its own
+(``<--db-prefix>_sl_<size>``) built the same way in seconds (varied priorities and last
+changes, one image linked to every sample, then ``VACUUM ANALYZE``): the page as a lead sees
+it, unfiltered, with each sort it offers (both directions), on its first, a middle and its last
+page (the middle one reached by a cursor, as its links carry one; also by ``?page=N``, the old
+way, as ``sample_list_middle_by_number``), and the API's list: its first page, a deep page by
+the cursor of its ``next`` links, and by ``offset`` (p50/p95 over ``--gets``, with their query
+counts).
+
 The parent prints one JSON object on its last line: the figures at each size and, for each
 figure, its ratio at the largest size to the smallest (``ratios``).
 
 Run: .venv/bin/python bench/bench_scale.py [--sizes 41883,250000,1000000] [--reuse]
      [--gets 10] [--loops 200] [--import-rows 10000] [--no-snapshots] [--db-prefix bench_scale]
-     [--var var/bench-scale] [--only leaderboard [--direct]]
+     [--var var/bench-scale] [--only leaderboard [--direct] | --only sample_list]
 """
 
 from __future__ import annotations
@@ -548,6 +557,16 @@ def leaderboard_recompute(dataset: Any) -> float:
 def build_leaderboard_only(size: int) -> Any:
     """A dataset for the leaderboard alone: 12 samples through the services, copied by SQL to
     ``size`` over the strata, a few rejected and taken down, then responses and verdicts."""
+    dataset = copied_samples(size, "lb")
+    make_people(dataset)
+    seed_judging(dataset)
+    return dataset
+
+
+def copied_samples(size: int, tag: str) -> Any:
+    """12 samples through the services, copied by SQL to ``size`` over MMOOC's groups,
+    categories, formats and scenarios (1 % rejected, 0.5 % taken down; priorities 0-4 and last
+    changes spread over the last days out of import order), external ids ``<tag>-<n>``."""
     from django.db import connection
     from psycopg import sql
 
@@ -559,7 +578,9 @@ def build_leaderboard_only(size: int) -> Any:
     dataset = mmooc_dataset(name=DATASET)
     bulk_samples(dataset, 12)
     varied = {
-        "external_id": sql.SQL("'lb-' || g"),
+        "external_id": sql.SQL("{} || g").format(sql.Literal(f"{tag}-")),
+        "priority": sql.SQL("(g::bigint * 7919) %% 5"),
+        "updated_at": sql.SQL("now() - ((g::bigint * 7919) %% 1000003) * interval '1 second'"),
         "answerability_group": sql.SQL("(ARRAY['shifted_ic', 'ooc', 'ooc'])[1 + g %% 3]"),
         "category_code": sql.SQL(
             "(ARRAY['MA', 'VFP', 'USPC', 'ULS', 'MKB', 'MP', 'PA', 'IQM'])[1 + g %% 8]"
@@ -593,8 +614,6 @@ def build_leaderboard_only(size: int) -> Any:
             [dataset.pk],
         )
         cursor.execute("ANALYZE annotation_sample")
-    make_people(dataset)
-    seed_judging(dataset)
     return dataset
 
 
@@ -626,6 +645,83 @@ def leaderboard_only(args: argparse.Namespace) -> dict[str, Any]:
         figures["direct_selector_s"] = round(time.perf_counter() - started, 2)
     figures["load_average_after"] = os.getloadavg()
     return figures
+
+
+def build_sample_list_only(size: int) -> Any:
+    """A dataset for the sample list alone: the copied samples, one image linked to each (the
+    list shows a thumbnail per sample), the people, then ``VACUUM ANALYZE`` as autovacuum would
+    leave the table."""
+    from django.db import connection
+
+    from tests.annotation.factories import image_asset
+
+    dataset = copied_samples(size, "sl")
+    asset = image_asset()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO annotation_samplemedia (sample_id, asset_id, role, position) "
+            "SELECT id, %s, 'image', 0 FROM annotation_sample WHERE dataset_id = %s",
+            [asset.pk, dataset.pk],
+        )
+    make_people(dataset)
+    with connection.cursor() as cursor:
+        for table in ("annotation_sample", "annotation_samplemedia"):
+            cursor.execute(f"VACUUM ANALYZE {table}")
+    return dataset
+
+
+def sample_list_only(args: argparse.Namespace) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotation.models import Sample
+    from annotation.sample_filters import ORDERINGS
+
+    size = args.size
+    figures: dict[str, Any] = {"size": size, "load_average_before": os.getloadavg()}
+    dataset = built(size) if args.reuse else None
+    if dataset is None:
+        started = time.perf_counter()
+        dataset = build_sample_list_only(size)
+        figures["build_s"] = round(time.perf_counter() - started, 1)
+    lead = Client()
+    lead.force_login(get_user_model().objects.get(username="scale-lead"))
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    gets = args.gets
+    figures["sample_list"] = timed_gets(lead, url, gets)
+    for key in ORDERINGS:
+        for direction in ("", "-"):
+            name = f"sample_list_sort_{direction and 'desc_'}{key}"
+            figures[name] = timed_gets(lead, url, gets, ordering=f"{direction}{key}")
+    middle = Sample.objects.filter(dataset=dataset).order_by("id").values_list("id", flat=True)
+    middle_id = middle[size // 2] if size > 1 else middle[0]
+    cursor = middle_cursor(dataset, middle_id)
+    if cursor is not None:
+        figures["sample_list_middle"] = timed_gets(lead, url, gets, cursor=cursor)
+    figures["sample_list_middle_by_number"] = timed_gets(lead, url, gets, page=max(1, size // 100))
+    # The last page: its link (page=last, the order reversed), or its number before that.
+    last = "last" if cursor is not None else max(1, (size + 49) // 50)
+    figures["sample_list_last_page"] = timed_gets(lead, url, gets, page=last)
+    api = f"/api/datasets/{dataset.pk}/samples/"
+    figures["api_sample_list"] = timed_gets(lead, api, gets)
+    if cursor is not None:
+        figures["api_sample_list_deep"] = timed_gets(lead, api, gets, cursor=cursor)
+    figures["api_sample_list_deep_offset"] = timed_gets(
+        lead, api, gets, offset=max(0, size - 100), limit=50
+    )
+    figures["load_average_after"] = os.getloadavg()
+    return figures
+
+
+def middle_cursor(dataset: Any, sample_id: int) -> str | None:
+    """The cursor the list's links carry for the page after ``sample_id`` in import order, or
+    None where the site has no cursors (before keyset pages)."""
+    try:
+        from core.keyset import Cursor
+    except ImportError:
+        return None
+    return Cursor(order=("id",), values=(sample_id,), before=False).encode()
 
 
 def child(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
@@ -686,7 +782,9 @@ def main() -> None:
     parser.add_argument(
         "--var", default=str(ROOT / "var" / "bench-scale"), help="media and files, per size"
     )
-    parser.add_argument("--only", choices=["leaderboard"], help="measure this page alone")
+    parser.add_argument(
+        "--only", choices=["leaderboard", "sample_list"], help="measure this page alone"
+    )
     parser.add_argument(
         "--direct", action="store_true", help="with --only leaderboard: the pre-issue-30 way too"
     )
@@ -694,15 +792,18 @@ def main() -> None:
     parser.add_argument("--job", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    # --only leaderboard has a database of its own: its dataset is not the full bench's.
-    prefix = f"{args.db_prefix}_lb" if args.only else args.db_prefix
+    # --only has a database of its own: its dataset is not the full bench's.
+    tag = {"leaderboard": "lb", "sample_list": "sl"}.get(args.only or "")
+    prefix = f"{args.db_prefix}_{tag}" if tag else args.db_prefix
     if args.size is not None:  # a child: one size, or one job at one size
         workdir = Path(args.workdir)
         setup_django(prefix, args.size, workdir)
         if args.job:
             result = job(args.job, workdir, args.import_rows)
-        elif args.only:
+        elif args.only == "leaderboard":
             result = leaderboard_only(args)
+        elif args.only == "sample_list":
+            result = sample_list_only(args)
         else:
             result = child(args, workdir)
         print(json.dumps(result))
@@ -712,7 +813,7 @@ def main() -> None:
         make_databases(prefix, sizes)
     results = []
     for size in sizes:
-        workdir = Path(args.var).resolve() / (f"lb-{size}" if args.only else str(size))
+        workdir = Path(args.var).resolve() / (f"{tag}-{size}" if tag else str(size))
         if not args.reuse:  # media of this run's own, beside its fresh database
             shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(parents=True, exist_ok=True)

@@ -165,8 +165,21 @@ class Sample(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["dataset", "status"], name="sample_dataset_status_idx"),
-            models.Index(fields=["dataset", "category_code"], name="sample_dataset_category_idx"),
+            # The sample list's sorts (annotation.sample_filters.ORDERINGS), each tie-broken by
+            # id: a page is one range scan, by its cursor or from either end (core/keyset.py).
+            # They serve the status, category and last-change filters too. By external id the
+            # unique constraint serves (one row per value: nothing left to break ties).
+            models.Index(fields=["dataset", "id"], name="sample_dataset_id_idx"),
+            models.Index(fields=["dataset", "status", "id"], name="sample_dataset_status_id_idx"),
+            models.Index(
+                fields=["dataset", "category_code", "id"], name="sample_dataset_category_id_idx"
+            ),
+            models.Index(
+                fields=["dataset", "priority", "id"], name="sample_dataset_priority_id_idx"
+            ),
+            models.Index(
+                fields=["dataset", "updated_at", "id"], name="sample_dataset_updated_id_idx"
+            ),
             models.Index(
                 fields=["dataset", "question_key"],
                 name="sample_question_key_idx",
@@ -178,7 +191,6 @@ class Sample(models.Model):
             models.Index(fields=["dataset", "safety_category"], name="sample_dataset_safety_idx"),
             models.Index(fields=["dataset", "judges_disagree"], name="sample_dataset_judges_idx"),
             models.Index(fields=["dataset", "created_at"], name="sample_dataset_created_idx"),
-            models.Index(fields=["dataset", "updated_at"], name="sample_dataset_updated_idx"),
         ]
 
     def __str__(self) -> str:

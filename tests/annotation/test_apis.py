@@ -14,6 +14,7 @@ from review.models import Assignment, Slot
 from review.queue.services import queue_sync
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 from tests.conftest import client_for
+from tests.judging.factories import bulk_samples
 from tests.review.factories import open_queue
 
 pytestmark = pytest.mark.django_db
@@ -100,19 +101,21 @@ def test_the_filtered_list_costs_a_fixed_number_of_queries(
         "&judges_disagree=false&reviewer=someone&changed=true&duplicates=false&ordering=-updated"
     )
     judges_agreed(dataset)
-    # the reader's roles (may they see judge votes?), dataset visibility, count, page, media
+    # the reader's roles (may they see judge votes?), dataset visibility, the planner's
+    # estimate, the count within its budget (savepoint, timeout, count, rollback, release),
+    # page, media
     fresh = client()
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(10):
         assert fresh.get(url.replace("reviewer=someone&", "")).status_code == 200
     for _ in range(10):
         mmooc_sample(dataset, status=SampleStatus.IMPORTED)
     judges_agreed(dataset)
     fresh = client()
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(10):
         response = fresh.get(url.replace("reviewer=someone&", ""))
     assert response.json()["count"] == 13
     fresh = client()
-    with django_assert_num_queries(3):  # nobody reviewed anything: no page, no media
+    with django_assert_num_queries(8):  # nobody reviewed anything: counted, no page
         assert fresh.get(url).json()["count"] == 0
 
 
@@ -323,9 +326,144 @@ def test_the_new_filters_cost_no_query_of_their_own(
         "&updated_before=2100-01-01"
     )
     fresh = client_for(type(lead).objects.get(pk=lead.pk))
-    with django_assert_num_queries(3):  # roles, dataset, count: nothing matches, no page
+    # roles, dataset, the estimate, the count (5): nothing matches, no page
+    with django_assert_num_queries(8):
         assert fresh.get(url).json()["count"] == 0
     fresh = client_for(type(lead).objects.get(pk=lead.pk))
     dated = url.split("?")[0] + "?created_after=2020-01-01&updated_before=2100-01-01"
-    with django_assert_num_queries(5):  # roles, dataset, count, page, media
+    with django_assert_num_queries(10):  # roles, dataset, estimate, count (5), page, media
         assert fresh.get(dated).json()["count"] == 3
+
+
+def _walk(client: Any, url: str) -> list[int]:
+    """The ids of every page from ``url`` on, following the ``next`` links."""
+    ids: list[int] = []
+    while url:
+        body = client.get(url).json()
+        ids += [row["id"] for row in body["results"]]
+        url = body["next"]
+    return ids
+
+
+@pytest.mark.parametrize("ordering", ["id", "-priority", "status", "-updated", "external_id"])
+def test_next_links_carry_a_cursor_and_walk_what_the_offsets_do(lead: Any, ordering: str) -> None:
+    """From the first page, the next links are cursors (keyset pages) that keep the filter and
+    the sort, and visit the rows the offsets do, in the same order; previous links go back;
+    an offset's page still works as before, its next link a cursor too."""
+    dataset = mmooc_dataset()
+    made = bulk_samples(dataset, 11)
+    for n, sample in enumerate(made):  # ties on the sort column, broken by id
+        Sample.objects.filter(pk=sample.pk).update(priority=n % 3)
+    Sample.objects.filter(pk=made[0].pk).update(status=SampleStatus.IMPORTED)
+    client = client_for(lead)
+    url = f"/api/datasets/{dataset.pk}/samples/?status=pending_review&ordering={ordering}"
+    expected = [row["id"] for row in client.get(f"{url}&limit=100").json()["results"]]
+    assert len(expected) == 10
+    first = client.get(f"{url}&limit=3").json()
+    assert first["count"] == 10 and first["count_estimated"] is False
+    assert "cursor=" in first["next"] and "offset" not in first["next"]
+    assert "status=pending_review" in first["next"] and f"ordering={ordering}" in first["next"]
+    assert first["previous"] is None
+    assert _walk(client, f"{url}&limit=3") == expected
+    second = client.get(first["next"]).json()
+    assert [r["id"] for r in second["results"]] == expected[3:6]
+    back = client.get(second["previous"]).json()
+    assert [r["id"] for r in back["results"]] == expected[:3]
+    offset = client.get(f"{url}&limit=3&offset=6").json()
+    assert [r["id"] for r in offset["results"]] == expected[6:9]
+    assert "offset=3" in offset["previous"] and "cursor=" in offset["next"]
+    assert [r["id"] for r in client.get(offset["next"]).json()["results"]] == expected[9:]
+
+
+def test_a_deep_offset_reads_the_keys_first_and_gives_the_same_rows(lead: Any) -> None:
+    """From core.pagination.DEFERRED_FROM on, an offset finds the page's keys first: the same
+    rows as a plain offset would."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 1010)
+    client = client_for(lead)
+    url = f"/api/datasets/{dataset.pk}/samples/?ordering=-id&limit=7&offset=1001"
+    expected = list(
+        Sample.objects.filter(dataset=dataset)
+        .order_by("-id")
+        .values_list("pk", flat=True)[1001:1008]
+    )
+    assert [r["id"] for r in client.get(url).json()["results"]] == expected
+
+
+def _signed_cursor(client: Any, url: str) -> str:
+    from urllib.parse import parse_qs, urlsplit
+
+    token: str = parse_qs(urlsplit(client.get(url).json()["next"]).query)["cursor"][0]
+    return token
+
+
+def test_a_cursor_that_cannot_be_used_is_a_400_naming_it(lead: Any) -> None:
+    """Garbage, an altered or cut cursor, one of another sort, two cursors, or a cursor with an
+    offset: a 400 that names ``cursor``, never a 500."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 5)
+    client = client_for(lead)
+    url = f"/api/datasets/{dataset.pk}/samples/"
+    token = _signed_cursor(client, f"{url}?limit=2&ordering=-priority")
+    value, _colon, signature = token.rpartition(":")
+    altered = f"{value[:-1]}{'A' if value[-1] != 'A' else 'B'}:{signature}"
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"cursor": "garbage"}, "not valid"),
+        ({"cursor": "é" * 2000}, "not valid"),
+        ({"cursor": token[:-3], "ordering": "-priority"}, "not valid"),
+        ({"cursor": altered, "ordering": "-priority"}, "not valid"),
+        ({"cursor": token}, "another sort order"),
+        ({"cursor": token, "ordering": "priority"}, "another sort order"),
+        ({"cursor": [token, token], "ordering": "-priority"}, "One cursor"),
+        ({"cursor": token, "ordering": "-priority", "offset": "2"}, "One cursor"),
+    ]
+    for query, says in cases:
+        answer = client.get(url, query)
+        assert answer.status_code == 400, query
+        assert says in answer.json()["cursor"][0], (query, answer.json())
+    good = client.get(url, {"cursor": token, "ordering": "-priority", "limit": "2"})
+    assert good.status_code == 200 and len(good.json()["results"]) == 2
+
+
+def test_a_page_by_cursor_costs_the_same_queries_for_3_or_13_samples(
+    lead: Any, django_assert_num_queries: Any, monkeypatch: Any
+) -> None:
+    """A page by its cursor, the first page and a deep offset run a fixed number of queries,
+    with an exact count or, over the threshold, the planner's estimate (labelled)."""
+    from core.pagination import KeysetOrOffsetPagination
+
+    dataset = dataset_with(3)
+    url = f"/api/datasets/{dataset.pk}/samples/?ordering=-updated&limit=2"
+
+    def costs(expect: int) -> None:
+        client = client_for(type(lead).objects.get(pk=lead.pk))
+        with django_assert_num_queries(expect):
+            first = client.get(url).json()
+        client = client_for(type(lead).objects.get(pk=lead.pk))
+        with django_assert_num_queries(expect):
+            assert client.get(first["next"]).status_code == 200
+        client = client_for(type(lead).objects.get(pk=lead.pk))
+        with django_assert_num_queries(expect):
+            assert client.get(f"{url}&offset=1").status_code == 200
+
+    # roles, dataset, the planner's estimate, the count within its budget (savepoint, timeout,
+    # count, rollback, release), page, media
+    costs(10)
+    for _ in range(10):
+        mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    costs(10)
+    monkeypatch.setattr(KeysetOrOffsetPagination, "exact_below", 1)
+    costs(5)  # the estimate is the count: no count tried
+    body = client_for(lead).get(url).json()
+    assert body["count_estimated"] is True and body["count"] >= 0
+
+
+def test_the_schema_documents_the_cursor_and_the_estimated_count(lead: Any) -> None:
+    schema = client_for(lead).get("/api/schema/?format=json").json()
+    operation = schema["paths"]["/api/datasets/{dataset_id}/samples/"]["get"]
+    names = {p["name"] for p in operation["parameters"]}
+    assert {"cursor", "limit", "offset"} <= names
+    page = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    if "$ref" in page:
+        page = schema["components"]["schemas"][page["$ref"].rpartition("/")[2]]
+    assert "count_estimated" in page["properties"]

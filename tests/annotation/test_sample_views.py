@@ -5,6 +5,7 @@ number of queries."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from django.urls import reverse
@@ -14,6 +15,7 @@ from annotation.models import Dataset, DuplicatePair, Sample, SampleStatus
 from core import roles
 from review.models import Assignment, Slot
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
+from tests.judging.factories import bulk_samples
 from tests.support.html import attribute, element, elements, has, text
 from tests.support.http import browser
 
@@ -36,10 +38,14 @@ def test_the_list_filters_and_its_pages_keep_the_filter(lead: Any) -> None:
     page = client.get(url, {"search": "needle"}).content.decode()
     assert "needle" in page and "1 sample matches." in page
     first = client.get(url, {"status": "imported", "ordering": "-id"}).content.decode()
-    assert "55 samples match." in first
-    assert "?page=2&amp;status=imported&amp;ordering=-id" in first
-    second = client.get(url, {"status": "imported", "ordering": "-id", "page": "2"})
-    assert "Page 2 of 2" in second.content.decode()
+    assert "55 samples match." in first and "Page 1 of 2" in first
+    link = attribute(element(first, "a", id="next-page"), "href")
+    assert link.startswith("?cursor=") and link.endswith("&status=imported&ordering=-id")
+    second = client.get(url + link).content.decode()
+    assert len(elements(second, "input", name="ids")) == 5
+    assert "?page=2" not in second and "next-page" not in second
+    numbered = client.get(url, {"status": "imported", "ordering": "-id", "page": "2"})
+    assert "Page 2 of 2" in numbered.content.decode()  # the links of old still work
     bad = client.get(url, {"status": "nonsense"}).content.decode()
     assert "Unknown status" in bad and "56 samples match." in bad
 
@@ -60,15 +66,130 @@ def test_the_list_costs_the_same_queries_for_3_or_30_samples(
     }
     # judged, the judges agreeing: "judges agree" matches no sample nobody voted on
     Sample.objects.filter(dataset=dataset).update(judges_disagree=False)
-    # session, user, roles, dataset, saved views, kept layout, the count within its budget
-    # (savepoint, timeout, count, release), page, media, filter choices (4 columns, terms)
-    with django_assert_num_queries(17):
+    # session, user, roles, dataset, saved views, kept layout, the planner's estimate, the
+    # count within its budget (savepoint, timeout, count, rollback, release), page, media, filter
+    # choices (4 columns, terms)
+    with django_assert_num_queries(19):
         assert client.get(url, query).status_code == 200
     for _ in range(27):
         mmooc_sample(dataset, status=SampleStatus.IMPORTED)
     Sample.objects.filter(dataset=dataset).update(judges_disagree=False)
-    with django_assert_num_queries(17):
+    with django_assert_num_queries(19):
         assert "30 samples match." in client.get(url, query).content.decode()
+
+
+def _next_link(page: str) -> str:
+    return attribute(element(page, "a", id="next-page"), "href")
+
+
+@pytest.mark.parametrize("ordering", ["id", "-updated", "priority", "-status", "external_id"])
+def test_first_deep_and_last_pages_cost_the_same_queries_for_3_or_30_samples(
+    lead: Any, django_assert_num_queries: Any, ordering: str, monkeypatch: Any
+) -> None:
+    """The first page, a page by its cursor and the last page each run a fixed number of
+    queries whatever the dataset's size: exact counts (few samples) and estimated ones (the
+    planner's estimate over the threshold, as at a million samples) alike; the next link keeps
+    the sort and a filter."""
+    dataset = dataset_with(3)
+    client = browser(lead)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    base = {"ordering": ordering, "status": "imported", "page_size": "25"}
+
+    def pages(expect: int) -> None:
+        first = client.get(url, base).content.decode()
+        with django_assert_num_queries(expect):
+            first = client.get(url, base).content.decode()
+        with django_assert_num_queries(expect):
+            assert client.get(url, {**base, "page": "last"}).status_code == 200
+        if "next-page" in first:
+            with django_assert_num_queries(expect):
+                assert client.get(url + _next_link(first)).status_code == 200
+
+    # session, user, roles, dataset, saved views, kept layout, the planner's estimate, the
+    # count (savepoint, timeout, count, rollback, release), page, media, filter choices (5)
+    pages(19)
+    for _ in range(27):
+        mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    pages(19)
+    # The planner's estimate over the threshold: no count tried (4 queries fewer).
+    monkeypatch.setattr("annotation.sample_views.EXACT_COUNT_BELOW", 1)
+    pages(14)
+    assert "About" in client.get(url, base).content.decode()
+
+
+def test_the_last_page_and_the_cursors_walk_the_whole_filtered_list(lead: Any) -> None:
+    """Next links from the first page, and previous links from the last, visit every
+    matching sample once in the sort's order; the filter and page size stay in the links."""
+    dataset = mmooc_dataset()
+    made = bulk_samples(dataset, 63)
+    Sample.objects.filter(pk__in=[s.pk for s in made[:3]]).update(status=SampleStatus.VERIFIED)
+    Sample.objects.filter(pk__in=[s.pk for s in made[::3]]).update(priority=2)
+    client = browser(lead)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    params = {"status": "pending_review", "ordering": "-priority", "page_size": "25"}
+    expected = [
+        str(pk)
+        for pk in Sample.objects.filter(dataset=dataset, status=SampleStatus.PENDING_REVIEW)
+        .order_by("-priority", "-id")
+        .values_list("pk", flat=True)
+    ]
+
+    def shown(page: str) -> list[str]:
+        return [attribute(box, "value") for box in elements(page, "input", name="ids")]
+
+    seen: list[str] = []
+    page = client.get(url, params).content.decode()
+    while True:
+        seen += shown(page)
+        if "next-page" not in page:
+            break
+        link = _next_link(page)
+        assert "status=pending_review" in link and "page_size=25" in link
+        page = client.get(url + link).content.decode()
+    assert seen == expected
+    back: list[str] = []
+    page = client.get(url, {**params, "page": "last"}).content.decode()
+    assert "Page 3 of 3" in page and shown(page) == expected[-25:]
+    while True:
+        back = shown(page) + back
+        previous = elements(page, "a", rel="prev")
+        if not previous:
+            break
+        page = client.get(url + attribute(previous[0], "href")).content.decode()
+    assert back == expected
+
+
+def _tampered(token: str) -> str:
+    value, _colon, signature = token.rpartition(":")
+    return f"{value[:-2]}{'A' if value[-2] != 'A' else 'B'}{value[-1]}:{signature}"
+
+
+def test_a_page_link_that_cannot_be_used_gives_the_first_page_and_says_so(lead: Any) -> None:
+    """Garbage, an altered or cut cursor, or one of another sort: the first page (never a
+    500), with a message saying why; the filter still applies."""
+    dataset = mmooc_dataset()
+    bulk_samples(dataset, 30)
+    client = browser(lead)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    first = client.get(url, {"page_size": "25"}).content.decode()
+    token = unquote(_next_link(first).removeprefix("?cursor=").partition("&")[0])
+    for bad, ordering, says in [
+        ("garbage", "id", "not valid"),
+        ("", "id", None),
+        (token[:-4], "id", "not valid"),
+        (_tampered(token), "id", "not valid"),
+        (token, "-id", "another sort order"),
+        (token, "priority", "another sort order"),
+        ("é" * 3000, "id", "not valid"),
+    ]:
+        answer = client.get(url, {"cursor": bad, "ordering": ordering, "page_size": "25"})
+        assert answer.status_code == 200
+        page = answer.content.decode()
+        assert len(elements(page, "input", name="ids")) == 25 and "Page 1 of 2" in page
+        if says:
+            assert says in page and "Here is the first page." in page
+    filtered = client.get(url, {"cursor": "garbage", "search": "nothing-matches-this"})
+    assert filtered.status_code == 200 and "0 samples match." in filtered.content.decode()
 
 
 def test_send_every_matching_sample_to_review_after_confirming_the_count(lead: Any) -> None:

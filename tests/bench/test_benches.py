@@ -282,3 +282,31 @@ def test_bench_scale_measures_the_leaderboard_alone() -> None:
     assert size["size"] == 60 and len(size["recompute_s"]) == 2
     assert size["leaderboard"]["p50_ms"] > 0 and size["direct_selector_s"] >= 0
     assert size["leaderboard"]["queries"] <= 12 and size["api_leaderboard"]["queries"] <= 8
+
+
+@PG
+def test_bench_scale_measures_the_sample_list_alone() -> None:
+    """``bench_scale.py --only sample_list`` builds its own dataset and reports the page
+    (unfiltered, each sort both ways, a middle page by cursor and by number, the last page) and
+    the API (first page, deep by cursor and by offset), with their query counts."""
+    tiny = Tiny(
+        (
+            *("--sizes", "120", "--gets", "1", "--only", "sample_list"),
+            *("--db-prefix", "{db}", "--var", "var/{db}"),
+        ),
+        frozenset({"sizes"}),
+        database_url=True,
+    )
+    argv, env = _environment("bench_scale.py", tiny)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    (size,) = json.loads(done.stdout.strip().splitlines()[-1])["sizes"]
+    assert size["size"] == 120
+    names = {"sample_list", "sample_list_middle", "sample_list_middle_by_number"}
+    names |= {"sample_list_last_page", "sample_list_sort_desc_updated", "sample_list_sort_status"}
+    names |= {"api_sample_list", "api_sample_list_deep", "api_sample_list_deep_offset"}
+    for name in names:
+        assert size[name]["p50_ms"] > 0 and size[name]["queries"] > 0, name
+    # The page's queries do not depend on where the page is.
+    assert size["sample_list_middle"]["queries"] == size["sample_list"]["queries"]
+    assert size["api_sample_list_deep"]["queries"] == size["api_sample_list"]["queries"]

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from annotation.models import Dataset, Sample
-from core.pagination import CountWithinBudget
+from core.pagination import CountWithinBudget, rows_at
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
 
 pytestmark = pytest.mark.django_db
@@ -78,3 +80,37 @@ def test_a_page_past_an_estimate_that_was_too_high_is_empty_not_an_error() -> No
     assert paginator.count <= 12
     exact = CountWithinBudget(Sample.objects.filter(dataset=dataset), 2, budget_ms=5000)
     assert exact.get_page(7).number == 2
+
+
+def test_over_the_threshold_the_planners_estimate_is_the_count_without_counting(
+    django_assert_num_queries: Any,
+) -> None:
+    """With ``exact_below``, the planner is asked first: expecting that many rows or more, its
+    estimate is the count (one query, labelled); fewer, the exact count within the budget."""
+    dataset = mmooc_dataset()
+    for _ in range(3):
+        mmooc_sample(dataset)
+    samples = Sample.objects.filter(dataset=dataset).order_by("id")
+    over = CountWithinBudget(samples, 2, budget_ms=5000, exact_below=1)
+    with django_assert_num_queries(1):  # the plan alone
+        assert over.count >= 0 and over.estimated
+    under = CountWithinBudget(samples, 2, budget_ms=5000, exact_below=10**9)
+    assert under.count == 3 and not under.estimated
+    empty = CountWithinBudget(samples.none(), 2, budget_ms=5000, exact_below=1)
+    with django_assert_num_queries(0):
+        assert empty.count == 0 and not empty.estimated
+
+
+@pytest.mark.parametrize("bottom,top", [(0, 2), (1, 3), (2, 9), (5, 6), (7, 9)])
+def test_rows_at_a_deep_offset_are_the_rows_a_plain_offset_reads(
+    bottom: int, top: int, monkeypatch: Any
+) -> None:
+    """From DEFERRED_FROM on the keys are found first, then their rows: the same rows in the
+    same order as the plain slice, ties on the sort column included."""
+    dataset = mmooc_dataset()
+    for n in range(7):
+        mmooc_sample(dataset, priority=n % 2)
+    samples = Sample.objects.filter(dataset=dataset).order_by("-priority", "id")
+    plain = [s.pk for s in samples[bottom:top]]
+    monkeypatch.setattr("core.pagination.DEFERRED_FROM", 0)
+    assert [s.pk for s in rows_at(samples, bottom, top)] == plain
