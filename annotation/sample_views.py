@@ -55,7 +55,7 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     lead = is_lead(request.user)
     layout = page_layout(request, dataset)
     page = CountWithinBudget(
-        selectors.sample_list_filtered(
+        selectors.sample_list_page(
             dataset=dataset,
             filter=filter,
             with_gold=lead and "gold" in layout.columns,
