@@ -59,7 +59,7 @@ def sample_list(request: HttpRequest, dataset_id: int) -> HttpResponse:
     filter = filter.without(filter.refused_for(user=request.user, dataset=dataset))
     lead = is_lead(request.user)
     layout = page_layout(request, dataset)
-    samples = selectors.sample_list_filtered(
+    samples = selectors.sample_list_page(
         dataset=dataset,
         filter=filter,
         with_gold=lead and "gold" in layout.columns,

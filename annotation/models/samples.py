@@ -191,6 +191,9 @@ class Sample(models.Model):
             models.Index(fields=["dataset", "safety_category"], name="sample_dataset_safety_idx"),
             models.Index(fields=["dataset", "judges_disagree"], name="sample_dataset_judges_idx"),
             models.Index(fields=["dataset", "created_at"], name="sample_dataset_created_idx"),
+            # The search's trigram index (pg_trgm, on UPPER() of the four columns it reads) is
+            # annotation 0028's SQL: Django writes such an index only with
+            # django.contrib.postgres installed as an app.
         ]
 
     def __str__(self) -> str:

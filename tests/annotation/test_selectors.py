@@ -8,9 +8,12 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 from django.db.models import Model
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from annotation import selectors, services
-from annotation.models import ChangeSource, Sample
+from annotation.models import ChangeSource, Sample, TermKind
 from core.roles import ANNOTATOR, AUDITOR, user_roles
 from tests.annotation.factories import UserFactory, mmooc_dataset, mmooc_sample
 
@@ -132,3 +135,65 @@ def test_the_sample_function_answers_null_where_the_user_may_not_work() -> None:
     assert answer(outsider, False, None) is None
     led = answer(outsider, True, ANNOTATOR)
     assert led is not None and led.external_id == sample.external_id
+
+
+_VALUES = st.sampled_from(["", "a", "A", "b", "a b", "ä", "Z9", "math", "VFP", "vfp "])
+
+
+@hypothesis_settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(rows=st.lists(st.tuples(_VALUES, _VALUES, _VALUES, _VALUES), max_size=12))
+@pytest.mark.django_db
+def test_the_filter_choices_are_every_value_in_use_and_the_taxonomys_codes(
+    rows: list[tuple[str, str, str, str]],
+) -> None:
+    """Whatever values the samples hold (empty ones, case, accents, trailing spaces), the
+    drop-downs offer each non-empty value of their columns once (a skip scan of each column's
+    index), with the taxonomy's codes, and nothing of another dataset's samples."""
+    dataset, other = mmooc_dataset(), mmooc_dataset()
+    Sample.objects.bulk_create(
+        [
+            Sample(
+                dataset=dataset,
+                external_id=f"s{n}",
+                category_code=category,
+                safety_category=safety,
+                question_format=format,
+                scenario=scenario,
+            )
+            for n, (category, safety, format, scenario) in enumerate(rows)
+        ]
+        + [Sample(dataset=other, external_id="x", category_code="OTHER", scenario="elsewhere")]
+    )
+    terms = selectors.taxonomy_terms(dataset=dataset)
+    codes = {kind: set(terms.filter(kind=kind).values_list("code", flat=True)) for kind in TermKind}
+    used = [{value for value in column if value} for column in zip(*rows, strict=True)] or [
+        set(),
+        set(),
+        set(),
+        set(),
+    ]
+    assert selectors.sample_filter_choices(dataset=dataset) == {
+        "category": sorted(
+            used[0] | used[1] | codes[TermKind.CATEGORY] | codes[TermKind.SAFETY_CATEGORY]
+        ),
+        "question_format": sorted(used[2] | codes[TermKind.FORMAT]),
+        "scenario": sorted(used[3] | codes[TermKind.SCENARIO]),
+    }
+
+
+@pytest.mark.django_db
+def test_the_filter_choices_are_one_statement_beside_the_terms(
+    django_assert_num_queries: Any,
+) -> None:
+    """The four columns' values in one statement, the taxonomy's terms in another."""
+    dataset = mmooc_dataset()
+    Sample.objects.bulk_create(
+        Sample(dataset=dataset, external_id=f"s{n}", scenario=f"scenario-{n}") for n in range(5)
+    )
+    with django_assert_num_queries(2):
+        choices = selectors.sample_filter_choices(dataset=dataset)
+    assert {f"scenario-{n}" for n in range(5)} <= set(choices["scenario"])

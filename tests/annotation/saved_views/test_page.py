@@ -162,16 +162,16 @@ def test_the_list_costs_the_same_queries_for_3_or_30_samples(
 ) -> None:
     """A lead's list: session, user, roles, dataset, the views, the kept layout (none when a
     view gives it), the count within its budget (savepoint, timeout, count, release), page,
-    media, filter choices (4 columns of the samples, terms)."""
+    media, filter choices (one statement over 4 columns of the samples, terms)."""
     dataset = _dataset(3)
     view = SavedViewFactory.create(dataset=dataset, owner=lead, query="status=imported")
     SavedViewFactory.create(dataset=dataset, shared=True)
     SampleListLayoutFactory.create(user=lead, dataset=dataset)
     client = browser(lead)
     query = {"status": "imported", **({"view": str(view.pk)} if opened else {})}
-    with django_assert_num_queries(16 if opened else 17):
+    with django_assert_num_queries(13 if opened else 14):
         assert client.get(_url(dataset), query).status_code == 200
     for _ in range(27):
         mmooc_sample(dataset, status=SampleStatus.IMPORTED)
-    with django_assert_num_queries(16 if opened else 17):
+    with django_assert_num_queries(13 if opened else 14):
         assert "30 samples match." in client.get(_url(dataset), query).content.decode()
