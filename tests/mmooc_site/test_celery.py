@@ -56,22 +56,6 @@ def test_a_pool_process_is_replaced_after_a_task_past_the_memory_limit_by_defaul
 
 
 @pytest.mark.postgres
-@pytest.mark.redis
-def test_a_real_worker_replaces_a_pool_process_that_passed_the_memory_limit(
-    transactional_db: None,
-) -> None:
-    """With a limit every task passes (1 KiB), the pool process that ran a task is replaced
-    once it ended, and the next task runs in a new one: memory a big job took is given back."""
-    with worker_on(
-        os.environ["REDIS_URL"], {"CELERY_WORKER_MAX_MEMORY_PER_CHILD": "1"}, concurrency=1
-    ):
-        ids = _store_assets(2)
-        wait_until(lambda: _all_derived(ids), timeout=60, what="the worker to derive 2 assets")
-    logs = [p.read_text() for p in Path(settings.VAR_DIR).glob("worker-*.log")]
-    assert any("exceeding memory limit" in log for log in logs)
-
-
-@pytest.mark.postgres
 def test_the_filesystem_broker_loses_no_message_between_two_worker_processes(
     transactional_db: None, tmp_path: Path
 ) -> None:
