@@ -79,14 +79,15 @@ def dataset_list_cells(
 
 
 class ReviewQueue(Protocol):
-    def sync(self, *, dataset: Dataset) -> int:
-        """Bring the dataset's queue in line with its samples' statuses and priorities; return
-        the number of review slots opened."""
+    def sync(self, *, dataset: Dataset, sample_ids: Sequence[int] | None = None) -> int:
+        """Bring the dataset's queue in line with its samples' statuses and priorities (of
+        ``sample_ids`` only, when given); return the number of review slots opened."""
         ...
 
-    def refresh(self, *, dataset_id: int) -> int:
+    def refresh(self, *, dataset_id: int, sample_ids: Sequence[int] | None = None) -> int:
         """Like ``sync``, but only for a dataset whose queue is open (a queue is never opened
-        by it): after an import or a judge job changed statuses or judges' flags."""
+        by it): after an import or a judge job changed statuses or judges' flags (of
+        ``sample_ids`` only, when given: none costs nothing)."""
         ...
 
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
@@ -130,15 +131,20 @@ def review_queue_register(queue: ReviewQueue | None) -> None:
     _queue = queue
 
 
-def review_queue_sync(*, dataset: Dataset) -> int:
-    """Tell the review queue that samples of this dataset changed; the slots it opened."""
-    return _queue.sync(dataset=dataset) if _queue is not None else 0
+def review_queue_sync(*, dataset: Dataset, sample_ids: Sequence[int] | None = None) -> int:
+    """Tell the review queue that samples of this dataset changed (``sample_ids``, when
+    known; else any); the slots it opened."""
+    if _queue is None:
+        return 0
+    return _queue.sync(dataset=dataset, sample_ids=sample_ids)
 
 
-def review_queue_refresh(*, dataset_id: int) -> int:
-    """Tell an open review queue that samples changed (statuses, judges' flags); 0 when the
-    dataset has no open queue."""
-    return _queue.refresh(dataset_id=dataset_id) if _queue is not None else 0
+def review_queue_refresh(*, dataset_id: int, sample_ids: Sequence[int] | None = None) -> int:
+    """Tell an open review queue that samples changed (statuses, judges' flags): these
+    ``sample_ids``, when known, else any; 0 when the dataset has no open queue."""
+    if _queue is None:
+        return 0
+    return _queue.refresh(dataset_id=dataset_id, sample_ids=sample_ids)
 
 
 def review_queue_assignees_check(*, dataset: Dataset, usernames: Iterable[str]) -> None:
@@ -307,17 +313,21 @@ _import_finished: list[Callable[..., object]] = []
 
 
 def import_finished_register(callback: Callable[..., object]) -> None:
-    """Call ``callback(dataset=…)`` at the end of each import."""
+    """Call ``callback(dataset=…, sample_ids=…)`` at the end of each import: ``sample_ids``
+    the samples it changed, or None when it does not know them (any may have changed)."""
     if callback not in _import_finished:
         _import_finished.append(callback)
 
 
-def import_finished(*, dataset: Dataset) -> None:
+def import_finished(*, dataset: Dataset, sample_ids: Sequence[int] | None = None) -> None:
+    """The end of an import that changed ``sample_ids`` (None: it cannot tell which, so any
+    sample may have changed). What follows costs what the import changed: an unchanged
+    re-import into a dataset of a million samples costs no statement here."""
     # A re-import sends changed samples back to review: an open queue gives them k slots in a
     # new round at once, before any other callback looks at the queue.
-    review_queue_refresh(dataset_id=dataset.pk)
+    review_queue_refresh(dataset_id=dataset.pk, sample_ids=sample_ids)
     for callback in _import_finished:
-        callback(dataset=dataset)
+        callback(dataset=dataset, sample_ids=sample_ids)
 
 
 # Sections other apps add to a release's manifest, by key: review lists the reviewers it

@@ -47,6 +47,17 @@ page (the middle one reached by a cursor, as its links carry one; also by ``?pag
 way, as ``sample_list_middle_by_number``), and the API's list: its first page, a deep page by
 the cursor of its ``next`` links, and by ``offset`` (p50/p95 over ``--gets``, with their query
 counts).
+``--only jobs`` measures the jobs alone, on a dataset of its own (``<--db-prefix>_jobs_<size>``)
+built in minutes at any size: ``--seed-rows`` rows (1,000) imported through the real path,
+copied by SQL to the size (each copy with its own external id, question and content hash, the
+media links and first revision of its original), nine in ten sent to review with k = 2 open
+slots each (by SQL), a tenth verified. Figures, each job in a process of its own with its peak
+RSS: the import of ``--import-rows`` more rows, their unchanged re-import, the snapshot builds
+(JSONL, Parquet) and, with ``--full-sync``, one review queue sync over the whole dataset (what
+the end of every import ran before issue 30).
+
+Every snapshot build, in either mode, exports every sample of the dataset (every status but
+taken down) and checks that it did.
 
 The parent prints one JSON object on its last line: the figures at each size and, for each
 figure, its ratio at the largest size to the smallest (``ratios``).
@@ -54,6 +65,7 @@ figure, its ratio at the largest size to the smallest (``ratios``).
 Run: .venv/bin/python bench/bench_scale.py [--sizes 41883,250000,1000000] [--reuse]
      [--gets 10] [--loops 200] [--import-rows 10000] [--no-snapshots] [--db-prefix bench_scale]
      [--var var/bench-scale] [--only leaderboard [--direct] | --only sample_list]
+     [--only jobs [--seed-rows 1000] [--full-sync]]
 """
 
 from __future__ import annotations
@@ -484,6 +496,12 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
         jobs.judge_job_plan(job_id=job.pk)
         out["seconds"] = round(time.perf_counter() - started, 2)
         JudgeJob.objects.filter(pk=job.pk).update(status="cancelled")
+    elif kind == "queue-sync":
+        from review.queue.services import queue_sync
+
+        started = time.perf_counter()
+        out["slots_created"] = queue_sync(dataset=dataset)
+        out["seconds"] = round(time.perf_counter() - started, 2)
     elif kind in {"import", "reimport"}:
         size = Sample.objects.filter(dataset=dataset, external_id__startswith="q").count()
         path = workdir / "more.jsonl"
@@ -491,11 +509,16 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
             write_rows(path, size + 1_000_000_000, rows)  # ids no build uses
         out = import_file(dataset, path)
     else:
+        from annotation.models import SampleStatus
         from annotation.snapshots import services as snapshots
 
         fmt = kind.removeprefix("snapshot-")
         snapshot = snapshots.snapshot_create(
-            dataset=dataset, name=f"scale-{fmt}-{time.time_ns()}", format=fmt, queue=False
+            dataset=dataset,
+            name=f"scale-{fmt}-{time.time_ns()}",
+            format=fmt,
+            filter={"statuses": list(snapshots.EXPORTABLE_STATUSES)},
+            queue=False,
         )
         started = time.perf_counter()
         finished = snapshots.snapshot_build(snapshot_id=snapshot.pk)
@@ -503,7 +526,10 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
         assert finished is not None and finished.status == "succeeded", (
             finished and finished.message
         )
+        every = Sample.objects.filter(dataset=dataset).exclude(status=SampleStatus.REMOVED)
         out["entries"] = finished.done
+        assert finished.done == every.count(), (finished.done, every.count())
+        out["file_mb"] = round(finished.manifest["artifact"]["bytes"] / 1e6, 1)
     out["peak_rss_mb"] = peak_rss_mb()
     return out
 
@@ -517,7 +543,9 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def run_job(kind: str, prefix: str, size: int, workdir: Path, rows: int) -> dict[str, Any]:
+def run_job(
+    kind: str, prefix: str, size: int, workdir: Path, rows: int, only: str | None = None
+) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,
@@ -532,6 +560,7 @@ def run_job(kind: str, prefix: str, size: int, workdir: Path, rows: int) -> dict
             str(rows),
             "--db-prefix",
             prefix,
+            *(["--only", only] if only else []),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -714,6 +743,142 @@ def sample_list_only(args: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def build_jobs_only(size: int, workdir: Path, seed_rows: int) -> dict[str, Any]:
+    """A dataset for the jobs alone: ``seed_rows`` rows through the real import path, copied
+    by SQL to ``size`` (own external id, question and content hash; the original's media and
+    first revision), nine in ten pending review with two open slots each, a tenth verified."""
+    from django.core.management import call_command
+    from django.db import connection
+    from psycopg import sql
+
+    from annotation.imports import services as import_services
+    from annotation.models import Dataset, Sample, SampleMedia, SampleRevision
+    from core.leases import OPEN_SINCE
+    from review.queue.services import review_settings_update
+
+    call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)
+    out: dict[str, Any] = {}
+    Dataset.objects.filter(name=DATASET).delete()
+    dataset = import_services.import_dataset_get_or_create(
+        name=DATASET, format="mmooc", preset="mmooc"
+    )
+    seed = min(seed_rows, size)
+    out["seed_import"] = import_file(dataset, write_rows(workdir / "seed.jsonl", 0, seed))
+    started = time.perf_counter()
+    varied = {
+        "external_id": sql.SQL("'c-' || g"),
+        "question": sql.SQL("s.question || ' #' || g"),
+        "content_hash": sql.SQL("encode(sha256(convert_to(s.content_hash || g, 'UTF8')), 'hex')"),
+        "question_key": sql.SQL("s.question_key # g::bigint"),
+        "status": sql.SQL("CASE WHEN g %% 10 = 0 THEN 'verified' ELSE 'pending_review' END"),
+    }
+    columns = [f.column for f in Sample._meta.concrete_fields if f.column != "id"]
+    originals = sql.SQL(
+        "(SELECT o.*, row_number() OVER (ORDER BY o.id) - 1 AS rn FROM {sample} o "
+        "WHERE o.dataset_id = %(ds)s AND o.external_id LIKE 'q%%')"
+    ).format(sample=sql.Identifier(Sample._meta.db_table))
+    samples = sql.SQL(
+        "INSERT INTO {sample} ({columns}) SELECT {values} "
+        "FROM generate_series(1, %(copies)s) AS g JOIN {originals} s ON s.rn = g %% %(seed)s"
+    ).format(
+        sample=sql.Identifier(Sample._meta.db_table),
+        columns=sql.SQL(", ").join(sql.Identifier(c) for c in columns),
+        values=sql.SQL(", ").join(
+            varied.get(c, sql.SQL("s.") + sql.Identifier(c)) for c in columns
+        ),
+        originals=originals,
+    )
+    # Each copy's media links and first revision: its original's, by the same number.
+    linked = {
+        SampleMedia: ("asset_id", "role", "position"),
+        SampleRevision: (
+            "number",
+            "changed_by_id",
+            "changed_at",
+            "source",
+            "before",
+            "after",
+            "reason",
+        ),
+    }
+    copied = [
+        sql.SQL(
+            "INSERT INTO {table} (sample_id, {columns}) SELECT c.id, {values} "
+            "FROM {sample} c JOIN {originals} s "
+            "ON s.rn = substr(c.external_id, 3)::bigint %% %(seed)s "
+            "JOIN {table} t ON t.sample_id = s.id "
+            "WHERE c.dataset_id = %(ds)s AND c.external_id LIKE 'c-%%'"
+        ).format(
+            table=sql.Identifier(model._meta.db_table),
+            columns=sql.SQL(", ").join(sql.Identifier(c) for c in names),
+            values=sql.SQL(", ").join(sql.Identifier("t", c) for c in names),
+            sample=sql.Identifier(Sample._meta.db_table),
+            originals=originals,
+        )
+        for model, names in linked.items()
+    ]
+    params: dict[str, Any] = {
+        "ds": dataset.pk,
+        "copies": size - seed,
+        "seed": seed,
+        "open": OPEN_SINCE,
+    }
+    review_settings_update(
+        dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=900
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE annotation_sample SET status = 'pending_review' WHERE dataset_id = %(ds)s",
+            params,
+        )
+        cursor.execute(samples.as_string(None), params)
+        for statement in copied:
+            cursor.execute(statement.as_string(None), params)
+        cursor.execute(
+            """
+            INSERT INTO review_slot
+                (dataset_id, sample_id, round, position, judges_disagree, priority,
+                 lease_expires_at, done, gold, reserved)
+            SELECT s.dataset_id, s.id, 0, p, false, 0, %(open)s, false, false, false
+            FROM annotation_sample s CROSS JOIN generate_series(0, 1) AS p
+            WHERE s.dataset_id = %(ds)s AND s.status = 'pending_review'
+            """,
+            params,
+        )
+        for table in ("annotation_sample", "annotation_samplemedia", "annotation_samplerevision"):
+            cursor.execute(f"ANALYZE {table}")
+        cursor.execute("ANALYZE review_slot")
+    out["copy_s"] = round(time.perf_counter() - started, 1)
+    return out
+
+
+def jobs_only(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    from annotation.models import Sample
+
+    size = args.size
+    figures: dict[str, Any] = {"size": size, "load_average_before": os.getloadavg()}
+    held = Sample.objects.filter(dataset__name=DATASET).count() if args.reuse else 0
+    if not size <= held <= size + 10 * args.import_rows:  # reused after a few imports
+        started = time.perf_counter()
+        figures["build"] = build_jobs_only(size, workdir, args.seed_rows)
+        figures["build"]["build_s"] = round(time.perf_counter() - started, 1)
+    figures["samples"] = Sample.objects.filter(dataset__name=DATASET).count()
+    kinds = ["import", "reimport"]
+    if args.snapshots:
+        kinds += ["snapshot-jsonl", "snapshot-parquet"]
+    if args.full_sync:
+        kinds.append("queue-sync")
+    figures["jobs"] = {}
+    for kind in kinds:
+        figures["jobs"][kind] = run_job(
+            kind, args.db_prefix, size, workdir, args.import_rows, only="jobs"
+        )
+        figures["jobs"][kind]["load_average_after"] = os.getloadavg()
+    figures["load_average_after"] = os.getloadavg()
+    return figures
+
+
 def middle_cursor(dataset: Any, sample_id: int) -> str | None:
     """The cursor the list's links carry for the page after ``sample_id`` in import order, or
     None where the site has no cursors (before keyset pages)."""
@@ -783,23 +948,35 @@ def main() -> None:
         "--var", default=str(ROOT / "var" / "bench-scale"), help="media and files, per size"
     )
     parser.add_argument(
-        "--only", choices=["leaderboard", "sample_list"], help="measure this page alone"
+        "--only",
+        choices=["leaderboard", "sample_list", "jobs"],
+        help="measure this page, or the jobs, alone",
     )
     parser.add_argument(
         "--direct", action="store_true", help="with --only leaderboard: the pre-issue-30 way too"
+    )
+    parser.add_argument(
+        "--seed-rows", type=int, default=1000, help="with --only jobs: rows imported, then copied"
+    )
+    parser.add_argument(
+        "--full-sync",
+        action="store_true",
+        help="with --only jobs: one queue sync over the whole dataset too",
     )
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--job", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     # --only has a database of its own: its dataset is not the full bench's.
-    tag = {"leaderboard": "lb", "sample_list": "sl"}.get(args.only or "")
+    tag = {"leaderboard": "lb", "sample_list": "sl", "jobs": "jobs"}.get(args.only or "")
     prefix = f"{args.db_prefix}_{tag}" if tag else args.db_prefix
     if args.size is not None:  # a child: one size, or one job at one size
         workdir = Path(args.workdir)
         setup_django(prefix, args.size, workdir)
         if args.job:
             result = job(args.job, workdir, args.import_rows)
+        elif args.only == "jobs":
+            result = jobs_only(args, workdir)
         elif args.only == "leaderboard":
             result = leaderboard_only(args)
         elif args.only == "sample_list":
@@ -823,6 +1000,8 @@ def main() -> None:
         command += ["--import-rows", str(args.import_rows)]
         if args.only:
             command += ["--only", args.only] + (["--direct"] if args.direct else [])
+            command += ["--seed-rows", str(args.seed_rows)]
+            command += ["--full-sync"] if args.full_sync else []
         command += [
             flag
             for flag, on in (("--reuse", args.reuse), ("--no-snapshots", not args.snapshots))

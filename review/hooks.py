@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 
 
 class ReviewQueueForAnnotation:
-    def sync(self, *, dataset: Dataset) -> int:
-        return queue_sync(dataset=dataset)
+    def sync(self, *, dataset: Dataset, sample_ids: Sequence[int] | None = None) -> int:
+        return queue_sync(dataset=dataset, sample_ids=sample_ids)
 
-    def refresh(self, *, dataset_id: int) -> int:
+    def refresh(self, *, dataset_id: int, sample_ids: Sequence[int] | None = None) -> int:
+        if sample_ids is not None and not sample_ids:
+            return 0  # nothing changed: no statement, whatever the dataset's size
         # Opening a queue is the lead's decision, but a sample that awaits review (a re-import
         # sent a settled one back) is one they already made: it gets its slots even in a
         # dataset whose queue was never opened.
@@ -36,7 +38,7 @@ class ReviewQueueForAnnotation:
             ).exists()
         ):
             return 0
-        return queue_sync(dataset=Dataset.objects.get(pk=dataset_id))
+        return queue_sync(dataset=Dataset.objects.get(pk=dataset_id), sample_ids=sample_ids)
 
     def reviewed_by(self, *, dataset: Dataset, username: str) -> QuerySet[Any]:
         return Review.objects.filter(dataset=dataset, reviewer__username=username).values(

@@ -171,9 +171,13 @@ class ImportRun:
         self.track_media_owners = track_media_owners
         self.media_of: dict[str, list[Media]] = {}
         self.pairs: list[tuple[str, str]] = []
-        # (licence, source URL) of the stored assets the rows use, by hash, as re-imports
-        # leave them.
+        # (licence, source URL) of the stored assets the chunk's rows use, by hash, as
+        # re-imports leave them: read again for each chunk, so that it holds one chunk's
+        # assets, never the whole source's.
         self.provenance: dict[str, tuple[str, str]] = {}
+        # The samples this run changed (labels, media, status, gold flag): what the end of
+        # the import refreshes, in place of the whole dataset.
+        self.changed_ids: set[int] = set()
         # What the format's after-step did (Label Studio's reviews and verdicts).
         self.notes: list[str] = []
         self.reason = _("Import job #%(job)s") % {"job": job.pk}
@@ -293,6 +297,7 @@ class ImportRun:
         ).values_list("sha256", "kind", "licence", "source_url", "phash")
         known: dict[str, str] = {}
         phashes: dict[str, int | None] = {}
+        self.provenance = {}
         for sha, kind, licence, source_url, phash in stored:
             known[sha] = kind
             self.provenance[sha] = (licence, source_url)
@@ -417,8 +422,9 @@ class ImportRun:
                 updated += outcome.updated
                 self.counts.adjudication += outcome.to_adjudication
                 recorded.append((r, sample, outcome.conflicts))
+                self.changed_ids.add(sample.pk)
             self._record_versions(recorded)
-            gold_flags_refresh(plan.gold_flags)
+            self.changed_ids.update(gold_flags_refresh(plan.gold_flags))
             row_errors_insert(self.job.pk, errors)
             files.wait()  # a file that could not be stored fails the chunk
             counts = self.counts
@@ -505,6 +511,14 @@ class ImportRun:
                     break
         inspection.hash_pending()
         return assets
+
+    def changed_sample_ids(self, *, whole_dataset: bool = False) -> list[int] | None:
+        """The samples this import changed, for what runs at its end; None (any may have)
+        when an earlier attempt committed chunks whose changes this one did not see, or when
+        ``whole_dataset`` (a format's after-step writes beyond the rows)."""
+        if whole_dataset or self.committed_rows:
+            return None
+        return sorted(self.changed_ids)
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -336,9 +336,10 @@ def existing_rows(
     ]
 
 
-def gold_flags_refresh(pairs: Sequence[tuple[Mapping[str, Any], Sample]]) -> int:
+def gold_flags_refresh(pairs: Sequence[tuple[Mapping[str, Any], Sample]]) -> list[int]:
     """Carry a re-imported row's ``gold`` flag onto its sample, whether or not its labels
-    changed (the flag is no label: it changes no content hash); returns the samples changed."""
+    changed (the flag is no label: it changes no content hash); returns the ids of the
+    samples changed."""
     stale = []
     for extra, sample in pairs:
         flag = extra.get(GOLD_KEY, False)
@@ -346,4 +347,4 @@ def gold_flags_refresh(pairs: Sequence[tuple[Mapping[str, Any], Sample]]) -> int
             sample.extra = {**sample.extra, GOLD_KEY: flag}
             stale.append(sample)
     Sample.objects.bulk_update(stale, ["extra"])
-    return len(stale)
+    return [sample.pk for sample in stale]

@@ -490,5 +490,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         default_storage.delete(job.source)
     job.refresh_from_db()
     dataset_send_imports_on(dataset=job.dataset, by=job.created_by)
-    extensions.import_finished(dataset=job.dataset)
+    # What follows costs what this import changed, not the dataset's size; when the run
+    # cannot tell (it never started, it resumed an earlier attempt, an after-step wrote
+    # more), the whole dataset is refreshed.
+    changed = None if run is None else run.changed_sample_ids(whole_dataset=fmt.after is not None)
+    extensions.import_finished(dataset=job.dataset, sample_ids=changed)
     return job

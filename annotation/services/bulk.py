@@ -140,13 +140,17 @@ def samples_send_to_review(
             code="not_sendable",
         )
     rows = _locked(samples.filter(dataset=dataset))
+    sent: list[tuple[int, int, str, str]] = [
+        (i, r, s, SampleStatus.PENDING_REVIEW) for i, r, s in rows if s in wanted
+    ]
     moved = _move(
-        rows=[(i, r, s, SampleStatus.PENDING_REVIEW) for i, r, s in rows if s in wanted],
+        rows=sent,
         by=by,
         source=ChangeSource.STATUS,
         reason=reason or _("Sent to review"),
     )
-    slots = review_queue_sync(dataset=dataset) if moved else 0
+    # Only the samples sent get slots: the queue's work follows them, not the dataset.
+    slots = review_queue_sync(dataset=dataset, sample_ids=[i for i, *_ in sent]) if moved else 0
     return BulkResult(changed=moved, skipped=len(rows) - moved, slots_opened=slots)
 
 
@@ -346,7 +350,9 @@ def dataset_send_imports_on(*, dataset: Dataset, by: User | None = None) -> Bulk
         return None
     return samples_send_to_review(
         dataset=dataset,
-        samples=Sample.objects.filter(dataset=dataset),
+        # Those that can be sent only, found by the (dataset, status) index: an import's end
+        # never locks the dataset's other samples.
+        samples=Sample.objects.filter(dataset=dataset, status=SampleStatus.IMPORTED),
         by=by,
         reason=_("Sent to review automatically after an import"),
     )

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Exists, F, OuterRef, When
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -28,6 +29,7 @@ from core.leases import (
     claim_row,
     lease_seconds_valid,
 )
+from core.lookups import AnyOf
 from core.roles import is_lead
 from review.gold import services as gold_services
 from review.models import Outcome, ReviewerExclusion, ReviewSettings, Skip, Slot
@@ -113,7 +115,9 @@ def review_settings_update(
 
 
 @transaction.atomic
-def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
+def queue_sync(
+    *, dataset: Dataset, batch_size: int = 5000, sample_ids: Sequence[int] | None = None
+) -> int:
     """Give every sample awaiting review its k slots and refresh the queue order.
 
     Creates missing slots, removes open slots beyond k (never a leased or filled one) and the
@@ -121,20 +125,34 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     sample's ``judges_disagree`` and ``priority`` onto its open slots. A sample back in review
     after it was settled (a re-import changed it) gets k slots in a new round. Safe to run any
     number of times. Returns the number of slots created.
+
+    ``sample_ids`` limits all of it to those samples (what an import or a bulk action
+    changed): its cost follows them, not the dataset, and none costs no statement.
     """
+    if sample_ids is not None:
+        sample_ids = sorted(set(sample_ids))
+        if not sample_ids:
+            return 0
     review_settings = review_settings_get(dataset=dataset)
     if review_settings.pk is None:
         review_settings.save()  # an open queue keeps the settings it was opened with
     k = review_settings.overlap
+    samples = annotation_selectors.sample_list(dataset=dataset)
+    slots = Slot.objects.filter(dataset=dataset, gold=False)
+    outcomes = Outcome.objects.filter(dataset=dataset)
+    if sample_ids is not None:
+        samples = samples.filter(AnyOf(F("pk"), sample_ids))
+        slots = slots.filter(AnyOf(F("sample_id"), sample_ids))
+        outcomes = outcomes.filter(AnyOf(F("sample_id"), sample_ids))
     queued = list(
-        annotation_selectors.sample_list(dataset=dataset)
-        .filter(status__in=QUEUED_STATUSES)
-        .values_list("id", "judges_disagree", "priority", "status")
+        samples.filter(status__in=QUEUED_STATUSES).values_list(
+            "id", "judges_disagree", "priority", "status"
+        )
     )
     # A sample no judge voted on (null) is served as one the judges agree on.
     order = {sample_id: (bool(disagree), priority) for sample_id, disagree, priority, _s in queued}
     in_review = {sid for sid, *_rest, status in queued if status == SampleStatus.IN_REVIEW}
-    settled = set(Outcome.objects.filter(dataset=dataset).values_list("sample_id", flat=True))
+    settled = set(outcomes.values_list("sample_id", flat=True))
     excluded = ReviewerExclusion.objects.filter(
         dataset=dataset, reviewer_id=OuterRef("reviewer_id")
     )
@@ -142,8 +160,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     latest: dict[int, list[Any]] = {}  # sample -> the slots of its latest round
     stale: list[Slot] = []
     for slot in (
-        Slot.objects.filter(dataset=dataset, gold=False)
-        .only(
+        slots.only(
             "id",
             "sample_id",
             "round",
@@ -180,7 +197,7 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
         sid: sum(not s.done and s.pk not in dropped for s in slots) for sid, slots in latest.items()
     }
     counted = {sid: sum(s.done and not s.excluded for s in slots) for sid, slots in latest.items()}
-    _drop_slots_of_samples_out_of_review(dataset)
+    _drop_slots_of_samples_out_of_review(dataset, samples)
     # A smaller k (or a reviewer counted again) can leave a sample in review with its k
     # counted reviews and no open slot: settle it.
     finished = [sid for sid in in_review if open_slots.get(sid) == 0 and counted.get(sid, 0) >= k]
@@ -208,14 +225,14 @@ def queue_sync(*, dataset: Dataset, batch_size: int = 5000) -> int:
     Slot.objects.bulk_create(new, batch_size=batch_size)
     # New slots and rounds, samples out of review, reviewers counted again: the reservations
     # of assigned samples follow (and any left by concurrent claims is repaired).
-    assignments.assignments_refresh(dataset_id=dataset.pk)
+    assignments.assignments_refresh(dataset_id=dataset.pk, sample_ids=sample_ids)
     return len(new)
 
 
-def _drop_slots_of_samples_out_of_review(dataset: Dataset) -> None:
+def _drop_slots_of_samples_out_of_review(dataset: Dataset, samples: QuerySet[Sample]) -> None:
     """A sample that left review (taken down) keeps no unfinished slot: nobody is served it.
     Gold slots are not the queue's: a gold item's sample is out of review by design."""
-    out = annotation_selectors.sample_list(dataset=dataset).exclude(status__in=QUEUED_STATUSES)
+    out = samples.exclude(status__in=QUEUED_STATUSES)
     Slot.objects.filter(
         dataset=dataset, done=False, gold=False, sample_id__in=out.values("pk")
     ).delete()

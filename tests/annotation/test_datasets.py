@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -71,10 +72,10 @@ def test_remove_member_ends_access(annotator: Any) -> None:
 
 
 class _Reviewed:
-    def sync(self, *, dataset: Dataset) -> int:
+    def sync(self, *, dataset: Dataset, sample_ids: Sequence[int] | None = None) -> int:
         return 0
 
-    def refresh(self, *, dataset_id: int) -> int:
+    def refresh(self, *, dataset_id: int, sample_ids: Sequence[int] | None = None) -> int:
         return 0
 
     def reviewed_by(self, *, dataset: Dataset, username: str) -> Any:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation import services
@@ -26,6 +28,7 @@ from annotation.models import (
     SampleRevision,
     SampleStatus,
 )
+from review.models import Outcome, Slot
 from tests.annotation.imports_support import (
     build_trimodal,
     dataset_for,
@@ -36,6 +39,7 @@ from tests.annotation.imports_support import (
     trimodal_record,
     write_lines,
 )
+from tests.judging.factories import bulk_samples
 
 pytestmark = pytest.mark.django_db
 
@@ -82,6 +86,60 @@ def test_an_unchanged_source_after_review_changes_nothing(tmp_path: Path) -> Non
     assert after == before
     assert before[0] == ("MP", "shifted_ic", "A", SampleStatus.VERIFIED, 2)
     assert SampleRevision.objects.count() == revisions
+
+
+def test_an_unchanged_reimport_costs_what_it_reads_not_what_the_dataset_holds(
+    tmp_path: Path,
+) -> None:
+    """The same file again into a dataset whose queue is open: the same statements, none on
+    the review queue, whether the dataset holds 3 samples or 43 (the end of the import
+    refreshes what the import changed, nothing here, not every slot of the dataset)."""
+    dataset, path = imported_file(tmp_path, mmooc_record(1), mmooc_record(2), mmooc_record(3))
+    services.samples_send_to_review(
+        dataset=dataset, samples=Sample.objects.filter(dataset=dataset), by=None
+    )
+
+    def reimported() -> list[str]:
+        with CaptureQueriesContext(connection) as queries:
+            job = run_import(dataset, "mmooc", path)
+        assert (job.imported, job.unchanged, job.updated) == (0, 3, 0), job.message
+        return [query["sql"] for query in queries.captured_queries]
+
+    small = reimported()
+    bulk_samples(dataset, 40)
+    Sample.objects.filter(external_id__startswith="bulk-").update(status=SampleStatus.IMPORTED)
+    services.samples_send_to_review(
+        dataset=dataset, samples=Sample.objects.filter(dataset=dataset), by=None
+    )
+    assert Slot.objects.filter(dataset=dataset).count() == 2 * 43
+    large = reimported()
+    assert len(large) == len(small)
+    assert not [sql for sql in large if Slot._meta.db_table in sql]
+
+
+def test_a_reimport_that_sends_a_sample_back_opens_its_slots_alone(tmp_path: Path) -> None:
+    """A verified sample the source changed goes back to review with its k slots in a new
+    round; the other samples' slots are left as they were."""
+    dataset, path = imported_file(tmp_path, mmooc_record(1), mmooc_record(2))
+    services.samples_send_to_review(
+        dataset=dataset, samples=Sample.objects.filter(dataset=dataset), by=None
+    )
+    first, second = Sample.objects.filter(dataset=dataset).order_by("external_id")
+    Slot.objects.filter(sample=first).update(done=True)
+    Outcome.objects.create(
+        dataset=dataset, sample=first, status=SampleStatus.VERIFIED, agreement=True
+    )
+    review(first)
+    Slot.objects.filter(sample=second).update(priority=9)  # left alone by this import
+    write_lines(path, [mmooc_record(1, answer="B"), mmooc_record(2)])
+    job = run_import(dataset, "mmooc", path)
+    assert (job.updated, job.unchanged) == (1, 1), job.message
+    first.refresh_from_db()
+    assert first.status == SampleStatus.PENDING_REVIEW
+    assert sorted(
+        Slot.objects.filter(sample=first, done=False).values_list("round", flat=True)
+    ) == [1, 1]
+    assert set(Slot.objects.filter(sample=second).values_list("priority", flat=True)) == {9}
 
 
 def test_an_adjudicated_safety_label_survives_the_same_file(tmp_path: Path) -> None:

@@ -310,3 +310,30 @@ def test_bench_scale_measures_the_sample_list_alone() -> None:
     # The page's queries do not depend on where the page is.
     assert size["sample_list_middle"]["queries"] == size["sample_list"]["queries"]
     assert size["api_sample_list_deep"]["queries"] == size["api_sample_list"]["queries"]
+
+
+@PG
+def test_bench_scale_measures_the_jobs_alone() -> None:
+    """``bench_scale.py --only jobs`` builds its dataset by SQL copy and reports the import,
+    the unchanged re-import, both snapshots of every sample and the whole queue's sync, each
+    with its process's peak memory."""
+    tiny = Tiny(
+        (
+            *("--sizes", "90", "--only", "jobs", "--seed-rows", "30", "--import-rows", "20"),
+            *("--full-sync", "--db-prefix", "{db}", "--var", "var/{db}"),
+        ),
+        frozenset({"sizes"}),
+        database_url=True,
+    )
+    argv, env = _environment("bench_scale.py", tiny)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    (size,) = json.loads(done.stdout.strip().splitlines()[-1])["sizes"]
+    jobs = size["jobs"]
+    assert size["samples"] == 90
+    assert (jobs["import"]["imported"], jobs["reimport"]["unchanged"]) == (20, 20)
+    # Every sample of the dataset, whatever its status, is in both snapshots.
+    assert jobs["snapshot-jsonl"]["entries"] == jobs["snapshot-parquet"]["entries"] == 110
+    # The bench opened every slot already; the new rows are imported, not sent to review.
+    assert jobs["queue-sync"]["slots_created"] == 0
+    assert all(job["peak_rss_mb"] > 0 for job in jobs.values())

@@ -48,6 +48,13 @@ def test_a_real_worker_derives_media_end_to_end_on_redis(live_worker: Any) -> No
     assert any("annotation.derive_media_asset" in p.read_text() for p in log)
 
 
+def test_a_pool_process_is_replaced_after_a_task_past_the_memory_limit_by_default() -> None:
+    """Celery's worker_max_memory_per_child comes from the settings: 250,000 KiB unless
+    CELERY_WORKER_MAX_MEMORY_PER_CHILD says otherwise."""
+    assert app.conf.worker_max_memory_per_child == settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD
+    assert settings.CELERY_WORKER_MAX_MEMORY_PER_CHILD == 250_000
+
+
 @pytest.mark.postgres
 def test_the_filesystem_broker_loses_no_message_between_two_worker_processes(
     transactional_db: None, tmp_path: Path

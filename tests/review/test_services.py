@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
@@ -39,6 +41,32 @@ def test_queue_sync_gives_each_pending_sample_k_slots_once(annotator: Any) -> No
         dataset=dataset, overlap=2, blind=True, show_judge_hints=False, lease_seconds=60
     )
     assert Slot.objects.filter(dataset=dataset).count() == 4
+
+
+def test_queue_sync_of_some_samples_touches_those_alone() -> None:
+    """``sample_ids`` limits the sync: the samples named get their k slots (and lose them
+    when taken down), the others are left as they are; none named costs no statement."""
+    dataset = mmooc_dataset()
+    kept = mmooc_sample(dataset)
+    named = mmooc_sample(dataset)
+    other = mmooc_sample(dataset)
+    open_queue(dataset, k=2)
+    Sample.objects.filter(pk__in=[kept.pk, named.pk]).update(status=SampleStatus.REMOVED)
+    Sample.objects.filter(pk=other.pk).update(priority=7)
+    fresh = mmooc_sample(dataset)
+    assert queue_services.queue_sync(dataset=dataset, sample_ids=[named.pk, fresh.pk]) == 2
+    slots = Slot.objects.filter(dataset=dataset, done=False)
+    assert sorted(slots.values_list("sample_id", flat=True)) == sorted(
+        [kept.pk, kept.pk, other.pk, other.pk, fresh.pk, fresh.pk]
+    )
+    assert set(slots.filter(sample=other).values_list("priority", flat=True)) == {0}
+    with CaptureQueriesContext(connection) as queries:
+        assert queue_services.queue_sync(dataset=dataset, sample_ids=[]) == 0
+    # Nothing but the savepoint of its transaction.
+    assert all("SAVEPOINT" in query["sql"] for query in queries.captured_queries)
+    queue_services.queue_sync(dataset=dataset)
+    assert not slots.filter(sample=kept).exists()
+    assert set(slots.filter(sample=other).values_list("priority", flat=True)) == {7}
 
 
 def test_claim_serves_judge_disagreements_then_priority_then_order() -> None:
