@@ -173,3 +173,15 @@ def test_anonymous_callers_are_refused(api_client: Any) -> None:
     view = SavedViewFactory.create(shared=True)
     assert api_client.get(_list(view.dataset_id)).status_code in (401, 403)
     assert api_client.get(_one(view)).status_code in (401, 403)
+
+
+def test_the_columns_keep_the_order_given(lead: Any) -> None:
+    """The columns come back in the order sent, as the page shows them; a change reorders."""
+    dataset = mmooc_dataset()
+    client = client_for(lead)
+    body = {**GOOD, "columns": ["priority", "question", "status"]}
+    created = client.post(_list(dataset.pk), body, format="json").json()
+    assert created["columns"] == ["external_id", "priority", "question", "status"]
+    view = SavedView.objects.get(pk=created["id"])
+    changed = client.patch(_one(view), {"columns": ["status", "external_id"]}, format="json")
+    assert changed.json()["columns"] == ["status", "external_id"]
