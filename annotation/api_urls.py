@@ -56,4 +56,5 @@ urlpatterns = [
     path("samples/<int:sample_id>/", apis.SampleDetailApi.as_view(), name="api_sample"),
     path("", include("annotation.imports.api_urls")),
     path("", include("annotation.snapshots.api_urls")),
+    path("", include("annotation.saved_views.api_urls")),
 ]

@@ -35,6 +35,8 @@ CONFLICT_CODES = frozenset(
     | {"breaks_sample_rules"}
     # Samples assigned to someone who is not (yet) an annotator of the dataset.
     | {"not_annotator"}
+    # A lead's saved view of the sample list with the name of one they already have.
+    | {"duplicate_name"}
 )
 # A service's refusal with one of these codes names something that does not exist (a code
 # the dataset's taxonomy does not have, a path or object no one stored): 404 Not Found.

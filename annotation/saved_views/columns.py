@@ -1,7 +1,8 @@
 """The columns the sample list can show, and the page sizes it offers.
 
-The set is fixed: a person (or a saved view) chooses which of them show, and they always show
-in this order. The external id is always shown, since it links to the sample's page.
+The set is fixed: a person (or a saved view) chooses which of them show and in what order. The
+external id is always shown, since it links to the sample's page: where it is placed, or else
+where it comes in the list's own order.
 """
 
 from __future__ import annotations
@@ -41,16 +42,29 @@ COLUMNS = (
     Column("updated", gettext_lazy("Last change")),
 )
 BY_KEY = {column.key: column for column in COLUMNS}
+_RANK = {column.key: rank for rank, column in enumerate(COLUMNS)}
 DEFAULT_COLUMNS = ("media", "external_id", "question", "category", "status", "priority", "gold")
 PAGE_SIZES = (25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 50
 
 
+def _ordered(keys: Iterable[str]) -> list[str]:
+    """Known keys in the order given, each once where it first came; a column always shown
+    that is not among them goes before the first that follows it in the list's own order (so
+    a choice in that order keeps it)."""
+    chosen = [key for key in dict.fromkeys(keys) if key in BY_KEY]
+    for column in COLUMNS:
+        if column.always and column.key not in chosen:
+            later = (i for i, key in enumerate(chosen) if _RANK[key] > _RANK[column.key])
+            chosen.insert(next(later, len(chosen)), column.key)
+    return chosen
+
+
 def columns_clean(keys: Iterable[str]) -> tuple[str, ...]:
-    """Chosen column keys in the list's order, the external id added; a ValidationError
-    names the first unknown key."""
-    chosen = {str(key).strip() for key in keys if str(key).strip()}
-    unknown = sorted(chosen - set(BY_KEY))
+    """Chosen column keys in the order given (a key given twice kept where it came first),
+    the external id added when left out; a ValidationError names the first unknown key."""
+    given = [str(key).strip() for key in keys if str(key).strip()]
+    unknown = sorted(set(given) - set(BY_KEY))
     if unknown:
         raise ValidationError(
             {
@@ -59,16 +73,13 @@ def columns_clean(keys: Iterable[str]) -> tuple[str, ...]:
             },
             code="bad_column",
         )
-    return tuple(c.key for c in COLUMNS if c.key in chosen or c.always)
+    return tuple(_ordered(given))
 
 
 def columns_shown(keys: Iterable[str], *, lead: bool) -> tuple[str, ...]:
-    """The columns of a stored or requested choice that this person sees: unknown keys (a
-    column since retired) dropped, the leads' columns only for leads."""
-    chosen = set(keys)
-    return tuple(
-        c.key for c in COLUMNS if (c.key in chosen or c.always) and (lead or not c.leads_only)
-    )
+    """The columns of a stored or requested choice that this person sees, in its order:
+    unknown keys (a column since retired) dropped, the leads' columns only for leads."""
+    return tuple(key for key in _ordered(keys) if lead or not BY_KEY[key].leads_only)
 
 
 def page_size_clean(raw: object) -> int:
@@ -88,6 +99,9 @@ def page_size_clean(raw: object) -> int:
     return size
 
 
-def choices(*, lead: bool) -> list[Column]:
-    """The columns this person may choose from."""
-    return [c for c in COLUMNS if lead or not c.leads_only]
+def choices(*, lead: bool, shown: Iterable[str] = ()) -> list[Column]:
+    """The columns this person may choose from: those shown first, in their order, then the
+    others in the list's."""
+    first = [BY_KEY[key] for key in dict.fromkeys(shown) if key in BY_KEY]
+    rest = [c for c in COLUMNS if c not in first]
+    return [c for c in (*first, *rest) if lead or not c.leads_only]

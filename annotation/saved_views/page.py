@@ -88,7 +88,8 @@ def _context(
     view = layout.view
     return {
         "columns": dict.fromkeys(layout.columns, True),
-        "column_choices": list_columns.choices(lead=lead),
+        "shown_columns": [list_columns.BY_KEY[key] for key in layout.columns],
+        "column_choices": list_columns.choices(lead=lead, shown=layout.columns),
         "page_sizes": list_columns.PAGE_SIZES,
         "page_size": layout.page_size,
         "current_query": current,

@@ -54,10 +54,9 @@ def _save(view: SavedView) -> SavedView:
         with transaction.atomic():
             view.save()
     except IntegrityError:
-        raise ValidationError(
-            {"name": _("You already have a view named “%(name)s”.") % {"name": view.name}},
-            code="duplicate_name",
-        ) from None
+        # The code on the field's own error: the API answers it as a conflict (core.api).
+        message = _("You already have a view named “%(name)s”.") % {"name": view.name}
+        raise ValidationError({"name": ValidationError(message, code="duplicate_name")}) from None
     return view
 
 

@@ -194,11 +194,12 @@ def rating_context(view: selectors.RatingItem, *, ahead: bool = False) -> dict[s
             "failed": _("Could not save the rating; try again."),
             "incomplete": _("Rate every field first (the keys are shown beside each choice)."),
             "nothingLeft": _("Nothing is left for you to rate in this audit set."),
-            "pendingFailed": _("Your rating of the previous item was not saved: %(reason)s"),
+            "pendingFailed": _("Your rating of an earlier item was not saved: %(reason)s"),
             "offline": _("The server could not be reached."),
             "pendingFirst": _("Save your earlier rating first (see above)."),
             "retry": _("Try again"),
             "openIt": _("Open it"),
+            "discard": _("Discard it"),
         },
     }
     return {

@@ -4,12 +4,16 @@
    the rating in the background: once it is saved the reservation becomes the auditor's lease
    and the one after is fetched. Without a reserved page (nothing left, or not loaded yet) the
    rating is saved and the next item opened by a page load. Saving is idempotent (one
-   submission id per page), so a double Enter makes one rating. Zoom, pan and the waveform are
+   submission id per page), so a double Enter makes one rating. A rating sent in the background
+   stays in this browser until the server has it (page-ahead.js's outbox, as the workbench keeps
+   its reviews): one the server refused is shown with "Try again", "Open it" and "Discard it",
+   after a reload too, and one a page left unconfirmed is sent again. Zoom, pan and the waveform are
    media.js's. Every string shown comes from the page's JSON config (translated by the
    server). Without this script the form posts and the server opens the next item. */
 (function () {
   "use strict";
   const KEY_AT = "audit-key-at";
+  const OUTBOX = "audit-outbox";
   const RENEW_MS = 45000;
   const root = document.documentElement;
   const Ahead = window.PageAhead;
@@ -19,7 +23,8 @@
   let loadSeq = 0;
   let renewTimer = null;
   let chain = null; // the background rating, take and prefetch in flight
-  let failed = null; // a background rating the server did not take: {entry, reason}
+  const uuidOf = (entry) => entry.body.submission_uuid;
+  const kept = Ahead.outbox(OUTBOX, uuidOf); // ratings sent in the background, until saved
   let keyAt = null;
 
   function post(url, fields) {
@@ -46,48 +51,38 @@
     return Object.values(body).flat().join(" ") || config.strings.failed;
   }
 
-  /* ---- the rating sent in the background, and a refusal shown with "Try again" ---- */
+  /* ---- the ratings sent in the background, and refusals shown with "Try again" ---- */
   function showFailed() {
     const box = document.getElementById("pending-rating");
     if (!box) return;
-    box.replaceChildren();
-    box.hidden = failed === null;
-    if (failed === null) return;
-    const entry = failed.entry;
-    box.append(config.strings.pendingFailed.replace("%(reason)s", failed.reason) + " ");
-    const retry = document.createElement("button");
-    retry.type = "button";
-    retry.dataset.action = "retry";
-    retry.textContent = config.strings.retry;
-    retry.addEventListener("click", function () { run(deliver(entry)); });
-    const open = document.createElement("a");
-    open.href = entry.pageUrl;
-    open.textContent = config.strings.openIt;
-    box.append(retry, " ", open);
+    Ahead.showPending(box, kept.failed(), config.strings, {
+      idOf: uuidOf,
+      retry: function (entry) { run(deliver(entry)); },
+      discard: function (entry) { kept.drop(uuidOf(entry)); showFailed(); },
+    });
+  }
+
+  function fail(entry, reason) {
+    kept.put(Object.assign({}, entry, { failed: reason }));
+    showFailed();
   }
 
   function deliver(entry) {
     return window.StudioApi.send("POST", entry.url, entry.body).then(function (r) {
       // 409: rated already, or no rating is needed any more: nothing to keep either way.
       if (!r.ok && r.status !== 409) {
-        return r.json().catch(() => null).then(function (d) {
-          failed = { entry: entry, reason: messageOf(d) };
-          showFailed();
-        });
+        return r.json().catch(() => null).then((d) => fail(entry, messageOf(d)));
       }
-      failed = null;
+      kept.drop(uuidOf(entry));
       showFailed();
       // The address follows the server: the next item's once this rating is saved.
       if (shown && window.location.pathname !== shown.url) history.pushState({ item: shown.item }, "", shown.url);
       return take();
-    }, function () {
-      failed = { entry: entry, reason: config.strings.offline };
-      showFailed();
-    });
+    }, function () { fail(entry, config.strings.offline); });
   }
 
   function take() {
-    if (!shown || failed) return null;
+    if (!shown || kept.all().length) return null;
     const taking = shown;
     return post(config.urls.take, { token: taking.token }).then(function (r) {
       if (shown === taking) shown = null;
@@ -212,7 +207,7 @@
     function submit() {
       if (busy) return;
       const body = payload();
-      if (body === null || failed) {
+      if (body === null || kept.failed().length) {
         errorBox.textContent = body === null ? S.incomplete : S.pendingFirst;
         keyAt = null;
         return;
@@ -227,6 +222,7 @@
       errorBox.textContent = "";
       if (ahead && ahead.ready) {
         const entry = { url: config.urls.ratings, body: body, pageUrl: window.location.pathname };
+        kept.put(entry); // kept until the server has it, a reload meanwhile sends it again
         const next = ahead;
         ahead = null;
         loadSeq += 1;
@@ -314,8 +310,10 @@
     }
     showFailed();
     if (!swapped) {
-      if (document.readyState === "complete") run(prefetch());
-      else window.addEventListener("load", function () { run(prefetch()); }, { once: true });
+      // Ratings a page left unconfirmed are sent again (the server keeps one of each).
+      const begin = function () { run(Promise.all(kept.all().map(deliver)).then(prefetch)); };
+      if (document.readyState === "complete") begin();
+      else window.addEventListener("load", begin, { once: true });
     }
     return {
       destroy: function () {

@@ -30,29 +30,11 @@ window.ReviewAhead = (function () {
   }
 
   /* ---- the outbox: reviews sent in the background until the server has them ---- */
-  let inPage = null; // the outbox when this browser keeps no storage
-  function outbox() {
-    if (inPage) return inPage;
-    try {
-      return JSON.parse(localStorage.getItem(OUTBOX) || "[]");
-    } catch (e) {
-      return [];
-    }
-  }
-  function outboxSave(entries) {
-    if (inPage) { inPage = entries; return; }
-    try {
-      localStorage.setItem(OUTBOX, JSON.stringify(entries));
-    } catch (e) {
-      inPage = entries; // storage full or disabled: the entries live in this page
-    }
-  }
-  function outboxPut(entry) {
-    outboxSave(outbox().filter((e) => e.body.client_uuid !== entry.body.client_uuid).concat([entry]));
-  }
-  function outboxDrop(uuid) {
-    outboxSave(outbox().filter((e) => e.body.client_uuid !== uuid));
-  }
+  const uuidOf = (entry) => entry.body.client_uuid;
+  const kept = window.PageAhead.outbox(OUTBOX, uuidOf);
+  const outbox = kept.all;
+  const outboxPut = kept.put;
+  const outboxDrop = kept.drop;
 
   function messageOf(body) {
     if (!body) return config.strings.failed;
@@ -64,31 +46,10 @@ window.ReviewAhead = (function () {
   function showPending() {
     const box = document.getElementById("pending-reviews");
     if (!box) return;
-    const failed = outbox().filter((e) => e.failed);
-    box.replaceChildren();
-    box.hidden = failed.length === 0;
-    failed.forEach(function (entry) {
-      const row = document.createElement("p");
-      row.className = "error";
-      row.dataset.pending = entry.body.client_uuid;
-      row.textContent = config.strings.pendingFailed
-        .replace("%(sample)s", entry.label)
-        .replace("%(reason)s", entry.failed) + " ";
-      const retry = document.createElement("button");
-      retry.type = "button";
-      retry.dataset.action = "retry";
-      retry.textContent = config.strings.retry;
-      retry.addEventListener("click", function () { run(deliver(entry)); });
-      const open = document.createElement("a");
-      open.href = entry.pageUrl;
-      open.textContent = config.strings.openIt;
-      const discard = document.createElement("button");
-      discard.type = "button";
-      discard.className = "secondary";
-      discard.textContent = config.strings.discard;
-      discard.addEventListener("click", function () { outboxDrop(entry.body.client_uuid); showPending(); });
-      row.append(retry, " ", open, " ", discard);
-      box.append(row);
+    window.PageAhead.showPending(box, kept.failed(), config.strings, {
+      idOf: uuidOf,
+      retry: function (entry) { run(deliver(entry)); },
+      discard: function (entry) { outboxDrop(uuidOf(entry)); showPending(); },
     });
   }
 

@@ -1,3 +1,36 @@
+/* The column chooser's order: the ticked columns are sent (and shown) in the list's order, and
+   each item's up and down buttons move it, the focus staying on the button pressed and the new
+   place said to screen readers. Without this script the buttons stay hidden. */
+(function () {
+  "use strict";
+  const list = document.getElementById("column-order");
+  if (!list) return;
+  const status = document.getElementById("column-order-status");
+
+  function announce(item) {
+    if (!status) return;
+    const items = Array.from(list.children);
+    const label = item.querySelector("label");
+    status.textContent = (list.dataset.moved || "")
+      .replace("{column}", label ? label.textContent.trim() : "")
+      .replace("{position}", String(items.indexOf(item) + 1))
+      .replace("{count}", String(items.length));
+  }
+
+  list.querySelectorAll(".move-buttons").forEach(function (buttons) { buttons.hidden = false; });
+  list.addEventListener("click", function (event) {
+    const button = event.target.closest("button[data-move]");
+    if (!button) return;
+    const item = button.closest("li");
+    const up = button.dataset.move === "up";
+    const other = up ? item.previousElementSibling : item.nextElementSibling;
+    if (!other) return;
+    list.insertBefore(item, up ? other : other.nextElementSibling);
+    button.focus();  // moving the item in the page takes the focus from it
+    announce(item);
+  });
+})();
+
 /* The sample list's selection: "select this page" ticks every row, and once the whole page is
    ticked the list offers every sample the filter matches (the bulk form's scope "all"). The
    scope select stays the truth, and works alone without this script. */

@@ -252,3 +252,57 @@ def test_a_safety_items_audio_plays_by_key_after_the_swap(live_server: Any, page
     page.wait_for_url(f"**/audits/{audit_set.pk}/")
     labels = dict(AuditRating.objects.values_list("item_id", "safety_label"))
     assert labels == {first.pk: "safe", second.pk: "safe"}
+
+
+_OUTBOX = "() => JSON.parse(localStorage.getItem('audit-outbox') || '[]')"
+
+
+def test_a_rating_refused_in_the_background_is_offered_again_after_a_reload(
+    live_server: Any, page: Any
+) -> None:
+    """The next item is on screen but the server refused the rating (503): it is shown with
+    its reason and kept in this browser; after a reload it is shown again, the next rating
+    waits for it, and "Try again" saves it with the values keyed."""
+    dataset, _ = af.scoring_dataset(n_samples=4, models=("gpt-4o",))
+    auditor = UserFactory.create(role=roles.AUDITOR)
+    af.add_member(dataset, auditor)
+    audit_set = af.draw(dataset, size=3, double_rating_fraction=0)
+    first, second, _third = AuditItem.objects.filter(audit_set=audit_set).order_by("position")
+    log_in(page, live_server.url, auditor)
+    page.goto(f"{live_server.url}/audits/{audit_set.pk}/")
+    page.click("#start-rating")
+    page.wait_for_url(f"**/audit-items/{first.pk}/rate/")
+
+    def refuse(route: Any) -> None:
+        route.fulfill(status=503, content_type="application/json", body='{"detail": "Busy."}')
+
+    page.route("**/api/audit-ratings/", refuse)
+    page.wait_for_function(_READY)
+    page.keyboard.press("1")
+    page.keyboard.press("r")  # 0.75
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"() => document.querySelector('#audit-item').dataset.item === '{second.pk}'"
+    )
+    row = page.locator("#pending-rating [data-pending]")
+    row.wait_for()
+    assert "Busy." in row.inner_text()
+    [kept] = page.evaluate(_OUTBOX)
+    assert (kept["body"]["item"], kept["failed"]) == (first.pk, "Busy.")
+
+    page.reload()  # the page left: the refused rating is still offered
+    row.wait_for()
+    assert "Busy." in row.inner_text() and row.locator("[data-action=retry]").is_visible()
+    assert AuditRating.objects.count() == 0
+    page.keyboard.press("0")
+    page.keyboard.press("q")
+    page.keyboard.press("Enter")  # the next rating waits for the earlier one
+    page.wait_for_function("() => document.getElementById('form-error').textContent !== ''")
+    assert "earlier rating first" in page.inner_text("#form-error")
+
+    page.unroute("**/api/audit-ratings/")
+    page.click("#pending-rating [data-action=retry]")
+    page.wait_for_function("() => localStorage.getItem('audit-outbox') === '[]'")
+    assert page.locator("#pending-rating").is_hidden()
+    rating = AuditRating.objects.get(auditor=auditor)
+    assert (rating.item_id, rating.answer_score, rating.reasoning_score) == (first.pk, 1, 0.75)

@@ -24,6 +24,7 @@ from annotation.models import (
     Sample,
     SampleBulkJob,
     SampleStatus,
+    SavedView,
     WebhookDelivery,
     WebhookEndpoint,
 )
@@ -80,7 +81,11 @@ def _world(lead: Any, annotator: Any) -> dict[str, int]:
     delivery = WebhookDelivery.objects.create(
         endpoint=endpoint, event="import.finished", message_id="msg_schema", payload={}
     )
+    view = SavedView.objects.create(
+        dataset=dataset, owner=lead, name="shared", shared=True, query="status=imported"
+    )
     return {
+        "view_id": view.pk,
         "endpoint_id": endpoint.pk,
         "delivery_id": delivery.pk,
         "check_id": check.pk,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from annotation.saved_views.columns import (
     COLUMNS,
@@ -16,11 +18,37 @@ from annotation.saved_views.columns import (
 )
 
 
-def test_chosen_columns_come_in_the_lists_order_with_the_external_id() -> None:
-    """Whatever order they are ticked in, repeated or padded, the columns come in the list's
-    order and always hold the external id (the link to the sample)."""
-    assert columns_clean(["status", " id ", "status", ""]) == ("id", "external_id", "status")
+def test_chosen_columns_keep_their_order_and_the_external_id() -> None:
+    """The columns come in the order chosen, a repeated one where it came first, and always
+    hold the external id (the link to the sample): where placed, or else where it comes in
+    the list's own order."""
+    assert columns_clean(["status", " id ", "status", ""]) == ("external_id", "status", "id")
+    assert columns_clean(["id", "status"]) == ("id", "external_id", "status")
+    assert columns_clean(["status", "external_id", "id"]) == ("status", "external_id", "id")
     assert columns_clean([]) == ("external_id",)
+    assert columns_shown(["gold", "status", "id"], lead=False) == ("external_id", "status", "id")
+
+
+KEYS = st.lists(st.sampled_from([c.key for c in COLUMNS]), max_size=20)
+
+
+@given(keys=KEYS)
+def test_the_order_chosen_is_kept_and_cleaning_again_changes_nothing(keys: list[str]) -> None:
+    """Every key chosen comes once, in the order of its first choice; the external id comes
+    once; a cleaned choice cleans to itself (so a kept layout shows as kept)."""
+    cleaned = columns_clean(keys)
+    assert [k for k in cleaned if k != "external_id"] == [
+        k for k in dict.fromkeys(keys) if k != "external_id"
+    ]
+    assert cleaned.count("external_id") == 1
+    assert columns_clean(cleaned) == cleaned
+    assert columns_shown(cleaned, lead=True) == cleaned
+
+
+def test_the_chooser_lists_the_shown_columns_first_in_their_order() -> None:
+    listed = [c.key for c in choices(lead=True, shown=("status", "external_id", "id"))]
+    assert listed[:3] == ["status", "external_id", "id"]
+    assert sorted(listed) == sorted(c.key for c in COLUMNS)
 
 
 def test_an_unknown_column_is_refused_by_name() -> None:

@@ -1,8 +1,9 @@
 """A saved view in real headless Chromium, from an empty site with real LogicVista items: a
 lead imports 30 items, takes one down, selects a page and then every sample of the list, filters
-it three ways and sorts it, chooses the columns and the page size, and saves the list as
-a shared view; another lead opens the view from the list and sees the same rows and columns,
-on a 390 px phone without sideways scrolling too, in English and in Chinese."""
+it three ways and sorts it, chooses and orders the columns (by keyboard) and the page size, and
+saves the list as a shared view; another lead opens the view from the list and sees the same
+rows and columns in the same order, on a 390 px phone without sideways scrolling too, in English
+and in Chinese."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ __all__ = ["page"]  # the Chromium page fixture, shared with the first journey
 ITEMS = 30
 # Four of the first items speak of journals; the fifth journal's is taken down.
 JOURNALS = ["v1_295", "v1_294", "v1_293"]  # by external id, descending
-COLUMNS = ["external_id", "reference_answer", "question_format", "status"]
+# Ticked in the chooser's order, the format then moved up five places by keyboard.
+COLUMNS = ["external_id", "question_format", "status", "reference_answer"]
 HEADERS_JS = "() => [...document.querySelectorAll('th[data-column]')].map(th => th.dataset.column)"
 ROWS_JS = (
     "() => [...document.querySelectorAll('main tbody tr td a[href*=\"/samples/\"]')]"
@@ -37,6 +39,15 @@ ROWS_JS = (
 
 def _shown(page: Any) -> tuple[list[str], list[str]]:
     return page.evaluate(HEADERS_JS), page.evaluate(ROWS_JS)
+
+
+def _move_by_keyboard(page: Any, label: str, way: str, times: int) -> None:
+    """Tab to a column's move button and press it: the focus stays on it as it moves."""
+    button = page.locator(f"#column-order button[aria-label='Move “{label}” {way}']")
+    button.focus()
+    for n in range(times):
+        page.keyboard.press("Enter" if n % 2 else "Space")
+    assert button.evaluate("b => b === document.activeElement")
 
 
 def _select_every_matching_sample(page: Any) -> None:
@@ -69,8 +80,14 @@ def test_a_lead_saves_a_view_that_another_lead_opens(
     # The columns and page size, chosen on the unfiltered list and kept.
     page.goto(f"{base}/datasets/{dataset.pk}/samples/")
     page.click("#column-chooser summary")
-    for box in page.locator("#layout-form input[name=columns]:not([disabled])").all():
+    for box in page.locator(
+        "#layout-form input[type=checkbox][name=columns]:not([disabled])"
+    ).all():
         box.set_checked(box.get_attribute("value") in COLUMNS)
+    _move_by_keyboard(page, "Question format", "up", 5)
+    assert page.locator("#column-order-status").inner_text() == (
+        "Question format is now column 5 of 15."
+    )
     page.select_option("#page-size", "25")
     with page.expect_navigation():
         page.click("#layout-keep")

@@ -51,6 +51,29 @@ def test_the_list_shows_the_default_columns_then_the_ones_kept(lead: Any) -> Non
     assert attribute(element(page, "option", selected=True, value="25"), "value") == "25"
 
 
+def test_the_columns_show_in_the_order_kept_and_the_chooser_lists_them_so(lead: Any) -> None:
+    """Headers and cells follow the order chosen; the chooser lists the shown columns first,
+    in that order, with their move buttons (shown by the page's script), and sends the
+    external id's place though its box cannot be unticked."""
+    dataset = _dataset(1)
+    sample = dataset.samples.get()
+    SampleListLayoutFactory.create(
+        user=lead, dataset=dataset, columns=["priority", "id", "external_id", "scenario"]
+    )
+    page = browser(lead).get(_url(dataset)).content.decode()
+    assert _headers(page) == ["priority", "id", "external_id", "scenario"]
+    row = elements(element(page, "tbody"), "td")
+    assert [text(td) for td in row[1:3]] == [str(sample.priority), str(sample.pk)]
+    assert text(row[4]) == "coarse_perception"
+    order = element(page, "ol", id="column-order")
+    listed = [attribute(li, "data-column") for li in elements(order, "li")]
+    assert listed[:4] == ["priority", "id", "external_id", "scenario"] and len(listed) == 15
+    sent = [attribute(i, "value") for i in elements(order, "input", name="columns", type="hidden")]
+    assert sent == ["external_id"]
+    assert len(elements(order, "button", data_move="up")) == 15
+    assert element(order, "button", aria_label="Move “Priority” down")
+
+
 def test_the_page_size_kept_pages_the_list_and_its_pages_keep_the_url(lead: Any) -> None:
     dataset = _dataset(30)
     client = browser(lead)

@@ -32,8 +32,27 @@ def test_a_layout_is_kept_once_per_person_and_dataset(annotator: Any) -> None:
     )
     services.sample_list_layout_keep(user=annotator, dataset=second, columns=[], page_size=50)
     kept = SampleListLayout.objects.get(user=annotator, dataset=first)
-    assert (kept.columns, kept.page_size) == (["id", "external_id", "status"], 200)
+    assert (kept.columns, kept.page_size) == (["external_id", "status", "id"], 200)
     assert SampleListLayout.objects.filter(user=annotator).count() == 2
+
+
+def test_a_layout_and_a_view_keep_the_columns_in_the_order_chosen(lead: Any) -> None:
+    dataset = mmooc_dataset()
+    order = ["priority", "question", "external_id", "status"]
+    layout = services.sample_list_layout_keep(
+        user=lead, dataset=dataset, columns=order, page_size=50
+    )
+    view = services.saved_view_create(
+        dataset=dataset, owner=lead, name="ordered", shared=False, **{**GOOD, "columns": order}
+    )
+    layout.refresh_from_db()
+    view.refresh_from_db()
+    assert layout.columns == view.columns == order
+    services.saved_view_update(
+        view=view, by=lead, name="ordered", shared=False, **{**GOOD, "columns": order[::-1]}
+    )
+    view.refresh_from_db()
+    assert view.columns == order[::-1]
 
 
 def test_a_bad_layout_keeps_nothing(annotator: Any) -> None:
