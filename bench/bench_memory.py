@@ -52,14 +52,22 @@ from tests.support.processes import celery_worker, wait_until  # noqa: E402
 MB = 1024 * 1024
 
 
+_FIELDS = {"Rss": "rss", "Pss": "pss", "Pss_Anon": "pss_anon", "Pss_File": "pss_file"}
+
+
 def memory(pid: int) -> dict[str, float]:
-    """RSS and PSS of one process, in MB."""
+    """RSS and PSS of one process, in MB; and PSS's anonymous and file-backed parts (a file's
+    pages are divided among every process of the machine that maps them, this site's or not)
+    and USS (the pages only this process maps)."""
     fields: dict[str, float] = {}
+    private = 0
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
         name, value = line.split(":", 1)
-        if name in {"Rss", "Pss"}:
-            fields[name.lower()] = round(int(value.split()[0]) * 1024 / MB, 1)
-    return fields
+        if name in _FIELDS:
+            fields[_FIELDS[name]] = round(int(value.split()[0]) * 1024 / MB, 1)
+        elif name in {"Private_Clean", "Private_Dirty"}:
+            private += int(value.split()[0])
+    return fields | {"uss": round(private * 1024 / MB, 1)}
 
 
 def children(pid: int) -> list[int]:
@@ -85,6 +93,8 @@ def tree_memory(root: int) -> dict[str, Any]:
         "processes": processes,
         "pss_total_mb": round(sum(p["pss"] for p in processes.values()), 1),
         "rss_total_mb": round(sum(p["rss"] for p in processes.values()), 1),
+        "pss_anon_total_mb": round(sum(p.get("pss_anon", 0) for p in processes.values()), 1),
+        "uss_total_mb": round(sum(p["uss"] for p in processes.values()), 1),
     }
 
 
@@ -198,6 +208,51 @@ def web_args(args: argparse.Namespace, workers: int) -> tuple[argparse.Namespace
     return namespace, [] if args.no_preload else ["--preload"]
 
 
+@contextlib.contextmanager
+def production(args: argparse.Namespace, env: dict[str, str]) -> Iterator[tuple[int, int]]:
+    """The production shape running (gunicorn ``-w args.web_workers --threads args.threads``,
+    ``--preload`` unless ``args.no_preload``, booted and warmed up; a Celery prefork worker
+    with ``args.worker_concurrency`` pool processes started); yields the gunicorn master's
+    and the Celery main process's ids."""
+    gunicorn_args, extra = web_args(args, args.web_workers)
+    with (
+        bench_review.gunicorn(gunicorn_args, env, extra) as web,
+        celery(env, args.worker_concurrency) as worker,
+    ):
+        yield web.pid, worker
+
+
+def supervised_at_rest(env: dict[str, str], folder: Path, port: int) -> dict[str, Any]:
+    """The supervised shape as shipped, booted and warmed up (a few ``/healthz/`` requests):
+    how many processes supervisord's tree holds, their PSS and RSS summed, and supervisord's
+    own PSS (MB)."""
+    with supervised(env, folder, port) as root:
+        for _ in range(5):
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz/", timeout=5).close()
+        tree = [root, *descendants(root)]
+        figures = [memory(pid) for pid in tree]
+        commands = [command(pid) for pid in tree]
+    return {
+        "processes": len(tree),
+        "pss_mb": round(sum(m["pss"] for m in figures), 1),
+        "rss_mb": round(sum(m["rss"] for m in figures), 1),
+        "pss_anon_mb": round(sum(m.get("pss_anon", 0) for m in figures), 1),
+        "uss_mb": round(sum(m["uss"] for m in figures), 1),
+        "supervisord_pss_mb": figures[0]["pss"],
+        "each": [m | {"command": c} for m, c in zip(figures, commands, strict=True)],
+    }
+
+
+def command(pid: int) -> str:
+    """The first words of a process's command line (which program of the shape it is)."""
+    with contextlib.suppress(OSError):
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        first, *rest = (word.decode() for word in words[:4])
+        return " ".join([Path(first).name, *rest])
+    return ""
+
+
 def review_loop(args: argparse.Namespace, built: dict[str, Any]) -> dict[str, Any]:
     ds = built["dataset_id"]
     loop = bench_review.site_phase(
@@ -270,15 +325,11 @@ def main() -> None:
     print(f"one worker process: at rest {worker_at_rest}, after an import {worker_after}")
 
     # 2. The production shape.
-    gunicorn_args, extra = web_args(args, args.web_workers)
-    with (
-        bench_review.gunicorn(gunicorn_args, env, extra) as web,
-        celery(env, args.worker_concurrency) as worker,
-    ):
-        web_tree, worker_tree = tree_memory(web.pid), tree_memory(worker)
+    with production(args, env) as (web, worker):
+        web_tree, worker_tree = tree_memory(web), tree_memory(worker)
         review_loop(args, built)
-        web_tree_after, worker_tree_after = tree_memory(web.pid), tree_memory(worker)
-    production = round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1)
+        web_tree_after, worker_tree_after = tree_memory(web), tree_memory(worker)
+    production_pss = round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1)
     production_after = round(web_tree_after["pss_total_mb"] + worker_tree_after["pss_total_mb"], 1)
     print(f"production shape at rest: web {web_tree}, worker {worker_tree}")
     print(
@@ -286,19 +337,13 @@ def main() -> None:
     )
 
     # 3. The supervised shape as shipped.
-    with supervised(env, folder, args.port) as root:
-        for _ in range(5):
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(f"http://127.0.0.1:{args.port}/healthz/", timeout=5).close()
-        tree = [root, *descendants(root)]
-        supervised_pss = round(sum(memory(pid)["pss"] for pid in tree), 1)
-        supervised_rss = round(sum(memory(pid)["rss"] for pid in tree), 1)
-    print(f"supervised shape at rest: {len(tree)} processes, {supervised_pss} MB PSS")
+    at_rest = supervised_at_rest(env, folder, args.port)
+    print(f"supervised shape at rest: {at_rest['processes']} processes, {at_rest['pss_mb']} MB PSS")
 
     result |= {
-        "supervised_processes": len(tree),
-        "supervised_pss_mb": supervised_pss,
-        "supervised_rss_mb": supervised_rss,
+        "supervised_processes": at_rest["processes"],
+        "supervised_pss_mb": at_rest["pss_mb"],
+        "supervised_rss_mb": at_rest["rss_mb"],
         "web_rss_mb_at_rest": web_at_rest["rss"],
         "web_pss_mb_at_rest": web_at_rest["pss"],
         "web_rss_mb_after_serving": web_after["rss"],
@@ -308,7 +353,7 @@ def main() -> None:
         "worker_main_rss_mb_at_rest": worker_main_at_rest["rss"],
         "worker_rss_mb_after_import": worker_after["rss"],
         "worker_pss_mb_after_import": worker_after["pss"],
-        "production_pss_mb": production,
+        "production_pss_mb": production_pss,
         "production_rss_mb": round(web_tree["rss_total_mb"] + worker_tree["rss_total_mb"], 1),
         "production_pss_mb_after_serving": production_after,
         "goals": {

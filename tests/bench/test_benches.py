@@ -163,6 +163,17 @@ BENCHES = {
         frozenset({"web_pss_mb_at_rest", "production_pss_mb", "supervised_pss_mb"}),
         marks=(PG, REDIS),
     ),
+    # Label Studio is not installed here (nor in CI): this site's side alone, said so.
+    "bench_labelstudio.py": Tiny(
+        (
+            *("--ours-only", "--rows", "30", "--rounds", "1", "--port", "{port}"),
+            *("--pg", "{pg}", "--db", "{db}", "--redis", "{redis}"),
+            *("--web-workers", "1", "--threads", "2", "--worker-concurrency", "1"),
+        ),
+        frozenset({"ours_only", "label_studio", "rounds", "medians", "ahead"}),
+        marks=(PG, REDIS),
+        timeout=900,
+    ),
     "bench_review.py": Tiny(
         (
             *("--pg", "{pg}", "--db", "{db}", "--port", "{port}", "--samples", "200"),
@@ -254,6 +265,15 @@ def _check(script: str, result: dict[str, Any]) -> None:
         (size,) = result["sizes"]
         for history in ("reviews_0", "reviews_10"):
             assert size[history]["loop"]["loops"] == 2 and size[history]["claim"]["p50_ms"] > 0
+    if script == "bench_labelstudio.py":
+        # Our side measured, Label Studio's not pretended: no figure of it, no verdict.
+        assert result["ours_only"] is True and result["label_studio"] is None
+        (measured,) = result["rounds"]
+        assert "label_studio" not in measured and measured["ours"]["import"]["imported"] == 30
+        medians = result["medians"]
+        assert medians["ours_import_seconds"] > 0 and medians["ours_production_pss_mb"] > 0
+        assert medians["ours_supervised_pss_mb"] > 0 and "ls_pss_mb_at_rest" not in medians
+        assert result["ahead"] == {"import": None, "memory_at_rest": None}
     if script == "bench_import.py":
         assert result["full"][0]["imported"] == 40 and result["half"]["imported"] == 20
         # Detection off, then on (IMPORT_FIND_DUPLICATES): only the second hashes and keys.
@@ -337,3 +357,13 @@ def test_bench_scale_measures_the_jobs_alone() -> None:
     # The bench opened every slot already; the new rows are imported, not sent to review.
     assert jobs["queue-sync"]["slots_created"] == 0
     assert all(job["peak_rss_mb"] > 0 for job in jobs.values())
+
+
+def test_bench_labelstudio_stops_without_label_studio() -> None:
+    """Without --ours-only, a Label Studio that is not there stops the bench before it
+    measures anything: its side is never left out silently."""
+    argv = [sys.executable, "bench/bench_labelstudio.py", "--ls", "/nonexistent/label-studio"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Label Studio not found at /nonexistent/label-studio" in done.stderr
+    assert done.stdout == ""
