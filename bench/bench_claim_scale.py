@@ -18,6 +18,11 @@ is then the first thing the queue offers them, and they may not take it. For eac
 - ``loop``: ``--loops`` claims and submits over the API (bench_scale.py's loop, Django's test
   client), loops/s and the claim's and the submit's p50/p95.
 
+With ``--kept-up`` (histories, as ``--histories``), ``kept_N`` gives the same for a reviewer of
+N reviews whom the others kept up with: another reviewer has done the other slot of each of
+their N samples, so none of them is left in the queue, which they meet as a new reviewer does
+(the best place, as the first is the worst: what a claim costs for their history alone).
+
 The reviewer's history is taken away again after their turn, so that each one meets the queue
 as built. With ``--assigned N``, the first N samples in claim order are then assigned to one
 new reviewer (``review.queue.assignments``: reserved for them) and ``assigned_N`` gives the
@@ -27,7 +32,7 @@ as above. The parent prints one JSON object on its last line: the figures at eac
 
 Run: .venv/bin/python bench/bench_claim_scale.py [--sizes 41883,1000000] [--reuse]
      [--histories 0,1000,10000] [--claims 200] [--loops 100] [--db-prefix bench_claim_scale]
-     [--assigned 0]
+     [--assigned 0] [--kept-up 10000]
 """
 
 from __future__ import annotations
@@ -85,9 +90,10 @@ def analyze(everything: bool = False) -> None:
             cursor.execute(f"VACUUM ANALYZE {table}")
 
 
-def reviewer_with_history(dataset: Any, reviews: int) -> Any:
+def reviewer_with_history(dataset: Any, reviews: int, kept_up: bool = False) -> Any:
     """A reviewer of the dataset who has reviewed the first ``reviews`` samples in claim order
-    (their first slot done by them, with its review row, as bench_scale.py seeds its veteran)."""
+    (their first slot done by them, with its review row, as bench_scale.py seeds its veteran);
+    ``kept_up``: the other slots of those samples done too, by another reviewer."""
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -95,10 +101,11 @@ def reviewer_with_history(dataset: Any, reviews: int) -> Any:
     from core import roles
     from tests.annotation.factories import UserFactory
 
-    for left in get_user_model().objects.filter(username=f"claim-scale-{reviews}"):
+    names = [f"claim-scale-{reviews}", f"claim-scale-{reviews}-other"]
+    for left in get_user_model().objects.filter(username__in=names):
         forget(dataset, left)  # an interrupted run's, before its slots go with it
         left.delete()
-    reviewer = UserFactory.create(username=f"claim-scale-{reviews}", role=roles.ANNOTATOR)
+    reviewer = UserFactory.create(username=names[0], role=roles.ANNOTATOR)
     services.dataset_add_member(dataset=dataset, user=reviewer, roles={roles.ANNOTATOR})
     with connection.cursor() as cursor:
         cursor.execute(
@@ -123,14 +130,33 @@ def reviewer_with_history(dataset: Any, reviews: int) -> Any:
             """,
             {"ds": dataset.pk, "n": reviews, "me": reviewer.pk},
         )
+        if kept_up:
+            other = UserFactory.create(username=names[1], role=roles.ANNOTATOR)
+            cursor.execute(
+                """
+                UPDATE review_slot sl
+                SET reviewer_id = %(other)s, leased_at = now() - interval '1 hour', done = true
+                FROM review_slot mine
+                WHERE mine.dataset_id = %(ds)s AND mine.reviewer_id = %(me)s
+                  AND sl.sample_id = mine.sample_id AND sl.round = mine.round
+                  AND sl.id <> mine.id AND NOT sl.gold
+                """,
+                {"ds": dataset.pk, "me": reviewer.pk, "other": other.pk},
+            )
     analyze()
     return reviewer
 
 
 def forget(dataset: Any, reviewer: Any) -> None:
     """The reviewer's reviews and slots given back: the queue as it was built."""
+    from django.contrib.auth import get_user_model
     from django.db import connection
 
+    others = list(
+        get_user_model()
+        .objects.filter(username=f"{reviewer.username}-other")
+        .values_list("pk", flat=True)
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM review_review WHERE dataset_id = %s AND reviewer_id = %s",
@@ -138,8 +164,8 @@ def forget(dataset: Any, reviewer: Any) -> None:
         )
         cursor.execute(
             "UPDATE review_slot SET reviewer_id = NULL, leased_at = NULL, done = false, "
-            "lease_expires_at = '2000-01-01' WHERE dataset_id = %s AND reviewer_id = %s",
-            [dataset.pk, reviewer.pk],
+            "lease_expires_at = '2000-01-01' WHERE dataset_id = %s AND reviewer_id = ANY(%s)",
+            [dataset.pk, [reviewer.pk, *others]],
         )
         cursor.execute(
             "UPDATE annotation_sample SET status = 'pending_review' WHERE dataset_id = %s "
@@ -257,6 +283,8 @@ def assigned(dataset: Any, n: int, n_claims: int) -> dict[str, Any]:
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
+    from django.contrib.auth import get_user_model
+
     size = args.size
     figures: dict[str, Any] = {"size": size}
     dataset = built(size) if args.reuse else None
@@ -264,16 +292,18 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         dataset, figures["build_s"] = build(size)
     analyze(everything=True)
     histories = sorted({min(int(h), size) for h in args.histories.split(",")})
-    for history in histories:
-        reviewer = reviewer_with_history(dataset, history)
+    kept = sorted({min(int(h), size) for h in args.kept_up.split(",") if h})
+    for name, history in [("reviews", h) for h in histories] + [("kept", h) for h in kept]:
+        reviewer = reviewer_with_history(dataset, history, kept_up=name == "kept")
         try:
-            figures[f"reviews_{history}"] = {
+            figures[f"{name}_{history}"] = {
                 "claim": claims(dataset, reviewer, args.claims),
                 "plan": plan(dataset, reviewer),
                 "loop": review_loop(dataset, reviewer, args.loops),
             }
         finally:
             forget(dataset, reviewer)
+            get_user_model().objects.filter(username=f"{reviewer.username}-other").delete()
             reviewer.delete()
     if args.assigned:
         n = min(args.assigned, size)
@@ -286,6 +316,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="41883,1000000")
     parser.add_argument("--reuse", action="store_true", help="keep a dataset built earlier")
     parser.add_argument("--histories", default="0,1000,10000")
+    parser.add_argument("--kept-up", default="", help="histories the others kept up with")
     parser.add_argument("--claims", type=int, default=200)
     parser.add_argument("--loops", type=int, default=100)
     parser.add_argument("--db-prefix", default="bench_claim_scale")
@@ -307,6 +338,7 @@ def main() -> None:
     for size in sizes:
         command = [sys.executable, __file__, "--size", str(size), "--db-prefix", args.db_prefix]
         command += ["--histories", args.histories, "--claims", str(args.claims)]
+        command += ["--kept-up", args.kept_up]
         command += ["--loops", str(args.loops), "--assigned", str(args.assigned)]
         command += ["--reuse"] if args.reuse else []
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -314,7 +346,7 @@ def main() -> None:
             raise SystemExit(f"size {size} failed:\n{done.stderr[-4000:]}")
         result = json.loads(done.stdout.strip().splitlines()[-1])
         for key, value in result.items():
-            if key.startswith("reviews_"):
+            if key.startswith(("reviews_", "kept_")):
                 text = value["plan"].pop("text")
                 if args.plans:
                     print(f"--- {size} samples, {key}", *text, sep="\n", file=sys.stderr)

@@ -11,34 +11,46 @@ one sample instead, whatever the reviewer skipped.
 
 A reviewer's claim walks past the open slots of every sample they already hold a slot of (the
 other k - 1 slots of the samples they reviewed come first in the order), so that walk must
-cost next to nothing per slot: the candidates are read from ``slot_claim_order_idx`` alone (an
-index-only scan: it carries every column they are tested on), each tested against a hash of
-the reviewer's (sample, round) pairs in the dataset, built once per claim from
-``slot_reviewer_history_idx`` (``NOT IN``, the same as ``NOT EXISTS`` on these never-NULL
-columns; a slot's dataset is its sample's), and against a hash of the samples they skipped
-(``IN``, uncorrelated like the first, so that neither is a subquery run again for every slot
-passed over). Only a candidate that passes is read from the
-table, by the ``EXISTS`` that locks it (``SKIP LOCKED``) and tests it again on the row it
-locked, so that a slot taken meanwhile by a committed claim is passed over. The candidates are
-an ordered subquery of their own (which the planner keeps apart) under a level with nothing
-but that test and ``LIMIT 1``, so that the planner plans them for the first row, in index
-order, and rows leave them in that order: a lock at the candidates' own level would need their
-ctid, which an index-only scan does not give, and a join beside them would have them planned
-for every row (a sort of the whole queue at 1,000,000 samples). A nested-loop anti join over
-the reviewer's slots, as before, cost 80 ms for a reviewer with 10,000 reviews
-(``docs/performance.md``).
+cost next to nothing per slot, and nothing for the history it does not meet. The head of the
+walk comes first: the queue's first :data:`HEAD` candidates, read from ``slot_claim_order_idx``
+alone (an index-only scan: it carries every column they are tested on) under a ``LIMIT`` of
+their own, each tested by one probe of ``slot_reviewer_history_idx`` (``NOT EXISTS``: has the
+reviewer a slot of its sample in its round? a slot's dataset is its sample's) and one of the
+skips' unique index, so that a claim that finds its slot there costs the same for a reviewer
+of 10,000 reviews as for a new one. Only when none of them will do (the reviewer is more than
+:data:`HEAD` slots ahead of everyone else) does the walk of the whole queue run: the same
+candidates, each tested against a hash of the reviewer's (sample, round) pairs in the dataset,
+built once per claim from ``slot_reviewer_history_idx`` (``NOT IN``, the same as ``NOT EXISTS``
+on these never-NULL columns, and far cheaper than a probe per slot when thousands are passed
+over), and against a hash of the samples they skipped (``IN``, uncorrelated like the first, so
+that neither is a subquery run again for every slot passed over). That walk's cost grows with
+the slots passed over, which are the reviewer's own samples' other slots: no order of the
+queue's index can leave them out for one reviewer (``docs/performance.md``, "The veteran's
+claim, second round").
+
+Only a candidate that passes is read from the table, by the ``EXISTS`` that locks it (``SKIP
+LOCKED``) and tests it again on the row it locked, so that a slot taken meanwhile by a committed
+claim is passed over. The candidates are an ordered subquery of their own (which the planner
+keeps apart, and into which it pushes no test holding a subquery, so that the lock is tried
+last) under a level with nothing but that test and ``LIMIT 1``, so that the planner plans them
+for the first row, in index order, and rows leave them in that order: a lock at the
+candidates' own level would need their ctid, which an index-only scan does not give, and a
+join beside them would have them planned for every row (a sort of the whole queue at 1,000,000
+samples). A nested-loop anti join over the reviewer's slots, as before, cost 80 ms for a
+reviewer with 10,000 reviews (``docs/performance.md``).
 
 Samples assigned to chosen annotators (``review.queue.assignments``) come first: the candidates
 are the slots of the reviewer's open assignments (``assignment_open_idx``: an assignment stays
-open only until its assignee is served its sample, so this costs an index probe or two), then,
-``UNION ALL`` (an Append, which runs its arms in turn, and this statement is never run in
-parallel: it writes), the walk of every other slot. Each arm is the ordered candidates, the
-lock and ``LIMIT 1`` of its own, as above: under one ``LIMIT`` above both, the planner counted
-on the first arm for the row and planned the walk for every row (a generic plan sorted the
-whole queue, 234 ms a claim at 41,883 samples). The walk keeps out of reserved slots (a
-sample with an open assignment is its assignees' only) as one more column of
-``slot_claim_order_idx``, second after the dataset, so that the walk is the index's range of
-unreserved slots and passes over no reserved one. Serving a slot closes the reviewer's
+open only until its assignee is served its sample, so this costs an index probe or two, and
+the reviewer's history is probed for each, as at the head of the walk), then, ``UNION ALL``
+(an Append, which runs its arms in turn, and this statement is never run in parallel: it
+writes), the head of the walk of every other slot, then the walk itself. Each arm is the
+ordered candidates, the lock and ``LIMIT 1`` of its own, as above: under one ``LIMIT`` above
+them all, the planner counted on the first arm for the row and planned the walk for every row
+(a generic plan sorted the whole queue, 234 ms a claim at 41,883 samples). The walk keeps out
+of reserved slots (a sample with an open assignment is its assignees' only) as one more column
+of ``slot_claim_order_idx``, second after the dataset, so that the walk is the index's range
+of unreserved slots and passes over no reserved one. Serving a slot closes the reviewer's
 assignment of its sample and, when no other one is open, frees the sample's other slots, in the
 claim's own statement (``closed``, ``unreserved``); it answers whether it closed one
 (``assigned``), so that a gold item swapped in for it can reopen it.
@@ -83,6 +95,31 @@ _LOCKED = sql.SQL("""EXISTS (
             FOR UPDATE SKIP LOCKED
         )""")
 
+# How many of the queue's first candidates the head of the walk probes one by one before the
+# walk of the whole queue (with the reviewer's history hashed) takes over: :data:`NEXT_SLOT`.
+HEAD = 64
+
+# A candidate ``{candidate}`` (its sample and round) on a sample the reviewer holds no slot of
+# in that round: one probe of ``slot_reviewer_history_idx``.
+_NOT_HELD = sql.SQL("""NOT EXISTS (
+            SELECT 1 FROM {slot} m
+            WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
+              AND m.sample_id = {candidate}.sample_id AND m.round = {candidate}.round
+        )""")
+
+# The claimable slots of the dataset outside reserved ones (and only the sample asked for, when
+# one is), by the order of ``slot_claim_order_idx``: the columns of the walk's candidates.
+_CLAIMABLE = sql.SQL("""c.dataset_id = %(dataset)s
+                  AND NOT c.reserved
+                  AND NOT c.done
+                  AND c.lease_expires_at < %(now)s
+                  AND NOT c.gold
+                  AND (%(sample)s::bigint IS NULL OR c.sample_id = %(sample)s::bigint)""")
+
+_ORDER = sql.SQL(
+    "{t}.reserved, {t}.judges_disagree DESC, {t}.priority DESC, {t}.sample_id, {t}.position"
+)
+
 NEXT_SLOT = sql.SQL("""
     SELECT next.id FROM (
         (
@@ -99,10 +136,7 @@ NEXT_SLOT = sql.SQL("""
                   AND NOT c.done
                   AND c.lease_expires_at < %(now)s
                   AND NOT c.gold
-                  AND (c.sample_id, c.round) NOT IN (
-                      SELECT m.sample_id, m.round FROM {slot} m
-                      WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
-                  )
+                  AND {not_held_c}
                 ORDER BY a.sample_id
             ) mine
             WHERE {locked_mine}
@@ -110,14 +144,33 @@ NEXT_SLOT = sql.SQL("""
         )
         UNION ALL
         (
+            SELECT head.id FROM (
+                SELECT front.id FROM (
+                    SELECT c.id, c.sample_id, c.round, c.reserved, c.judges_disagree,
+                           c.priority, c.position
+                    FROM {slot} c
+                    WHERE {claimable}
+                    ORDER BY {order_c}
+                    LIMIT {head}
+                ) front
+                WHERE {not_held_front}
+                  AND (
+                      %(sample)s::bigint IS NOT NULL
+                      OR %(skipped)s = EXISTS (
+                          SELECT 1 FROM {skip} k
+                          WHERE k.reviewer_id = %(me)s AND k.sample_id = front.sample_id
+                      )
+                  )
+                ORDER BY {order_front}
+            ) head
+            WHERE {locked_head}
+            LIMIT 1
+        )
+        UNION ALL
+        (
             SELECT walk.id FROM (
                 SELECT c.id FROM {slot} c
-                WHERE c.dataset_id = %(dataset)s
-                  AND NOT c.reserved
-                  AND NOT c.done
-                  AND c.lease_expires_at < %(now)s
-                  AND NOT c.gold
-                  AND (%(sample)s::bigint IS NULL OR c.sample_id = %(sample)s::bigint)
+                WHERE {claimable}
                   AND (c.sample_id, c.round) NOT IN (
                       SELECT m.sample_id, m.round FROM {slot} m
                       WHERE m.reviewer_id = %(me)s AND m.dataset_id = %(dataset)s
@@ -130,15 +183,21 @@ NEXT_SLOT = sql.SQL("""
                           )
                       )
                   )
-                ORDER BY
-                    c.reserved, c.judges_disagree DESC, c.priority DESC, c.sample_id, c.position
+                ORDER BY {order_c}
             ) walk
             WHERE {locked_walk}
             LIMIT 1
         )
     ) next
     LIMIT 1""").format(
+    claimable=_CLAIMABLE,
+    head=sql.Literal(HEAD),
+    order_c=_ORDER.format(t=sql.Identifier("c")),
+    order_front=_ORDER.format(t=sql.Identifier("front")),
+    not_held_c=_NOT_HELD.format(candidate=sql.Identifier("c"), **_TABLES),
+    not_held_front=_NOT_HELD.format(candidate=sql.Identifier("front"), **_TABLES),
     locked_mine=_LOCKED.format(candidate=sql.Identifier("mine"), **_TABLES),
+    locked_head=_LOCKED.format(candidate=sql.Identifier("head"), **_TABLES),
     locked_walk=_LOCKED.format(candidate=sql.Identifier("walk"), **_TABLES),
     **_TABLES,
 )

@@ -125,7 +125,7 @@ BENCHES = {
     "bench_claim_scale.py": Tiny(
         (
             *("--sizes", "60", "--histories", "0,10", "--claims", "3", "--loops", "2"),
-            *("--assigned", "5", "--db-prefix", "{db}"),
+            *("--assigned", "5", "--kept-up", "10", "--db-prefix", "{db}"),
         ),
         frozenset({"sizes"}),
         database_url=True,
@@ -263,7 +263,7 @@ def _check(script: str, result: dict[str, Any]) -> None:
         assert result["jsonl"]["samples"] == result["parquet"]["samples"] == 30
     if script == "bench_claim_scale.py":
         (size,) = result["sizes"]
-        for history in ("reviews_0", "reviews_10"):
+        for history in ("reviews_0", "reviews_10", "kept_10"):
             assert size[history]["loop"]["loops"] == 2 and size[history]["claim"]["p50_ms"] > 0
     if script == "bench_labelstudio.py":
         # Our side measured, Label Studio's not pretended: no figure of it, no verdict.
