@@ -369,12 +369,13 @@ def test_the_page_with_every_new_filter_costs_a_fixed_number_of_queries(
     }
     client = browser(lead)
     url = reverse("annotation:sample_list", args=[dataset.pk])
-    # session, user, roles, dataset, saved views, kept layout, the count within its budget
-    # (savepoint, timeout, count, release), page, media, filter choices (one statement, terms)
-    with django_assert_num_queries(14):
+    # session, user, roles, dataset, saved views, kept layout, the planner's estimate, the count
+    # within its budget (savepoint, timeout, count, rollback, release), page, media, filter
+    # choices (one statement, terms)
+    with django_assert_num_queries(16):
         page = client.get(url, {**query, "score_max": ""}).content.decode()
     assert "1 sample matches." in page
-    with django_assert_num_queries(12):  # no match: no page, no media to load
+    with django_assert_num_queries(15):  # no match: the page reads nothing, no media to load
         assert "0 samples match." in client.get(url, query).content.decode()
 
 

@@ -176,9 +176,10 @@ def test_the_sample_list_shows_leads_a_gold_column_and_filter(
     url = reverse("annotation:sample_list", args=[dataset.pk])
     client = _client(lead)
     client.get(url)  # the session's first request loads what later ones find cached
-    # session, user, roles, dataset, saved views, kept layout, the count within its budget
-    # (savepoint, timeout, count, release), page, media, filter choices (one statement, terms)
-    with django_assert_num_queries(14):
+    # session, user, roles, dataset, saved views, kept layout, the planner's estimate, the count
+    # within its budget (savepoint, timeout, count, rollback, release), page, media, filter
+    # choices (one statement, terms)
+    with django_assert_num_queries(16):
         html = client.get(url).content.decode()
     assert html.count('<span class="badge">gold</span>') == 2 and 'id="filter-gold"' in html
     assert f'href="{reverse("review:gold_list", args=[dataset.pk])}"' in html
