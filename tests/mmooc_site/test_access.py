@@ -58,7 +58,7 @@ def _fill(route: str, ids: dict[str, int]) -> str | None:
 
 @pytest.fixture
 def world(lead: Any, annotator: Any, auditor: Any) -> dict[str, Any]:
-    private = mmooc_dataset(name="private")
+    private = mmooc_dataset(name="private-ds-q7")
     sample = mmooc_sample(private)
     return {
         "ids": {
@@ -106,7 +106,7 @@ def test_non_members_see_nothing_of_a_private_dataset(world: dict[str, Any], rol
         assert response.status_code < 500, url
         if response.status_code == 200 and hasattr(response, "content"):
             assert b"What colour is the car" not in response.content, url
-            assert b"private" not in response.content or url.startswith("/admin"), url
+            assert b"private-ds-q7" not in response.content or url.startswith("/admin"), url
 
 
 def test_leads_reach_every_page_without_server_errors(world: dict[str, Any]) -> None:
