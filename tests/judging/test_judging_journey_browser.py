@@ -25,7 +25,7 @@ from tests.annotation.test_journey_browser import JOURNEY_MARKS, LOGICVISTA, log
 from tests.conftest import worker_on
 from tests.judging.factories import rule_judge
 from tests.judging.test_pages_fit_browser import MEASURE, WIDTH
-from tests.support.browser import chromium, log_in
+from tests.support.browser import choose_in_menu, chromium, log_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
@@ -216,7 +216,7 @@ def test_the_judges_and_the_auditors_journey(
         assert f"{AUDIT_SIZE} rated" in page.inner_text("main")
         _fits(page, "en")
 
-        page.select_option("#language-select", "zh-hans")
+        choose_in_menu(page, "#language-select", "zh-hans")
         page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
         page.wait_for_load_state()
         assert page.url.endswith(f"/audits/{audit_set.pk}/statistics/")

@@ -13,7 +13,7 @@ import pytest
 from review.models import Review
 from tests.annotation.factories import UserFactory
 from tests.review.factories import review_dataset
-from tests.support.browser import chromium_page
+from tests.support.browser import choose_in_menu, chromium_page
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
@@ -63,7 +63,7 @@ def test_review_in_chinese_by_keyboard(live_server: Any, page: Any) -> None:
     page.fill("input[name=password]", "pw-for-tests-1")
     page.click("form [type=submit]")
     assert page.locator("html").get_attribute("lang") == "en"
-    page.select_option("#language-select", "zh-hans")
+    choose_in_menu(page, "#language-select", "zh-hans")
     page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
 
     page.goto(f"{live_server.url}/review/datasets/{dataset.pk}/")

@@ -19,7 +19,7 @@ from tests.annotation.factories import UserFactory
 from tests.annotation.journey_steps import lead_imports_logicvista, open_review
 from tests.annotation.test_journey_browser import JOURNEY_MARKS, logicvista_zip
 from tests.judging import audit_factories as af
-from tests.support.browser import chromium, log_in, sign_in
+from tests.support.browser import choose_in_menu, chromium, log_in, sign_in
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # ORM calls between Playwright steps
 
@@ -202,7 +202,7 @@ def test_a_chosen_theme_is_drawn_on_the_next_load_and_kept_for_the_user(
     log_in(page, base, lead)
     _visit(page, base, reverse("annotation:dataset_list"))
     assert page.evaluate(MEASURE)["background"] == BACKGROUND["light"]
-    page.select_option("#theme-select", "dark")
+    choose_in_menu(page, "#theme-select", "dark")
     page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     assert page.url == f"{base}{reverse('annotation:dataset_list')}"
     _fits(page, "datasets after the switch", "en", "dark")
@@ -216,7 +216,7 @@ def test_a_chosen_theme_is_drawn_on_the_next_load_and_kept_for_the_user(
     _visit(page, base, reverse("annotation:dataset_list"))
     assert page.locator("#theme-select").input_value() == "dark"
     _fits(page, "datasets in a new browser", "en", "dark")
-    page.select_option("#theme-select", "")
+    choose_in_menu(page, "#theme-select", "")
     page.wait_for_function("() => !('theme' in document.documentElement.dataset)")
     assert page.evaluate(MEASURE)["background"] == BACKGROUND["light"]
     fresh.close()

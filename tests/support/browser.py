@@ -57,6 +57,16 @@ def log_in(page: Any, base: str, user: Any) -> None:
     page.wait_for_url(lambda url: "/login/" not in url)
 
 
+def choose_in_menu(page: Any, menu: str, value: str) -> None:
+    """Choose ``value`` in a menu that submits itself (language, theme) and wait for the page it
+    loads. The menu submits through the deferred site script, so a choice made before the page
+    has run it (a login's redirect still loading) would change nothing: wait for that first."""
+    page.wait_for_load_state("domcontentloaded")
+    with page.expect_navigation():
+        page.select_option(menu, value)
+    page.wait_for_load_state()
+
+
 def sign_in(context: Any, base: str, user: Any) -> None:
     """Give a browser context the session of `user` on the live server at `base`."""
     client = Client()

@@ -25,7 +25,7 @@ from tests.annotation.journey_steps import (
 )
 from tests.annotation.test_journey_browser import JOURNEY_MARKS, logicvista_zip, page
 from tests.review.gold.test_services import AlwaysGold
-from tests.support.browser import log_in
+from tests.support.browser import choose_in_menu, log_in
 
 pytestmark = JOURNEY_MARKS
 __all__ = ["page"]  # the Chromium page fixture, shared with the first journey
@@ -136,7 +136,7 @@ def test_a_lead_marks_gold_in_bulk_lists_it_with_accuracy_and_filters_by_it(
     # The gold items in Chinese: every header and the accuracy as the catalogue has them.
     page.goto(f"{base}/review/datasets/{dataset.pk}/gold/items/")
     english = page.locator("main th").all_inner_texts()
-    page.select_option("#language-select", "zh-hans")
+    choose_in_menu(page, "#language-select", "zh-hans")
     page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
     page.wait_for_load_state()
     with translation.override("zh-hans"):

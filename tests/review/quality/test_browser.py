@@ -25,7 +25,7 @@ from tests.annotation.journey_steps import (
 )
 from tests.annotation.test_journey_browser import JOURNEY_MARKS, logicvista_zip, page
 from tests.review.gold.test_services import AlwaysGold
-from tests.support.browser import log_in
+from tests.support.browser import choose_in_menu, log_in
 
 pytestmark = JOURNEY_MARKS
 __all__ = ["page"]  # the Chromium page fixture, shared with the first journey
@@ -111,7 +111,7 @@ def test_a_lead_reads_each_reviewers_quality_after_gold_items_were_answered(
     english = page.locator("main th").all_inner_texts()
 
     # The same page in Chinese: every header as the catalogue translates it.
-    page.select_option("#language-select", "zh-hans")
+    choose_in_menu(page, "#language-select", "zh-hans")
     page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
     page.wait_for_load_state()
     assert page.url.endswith(f"/review/datasets/{dataset.pk}/reviewers/")
