@@ -115,6 +115,7 @@ class CountWithinBudget(Paginator[Any]):
         queryset = self.queryset
         if isinstance(queryset, EmptyQuerySet):
             return 0  # none(): nothing to ask the database
+        estimate: int | None = None
         if self.exact_below is not None:
             # The planner first: where it expects this many rows or more, counting them would
             # read as many index entries on every request (a million samples: the budget spent
@@ -140,7 +141,7 @@ class CountWithinBudget(Paginator[Any]):
             if not isinstance(exc.__cause__, psycopg.errors.QueryCanceled):
                 raise
         self.estimated = True
-        return self._estimate()
+        return self._estimate() if estimate is None else estimate  # asked once at most
 
     def validate_number(self, number: Any) -> int:
         try:

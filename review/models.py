@@ -235,7 +235,7 @@ class Review(Submission):
     created_at = models.DateTimeField(_("submitted at"), auto_now_add=True)
 
     class Meta:
-        ordering = ["sample", "created_at", "id"]
+        ordering = ["sample_id", "created_at", "id"]
         verbose_name = _("review")
         verbose_name_plural = _("reviews")
         constraints = [

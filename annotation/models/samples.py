@@ -82,7 +82,10 @@ class SafetyLabel(models.TextChoices):
 class Sample(models.Model):
     """One benchmark item: an image-question pair or a tri-modal safety scenario."""
 
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="samples")
+    # No index of its own: every index of the table but two leads with the dataset.
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, related_name="samples", db_index=False
+    )
     external_id = models.CharField(_("external id"), max_length=200)
     question = models.TextField(_("question"), blank=True, default="")
     question_format = models.CharField(_("question format"), max_length=50, blank=True, default="")
@@ -150,7 +153,7 @@ class Sample(models.Model):
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
-        ordering = ["dataset", "id"]
+        ordering = ["dataset_id", "id"]
         verbose_name = _("sample")
         verbose_name_plural = _("samples")
         constraints = [
@@ -214,7 +217,7 @@ class SampleMedia(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["sample", "role", "position"]
+        ordering = ["sample_id", "role", "position"]
         constraints = [
             models.UniqueConstraint(
                 fields=["sample", "role", "position"], name="uniq_sample_media_slot"
@@ -287,7 +290,7 @@ class SampleRevision(models.Model):
     reason = models.TextField(_("reason"), blank=True, default="")
 
     class Meta:
-        ordering = ["sample", "number", "id"]
+        ordering = ["sample_id", "number", "id"]
         constraints = [
             models.UniqueConstraint(fields=["sample", "number"], name="uniq_revision_number")
         ]

@@ -94,7 +94,7 @@ class ModelResponse(models.Model):
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
-        ordering = ["dataset", "model_name", "sample"]
+        ordering = ["dataset_id", "model_name", "sample_id"]
         verbose_name = _("model response")
         verbose_name_plural = _("model responses")
         constraints = [

@@ -101,6 +101,24 @@ def test_over_the_threshold_the_planners_estimate_is_the_count_without_counting(
         assert empty.count == 0 and not empty.estimated
 
 
+def test_a_count_over_the_budget_asks_the_planner_once() -> None:
+    """With ``exact_below`` and a count that runs out of budget, the estimate the planner gave
+    first is the count: no second EXPLAIN (it was asked twice before, 3 ms more per page)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    dataset = mmooc_dataset()
+    for _ in range(3):
+        mmooc_sample(dataset)
+    paginator = CountWithinBudget(
+        _slow_and_underestimated(dataset), 2, budget_ms=20, exact_below=10**9
+    )
+    with CaptureQueriesContext(connection) as queries:
+        assert paginator.count >= 0 and paginator.estimated
+    plans = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("EXPLAIN")]
+    assert len(plans) == 1
+
+
 @pytest.mark.parametrize("bottom,top", [(0, 2), (1, 3), (2, 9), (5, 6), (7, 9)])
 def test_rows_at_a_deep_offset_are_the_rows_a_plain_offset_reads(
     bottom: int, top: int, monkeypatch: Any
