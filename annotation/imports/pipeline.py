@@ -8,14 +8,17 @@ fails, the files it wrote are deleted again unless another asset row owns them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import hashlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from psycopg import sql
 
 from annotation.duplicates import Keyed
 from annotation.formats.records import ParsedSample, RowError
@@ -143,6 +146,59 @@ def _first_image_hash(row: Row, phashes: Mapping[str, int | None]) -> int | None
     return None
 
 
+def _id_key(external_id: str) -> bytes:
+    """A fixed-size key of an external id (any text, NUL and lone surrogates included)."""
+    return hashlib.blake2b(external_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class SeenIds:
+    """The external ids of the source's rows read so far, each with the row that used it
+    first: in a temporary table of the importing connection, so that the importing process's
+    memory does not grow with the source (a dict of a million ids held some 150 MB). A
+    resumed job reads the committed rows again, so the table is filled again too."""
+
+    def __init__(self, job_id: int) -> None:
+        self.table = sql.Identifier(f"import_seen_ids_{job_id}")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMPORARY TABLE IF NOT EXISTS {table} "
+                    "(key bytea PRIMARY KEY, row integer NOT NULL)"
+                ).format(table=self.table)
+            )
+            cursor.execute(sql.SQL("TRUNCATE {table}").format(table=self.table))
+
+    def first_rows(self, external_ids: Iterable[str]) -> dict[str, int]:
+        """The row that first used each of these ids, for those used already."""
+        keys = {_id_key(external_id): external_id for external_id in external_ids}
+        if not keys:
+            return {}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.SQL("SELECT key, row FROM {table} WHERE key = ANY(%s)").format(
+                    table=self.table
+                ),
+                [list(keys)],
+            )
+            return {keys[bytes(key)]: row for key, row in cursor.fetchall()}
+
+    def add(self, first_rows: Mapping[str, int]) -> None:
+        """Record the ids a chunk used first (none of them recorded yet)."""
+        if not first_rows:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "INSERT INTO {table} (key, row) SELECT * FROM unnest(%s::bytea[], %s::int[])"
+                ).format(table=self.table),
+                [list(map(_id_key, first_rows)), list(first_rows.values())],
+            )
+
+    def close(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(sql.SQL("DROP TABLE IF EXISTS {table}").format(table=self.table))
+
+
 class ImportRun:
     """The state of one job's import across its chunks."""
 
@@ -166,7 +222,10 @@ class ImportRun:
         self.rows_read = 0
         # Every chunk's writes are fenced by the claim's attempt (core.jobs).
         self.attempt = attempt
+        # The ids of earlier chunks (in the database) and of this chunk (here).
+        self.seen_ids = SeenIds(job.pk)
         self.first_row: dict[str, int] = {}
+        self.earlier_rows: dict[str, int] = {}
         # VLMEvalKit rows reuse an earlier row's image: external id -> its media.
         self.track_media_owners = track_media_owners
         self.media_of: dict[str, list[Media]] = {}
@@ -237,7 +296,9 @@ class ImportRun:
         its JSON texts when the reader encoded them.
         """
         external_id = parsed.external_id
-        first = self.first_row.get(external_id)
+        first = self.earlier_rows.get(external_id)
+        if first is None:
+            first = self.first_row.get(external_id)
         if first is not None:
             errors.append(
                 RowError(
@@ -283,12 +344,17 @@ class ImportRun:
         errors: list[RowError] = []
         rows: list[Row] = []
         seen = 0
+        self.earlier_rows = self.seen_ids.first_rows(
+            item.external_id for item in chunk.items if isinstance(item, ParsedSample)
+        )
+        self.first_row = {}
         for item, checked, encoded in zip(chunk.items, chunk.problems, chunk.encoded, strict=True):
             seen += 1
             if isinstance(item, RowError):
                 errors.append(item)
             elif (row := self._prepare(item, checked, errors, encoded)) is not None:
                 rows.append(row)
+        self.seen_ids.add(self.first_row)
         self.rows_read += seen
         replay = self.rows_read <= self.committed_rows
 
@@ -511,6 +577,11 @@ class ImportRun:
                     break
         inspection.hash_pending()
         return assets
+
+    def close(self) -> None:
+        """Drop what the run kept in the database for itself (a lost connection took it)."""
+        with contextlib.suppress(DatabaseError):
+            self.seen_ids.close()
 
     def changed_sample_ids(self, *, whole_dataset: bool = False) -> list[int] | None:
         """The samples this import changed, for what runs at its end; None (any may have)

@@ -11,6 +11,13 @@ What the reader found is advice the importing process takes as given: the proble
 row, and for each embedded media file its hash and the asset fields (or the reason it cannot
 be used). Media given by path (a folder, a zip, S3) are read and decoded by the importing
 process, which owns the source.
+
+A file already stored as an asset is not decoded: the importing process uses the stored
+asset's fields for it whatever the reader found, so decoding it again only costs (a re-import
+of unchanged rows decoded every image). The reader asks which of a chunk's files are stored
+(``stored``) once the chunk is read; in a forked reader the question goes back through a
+second pipe to a thread of the importing process, which looks the hashes up on a connection of
+its own, so that the answer never waits for the chunk being stored.
 """
 
 from __future__ import annotations
@@ -18,13 +25,17 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import logging
 import os
 import pickle
+import queue
 import signal
-from collections.abc import Callable, Generator, Iterable, Iterator
+import threading
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import connections
 from django.db.models import JSONField
 from django.utils.translation import gettext as _
 
@@ -42,6 +53,11 @@ from core.bulk import JsonText
 _JSON = [f.attname for f in Sample._meta.concrete_fields if isinstance(f, JSONField)]
 # Sources with fewer rows are read in the importing process (a fork costs more than it saves).
 PARALLEL_MIN_ROWS = 2_000
+
+logger = logging.getLogger(__name__)
+
+# Which of these sha256 hashes are stored as assets already (their files need no decoding).
+Stored = Callable[[list[str]], Collection[str]]
 
 
 @dataclass
@@ -136,13 +152,36 @@ def _inspect(inspection: MediaInspection, role: str, data: bytes) -> Inspected:
 
 
 def checked_chunks(
-    rows: Iterable[ParsedSample | RowError], checker: RowChecker, size: int, *, skip_media: int
+    rows: Iterable[ParsedSample | RowError],
+    checker: RowChecker,
+    size: int,
+    *,
+    skip_media: int,
+    stored: Stored | None = None,
 ) -> Iterator[Chunk]:
     """The rows in chunks of ``size``, checked; media of the first ``skip_media`` rows (those
-    an earlier attempt stored) are hashed but not decoded again. A chunk's images get their
-    perceptual hashes together, once the chunk is read."""
+    an earlier attempt stored) are hashed but not decoded again, nor are the files ``stored``
+    names as stored already. A chunk's files are decoded once the chunk is read, and its
+    images get their perceptual hashes together."""
     inspection = MediaInspection(perceptual_hash=import_finds_duplicates())
     chunk = Chunk()
+    # sha256 -> (role, bytes): the chunk's embedded files to decode unless stored.
+    pending: dict[str, tuple[str, bytes]] = {}
+
+    def decoded(chunk: Chunk) -> Chunk:
+        known: Collection[str] = ()
+        if pending and stored is not None:
+            try:
+                known = stored(list(pending))
+            except Exception:  # advice only: without it every file is decoded
+                logger.warning("the stored media of an import chunk could not be looked up")
+        for sha, (role, data) in pending.items():
+            if sha not in known:
+                chunk.media[sha] = _inspect(inspection, role, data)
+        pending.clear()
+        inspection.hash_pending()
+        return chunk
+
     for seen, item in enumerate(rows, 1):
         chunk.items.append(item)
         if isinstance(item, RowError):
@@ -155,35 +194,49 @@ def checked_chunks(
             if seen > skip_media:
                 for ref in item.media:
                     if ref.data is not None and ref.problem is None:
-                        sha = sha256_hex(ref.data)
-                        if sha not in chunk.media:
-                            chunk.media[sha] = _inspect(inspection, ref.role, ref.data)
+                        pending.setdefault(sha256_hex(ref.data), (ref.role, ref.data))
         if len(chunk.items) == size:
-            inspection.hash_pending()
-            yield chunk
+            yield decoded(chunk)
             chunk = Chunk()
     if chunk.items:
-        inspection.hash_pending()
-        yield chunk
+        yield decoded(chunk)
+
+
+def _send(out: int, kind: str, payload: object) -> None:
+    """A message, pickled behind its length; a full pipe blocks until it is read."""
+    data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
+    with memoryview(len(data).to_bytes(8, "little") + data) as view:
+        sent = 0
+        while sent < len(view):
+            sent += os.write(out, view[sent:])
 
 
 def _produce(
-    out: int, rows: Callable[[], Iterable[ParsedSample | RowError]], args: tuple[Any, ...]
+    out: int,
+    answers: int | None,
+    rows: Callable[[], Iterable[ParsedSample | RowError]],
+    args: tuple[Any, ...],
 ) -> None:
-    """The reader process: each chunk, then ("end", None) or ("error", the exception), each
-    pickled behind its length. A full pipe blocks it (so it stays at most a chunk or two
-    ahead); a closed one (the importing process ended) ends it."""
+    """The reader process: each chunk, then ("end", None) or ("error", the exception). A full
+    pipe blocks it (so it stays at most a chunk or two ahead); a closed one (the importing
+    process ended) ends it. With ``answers``, it asks ("ask", hashes) which files are stored
+    and reads the answer from that pipe."""
+    stored: Stored | None = None
+    if answers is not None:
+        handle = os.fdopen(answers, "rb")
 
-    def send(kind: str, payload: object) -> None:
-        data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
-        with memoryview(len(data).to_bytes(8, "little") + data) as view:
-            sent = 0
-            while sent < len(view):
-                sent += os.write(out, view[sent:])
+        def ask(hashes: list[str]) -> Collection[str]:
+            _send(out, "ask", hashes)
+            kind, known = _receive(handle)
+            if kind != "stored":
+                raise BrokenPipeError
+            result: Collection[str] = known
+            return result
 
+        stored = ask
     try:
-        for chunk in checked_chunks(rows(), *args[:2], skip_media=args[2]):
-            send("chunk", chunk)
+        for chunk in checked_chunks(rows(), *args[:2], skip_media=args[2], stored=stored):
+            _send(out, "chunk", chunk)
     except BrokenPipeError:
         return
     except BaseException as exc:
@@ -191,9 +244,9 @@ def _produce(
             pickle.dumps(exc)
         except Exception:
             exc = RuntimeError(repr(exc))
-        send("error", exc)
+        _send(out, "error", exc)
     else:
-        send("end", None)
+        _send(out, "end", None)
 
 
 def _receive(handle: Any) -> tuple[str, Any]:
@@ -214,6 +267,32 @@ def _receive(handle: Any) -> tuple[str, Any]:
     return message
 
 
+def _answer_and_pass(
+    handle: Any, answers: int, stored: Stored, out: queue.Queue[tuple[str, Any]]
+) -> None:
+    """The importing process's thread between it and the reader: answers the reader's
+    questions at once (on a database connection of this thread's own, closed at its end) and
+    hands every other message on, in order; a failure is handed on as an error."""
+    try:
+        while True:
+            kind, payload = _receive(handle)
+            if kind == "ask":
+                try:
+                    known = set(stored(payload))
+                except Exception:  # advice only: without it every file is decoded
+                    logger.warning("the stored media of an import chunk could not be looked up")
+                    known = set()
+                _send(answers, "stored", known)
+                continue
+            out.put((kind, payload))
+            if kind != "chunk":
+                return
+    except BaseException as exc:
+        out.put(("error", exc))
+    finally:
+        connections.close_all()
+
+
 def read_checked(
     rows: Callable[[], Iterable[ParsedSample | RowError]],
     checker: RowChecker,
@@ -221,43 +300,72 @@ def read_checked(
     *,
     skip_media: int = 0,
     parallel: bool,
+    stored: Stored | None = None,
 ) -> Generator[Chunk, None, None]:
     """The checked chunks of ``rows()``; read by a forked process when ``parallel``.
 
-    A problem with the whole source is raised after the chunks before it, as when reading
-    in-process. Closing the iterator stops the reader; so does the end of this process.
-    (A plain fork, not multiprocessing: a Celery pool process may not start children.)
+    ``stored`` names which files are stored as assets already (they are not decoded); in
+    parallel it is called from a thread of its own. A problem with the whole source is raised
+    after the chunks before it, as when reading in-process. Closing the iterator stops the
+    reader; so does the end of this process. (A plain fork, not multiprocessing: a Celery pool
+    process may not start children.)
     """
     if not parallel:
-        yield from checked_chunks(rows(), checker, size, skip_media=skip_media)
+        yield from checked_chunks(rows(), checker, size, skip_media=skip_media, stored=stored)
         return
     read_end, write_end = os.pipe()
+    ask_read, ask_write = os.pipe() if stored is not None else (None, None)
     pid = os.fork()
     if pid == 0:  # the reader: never returns into the caller's code
         status = 0
         try:
             os.close(read_end)
+            if ask_write is not None:
+                os.close(ask_write)
             # What the fork inherited (Django, the models) stays as long as the reader
             # does: out of the collector's reach, its collections walk only the rows.
             gc.freeze()
             signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-            _produce(write_end, rows, (checker, size, skip_media))
+            _produce(write_end, ask_read, rows, (checker, size, skip_media))
         except BaseException:
             status = 1
         finally:
             os._exit(status)
     os.close(write_end)
+    if ask_read is not None:
+        os.close(ask_read)
+    handle = os.fdopen(read_end, "rb")
+    messages: queue.Queue[tuple[str, Any]] = queue.Queue()
+    relay: threading.Thread | None = None
+    if stored is not None and ask_write is not None:
+        # Bounded to one chunk waiting, so that the reader stays a chunk or two ahead.
+        messages = queue.Queue(maxsize=1)
+        relay = threading.Thread(
+            target=_answer_and_pass,
+            args=(handle, ask_write, stored, messages),
+            name="import-reader-relay",
+            daemon=True,
+        )
+        relay.start()
     try:
-        with os.fdopen(read_end, "rb") as handle:
-            while True:
-                kind, payload = _receive(handle)
-                if kind == "chunk":
-                    yield payload
-                elif kind == "error":
-                    raise payload
-                else:
-                    return
+        while True:
+            kind, payload = messages.get() if relay is not None else _receive(handle)
+            if kind == "chunk":
+                yield payload
+            elif kind == "error":
+                raise payload
+            else:
+                return
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+        if relay is not None:
+            # The killed reader ends the thread's read; take what it still hands on.
+            while relay.is_alive():
+                with contextlib.suppress(queue.Empty):
+                    messages.get(timeout=0.05)
+            relay.join()
+        handle.close()
+        if ask_write is not None:
+            os.close(ask_write)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from annotation.models import (
     Dataset,
@@ -14,9 +14,11 @@ from annotation.models import (
     ImportJob,
     ImportKind,
     ImportRowError,
+    MediaAsset,
     Sample,
     SampleStatus,
 )
+from core.lookups import AnyOf
 
 
 def import_job_list(
@@ -33,6 +35,14 @@ def import_job_list(
 
 def import_job_get(*, job_id: int) -> ImportJob | None:
     return ImportJob.objects.select_related("dataset", "created_by").filter(pk=job_id).first()
+
+
+def import_stored_media(hashes: list[str]) -> set[str]:
+    """Which of these sha256 hashes are stored as assets already (one index lookup): the
+    files an import's reader need not decode."""
+    return set(
+        MediaAsset.objects.filter(AnyOf(F("sha256"), hashes)).values_list("sha256", flat=True)
+    )
 
 
 def import_row_errors(*, job: ImportJob) -> QuerySet[ImportRowError]:

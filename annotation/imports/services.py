@@ -42,6 +42,7 @@ from annotation.imports.jobs import import_job_cancel as import_job_cancel
 from annotation.imports.jobs import import_job_retry as import_job_retry
 from annotation.imports.jobs import import_jobs_sweep as import_jobs_sweep
 from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
+from annotation.imports.selectors import import_stored_media
 from annotation.imports.sources import (
     OpenedSource,
     SourceError,
@@ -444,6 +445,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
                 CHUNK_ROWS,
                 skip_media=job.rows_done,
                 parallel=total >= reader.PARALLEL_MIN_ROWS,
+                stored=import_stored_media,
             )
             with closing(chunks):
                 for chunk in chunks:
@@ -485,6 +487,9 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     else:
         assert run is not None
         succeeded = import_job_conclude(claim, counts=run.counts, summary=_summary(run))
+    finally:
+        if run is not None:
+            run.close()
     # An upload is kept until its import succeeds, so that a failed one can be retried.
     if succeeded and job.source_kind == ImportSourceKind.UPLOAD:
         default_storage.delete(job.source)

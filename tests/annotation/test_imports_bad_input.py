@@ -445,3 +445,25 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(settings: 
         )
     assert ImportJob.objects.count() == 0
     assert not default_storage.exists("imports")
+
+
+def test_an_id_repeated_in_a_later_chunk_is_rejected_naming_its_first_row(tmp_path: Path) -> None:
+    """The ids of earlier chunks are kept out of memory, in the database, and still found:
+    a later chunk's repeat is rejected naming the first row, whether the first was imported
+    or rejected, and an id of any text is matched exactly."""
+    from annotation.imports.pipeline import CHUNK_ROWS
+
+    records: list[Any] = [mmooc_record(n) for n in range(CHUNK_ROWS + 3)]
+    records[1] = mmooc_record(1, question_type="bogus")
+    records[2] = mmooc_record(2, question_id="ü ✓ 题")
+    records[CHUNK_ROWS] = mmooc_record(0, answer="A")
+    records[CHUNK_ROWS + 1] = mmooc_record(1)
+    records[CHUNK_ROWS + 2] = mmooc_record(2, question_id="ü ✓ 题")
+    job = run_import(
+        dataset_for("mmooc", "mmooc"), "mmooc", write_lines(tmp_path / "m.jsonl", records)
+    )
+    messages = {e.row: e.message for e in job.row_errors.all()}
+    assert "already used by row 1 " in messages[CHUNK_ROWS + 1] + " "
+    assert "already used by row 2 " in messages[CHUNK_ROWS + 2] + " "
+    assert "already used by row 3 " in messages[CHUNK_ROWS + 3] + " "
+    assert 2 in messages

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from annotation.formats.records import FormatError, ParsedSample, RowError
+from annotation.formats.records import FormatError, MediaRef, ParsedSample, RowError
 from annotation.formats.validate import TaxonomyView
 from annotation.imports import reader
 from annotation.imports.pipeline import CHUNK_ROWS
+from annotation.media_checks import sha256_hex
 from annotation.models import ImportRowError, Sample
 from tests.annotation.imports_support import (
     b64,
@@ -155,3 +156,63 @@ def test_the_json_texts_the_reader_encodes_are_the_values_json_encodes(
     for name, text in encoded.fields.items():
         assert json.loads(text) == getattr(parsed, name)
         assert text == json.dumps(getattr(parsed, name))
+
+
+def image_rows(count: int) -> Any:
+    for n in range(count):
+        media = [MediaRef("image", 0, data=image(n))]
+        yield ParsedSample(row=n + 1, external_id=str(n), media=media)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_reader_decodes_only_the_files_not_stored_yet(parallel: bool) -> None:
+    """Once a chunk is read, the reader asks which of its files are stored (once per chunk)
+    and decodes the others; in a forked reader the question is answered by the importing
+    process."""
+    held = {sha256_hex(image(n)) for n in range(0, 30, 2)}
+    asked: list[list[str]] = []
+
+    def stored(hashes: list[str]) -> set[str]:
+        asked.append(hashes)
+        return held & set(hashes)
+
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    before = children()
+    chunks = list(
+        reader.read_checked(lambda: image_rows(30), checker, 10, parallel=parallel, stored=stored)
+    )
+    assert [len(chunk.items) for chunk in chunks] == [10, 10, 10]
+    decoded = {sha: found for chunk in chunks for sha, found in chunk.media.items()}
+    assert set(decoded) == {sha256_hex(image(n)) for n in range(1, 30, 2)}
+    assert all(found.fields is not None for found in decoded.values())
+    assert [len(hashes) for hashes in asked] == [10, 10, 10]
+    assert children() == before
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_failed_lookup_of_stored_files_decodes_every_file(parallel: bool) -> None:
+    """The lookup is advice: when it fails, every file is decoded, as without it."""
+
+    def stored(hashes: list[str]) -> set[str]:
+        raise RuntimeError("the database is away")
+
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    chunks = reader.read_checked(
+        lambda: image_rows(20), checker, 10, parallel=parallel, stored=stored
+    )
+    assert sum(len(chunk.media) for chunk in chunks) == 20
+
+
+def test_closing_the_chunks_early_ends_the_reader_and_its_relay() -> None:
+    """A stopped import leaves neither the reader process nor the thread answering it."""
+    import threading
+
+    before = children()
+    checker = reader.RowChecker(False, EMPTY_TAXONOMY)
+    chunks = reader.read_checked(
+        lambda: image_rows(10_000), checker, 10, parallel=True, stored=lambda hashes: set()
+    )
+    assert len(next(chunks).media) == 10
+    chunks.close()
+    assert children() == before
+    assert not [t for t in threading.enumerate() if t.name == "import-reader-relay"]

@@ -461,3 +461,58 @@ def test_defect_4_reimport_updates_an_asset_licence(tmp_path: Path) -> None:
         assert (last.before, last.after) == ({"licence": ["CC0-1.0"]}, {"licence": ["Apache-2.0"]})
     again = run_import(dataset, "logicvista", folder, licence="Apache-2.0")
     assert (again.updated, again.unchanged) == (0, 2)
+
+
+def test_an_unchanged_reimport_decodes_no_image_and_a_changed_one_checks_its_new_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files stored already are not decoded again (their asset's fields stand); a row whose
+    image changed has the new image decoded and a damaged one refused, as on a first import."""
+    from annotation import media_checks
+    from tests.annotation.imports_support import b64, truncated_png
+
+    records = [mmooc_record(n) for n in range(4)]
+    dataset, path = imported_file(tmp_path, *records)
+    decoded: list[int] = []
+    inspect = media_checks.inspect_image
+
+    def counting(data: bytes, **limits: Any) -> Any:
+        decoded.append(len(data))
+        return inspect(data, **limits)
+
+    monkeypatch.setattr(media_checks, "inspect_image", counting)
+    job = run_import(dataset, "mmooc", path)
+    assert (job.unchanged, job.updated, job.rejected, decoded) == (4, 0, 0, [])
+
+    records[1] = mmooc_record(1, image=b64(truncated_png()))
+    records[2] = mmooc_record(2, image=mmooc_record(9)["image"])
+    job = run_import(dataset, "mmooc", write_lines(tmp_path / "changed.jsonl", records))
+    assert (job.unchanged, job.updated, job.rejected) == (2, 1, 1), job.message
+    assert len(decoded) == 2
+    [error] = job.row_errors.all()
+    assert error.external_id == "mm-1" and "truncated or damaged" in error.message
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_forked_reader_skips_the_decoding_of_stored_files_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a forked reader, the importing process's own lookup (on a connection of its reader
+    thread) tells the reader which files are stored: an unchanged re-import's chunks bring no
+    decoded file."""
+    from annotation.imports import reader
+    from annotation.imports.pipeline import CHUNK_ROWS, ImportRun
+
+    monkeypatch.setattr(reader, "PARALLEL_MIN_ROWS", 0)
+    records = [mmooc_record(n) for n in range(CHUNK_ROWS + 3)]
+    dataset, path = imported_file(tmp_path, *records)
+    decoded: list[int] = []
+    process = ImportRun.process
+
+    def spying(run: ImportRun, chunk: Any) -> None:
+        decoded.append(len(chunk.media))
+        process(run, chunk)
+
+    monkeypatch.setattr(ImportRun, "process", spying)
+    job = run_import(dataset, "mmooc", path)
+    assert (job.unchanged, job.rejected, decoded) == (CHUNK_ROWS + 3, 0, [0, 0])
