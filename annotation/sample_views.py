@@ -120,6 +120,8 @@ def _page(
             messages.warning(request, _("%(problem)s Here is the first page.") % {"problem": exc})
     page = keyset_page(samples, order=order, cursor=cursor, per_page=size)
     counter.count  # noqa: B018 - counted now: whether it is an estimate is known before the page shows
+    # A page that holds every match makes an estimate exact: no "About" on a short list.
+    counter.correct_by(page)
     page.paginator = counter
     return page
 

@@ -166,6 +166,20 @@ class CountWithinBudget(Paginator[Any]):
             self._correct(min(self.count, bottom), estimated=True)
         return Page(rows[: self.per_page], number, self)
 
+    def correct_by(self, page: KeysetPage[Any]) -> None:
+        """Correct an estimated count by what a keyset page of the same rows read: the first
+        page with none after it, or the last with none before it, holds every row, so the
+        count is exact; any other page holds at least its rows, and one more on each side
+        where a page follows or precedes it (still an estimate). An exact count stays."""
+        if not self.estimated:
+            return
+        rows = len(page.object_list)
+        if (page.is_first and not page.has_next()) or (page.is_last and not page.has_previous()):
+            self._correct(rows, estimated=False)
+        else:
+            beside = int(page.has_next()) + int(page.has_previous())
+            self._correct(max(self.count, rows + beside), estimated=True)
+
     def _correct(self, count: int, *, estimated: bool) -> None:
         self.__dict__["count"] = count
         self.__dict__.pop("num_pages", None)

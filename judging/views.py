@@ -26,12 +26,14 @@ from judging.audit import computations as audit_computations
 from judging.forms import JobStartForm, JudgeForm
 from judging.imports import services as import_services
 from judging.imports.forms import DOC_ORDER_CHOICES, ConfirmForm, UploadForm
+from judging.leaderboard import Cell
 from judging.models import JUDGE_JOB_RETRYABLE, SCORING_TASKS, JudgeJob
 from judging.services import checks as check_services
 
 MAX_JOBS_SHOWN = 50
 UPLOAD_KINDS = (ImportKind.RESPONSES, ImportKind.VERDICTS)
 CHART_WIDTH = 300
+CHART_LEFT = 230  # x of the bars: the models' names to their left
 
 
 def sample_judging_panel(*, user: Any, sample: Sample) -> selectors.SampleJudging | None:
@@ -341,7 +343,10 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @dataclass(frozen=True)
 class Bar:
-    """One bar of the leaderboard chart; ``mean`` None (n = 0) draws no bar and reads "—"."""
+    """One bar of the leaderboard chart; ``mean`` None (n = 0) draws no bar and reads "—".
+    ``cell`` gives the label its interval (or why it has none) as the table's cell does; the
+    whisker spans ``ci_from`` to ``ci_to`` (x, None without an interval), and the label starts
+    at ``text_x``, past both the bar and its whisker."""
 
     label: str
     mean: float | None
@@ -349,10 +354,15 @@ class Bar:
     y: int
     width: int
     colour: str
+    cell: Cell
+    ci_from: int | None = None
+    ci_to: int | None = None
+    text_x: int = 0
 
 
 def _chart(board: selectors.Leaderboard) -> dict[str, object]:
-    """Bars of the ensemble score per model and group, laid out for an inline SVG."""
+    """Bars of the ensemble score per model and group, with the whisker of each bar's 95 %
+    interval, laid out for an inline SVG."""
     colours = ["#2563eb", "#f59e0b", "#10b981", "#ef4444"]
     bars, labels, y = [], [], 0
     for row in board.models:
@@ -360,10 +370,17 @@ def _chart(board: selectors.Leaderboard) -> dict[str, object]:
         for index, (group, cell) in enumerate(row.ensemble.groups.items()):
             mean = cell.mean if cell.n else None
             width = round((mean or 0.0) * CHART_WIDTH)
-            bars.append(Bar(group, mean, cell.n, y, width, colours[index % 4]))
+            ci_from = ci_to = None
+            if mean is not None and cell.ci95_low is not None and cell.ci95_high is not None:
+                ci_from = CHART_LEFT + round(cell.ci95_low * CHART_WIDTH)
+                ci_to = CHART_LEFT + round(cell.ci95_high * CHART_WIDTH)
+            text_x = max(CHART_LEFT + width, ci_to or 0) + 6
+            bars.append(
+                Bar(group, mean, cell.n, y, width, colours[index % 4], cell, ci_from, ci_to, text_x)
+            )
             y += 24
         y += 12
-    return {"bars": bars, "labels": labels, "height": y, "width": CHART_WIDTH + 420}
+    return {"bars": bars, "labels": labels, "height": y, "width": CHART_LEFT + CHART_WIDTH + 420}
 
 
 @require_GET

@@ -46,4 +46,22 @@
       }
     });
   });
+
+  /* A wide table's scroll hint shows while more of it lies to the right: the box's own
+     widths decide, on load, on resize and as it scrolls (static/css/site.css). */
+  document.querySelectorAll(".scroll-box").forEach(function (box) {
+    function update() {
+      box.classList.toggle("more-right", box.scrollWidth - box.scrollLeft - box.clientWidth > 1);
+    }
+    if (window.ResizeObserver) {
+      var observer = new ResizeObserver(update);
+      observer.observe(box);
+      Array.prototype.forEach.call(box.children, function (child) {
+        observer.observe(child);
+      });
+    }
+    box.addEventListener("scroll", update, { passive: true });
+    window.addEventListener("resize", update);
+    update();
+  });
 })();

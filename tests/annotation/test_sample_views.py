@@ -118,6 +118,32 @@ def test_first_deep_and_last_pages_cost_the_same_queries_for_3_or_30_samples(
     assert "About" in client.get(url, base).content.decode()
 
 
+def test_a_list_shorter_than_a_page_says_its_exact_count_even_when_it_was_estimated(
+    lead: Any, django_assert_num_queries: Any, monkeypatch: Any
+) -> None:
+    """With the planner's estimate as the count (as at a million samples), a list the first
+    or the last page holds whole is counted by that page: "3 samples match.", no "About",
+    and no query more; a list longer than the page keeps its labelled estimate."""
+    dataset = dataset_with(3)
+    client = browser(lead)
+    url = reverse("annotation:sample_list", args=[dataset.pk])
+    monkeypatch.setattr("annotation.sample_views.EXACT_COUNT_BELOW", 1)
+    base = {"status": "imported", "page_size": "25"}
+    client.get(url, base)
+    for query in (base, {**base, "page": "last"}):
+        with django_assert_num_queries(11):
+            page = client.get(url, query).content.decode()
+        count = text(element(page, "p", id="match-count"))
+        assert "3 samples match." in count and "About" not in count, (query, count)
+    for _ in range(27):
+        mmooc_sample(dataset, status=SampleStatus.IMPORTED)
+    for query in (base, {**base, "page": "last"}):
+        with django_assert_num_queries(11):
+            page = client.get(url, query).content.decode()
+        count = text(element(page, "p", id="match-count"))
+        assert "About" in count, (query, count)
+
+
 def test_the_last_page_and_the_cursors_walk_the_whole_filtered_list(lead: Any) -> None:
     """Next links from the first page, and previous links from the last, visit every
     matching sample once in the sort's order; the filter and page size stay in the links."""

@@ -10,6 +10,7 @@ from django.db.models import BooleanField, QuerySet
 from django.db.models.expressions import RawSQL
 
 from annotation.models import Dataset, Sample
+from core.keyset import Cursor, keyset_page
 from core.pagination import CountWithinBudget, rows_at
 from tests.annotation.factories import mmooc_dataset, mmooc_sample
 
@@ -117,6 +118,36 @@ def test_a_count_over_the_budget_asks_the_planner_once() -> None:
         assert paginator.count >= 0 and paginator.estimated
     plans = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("EXPLAIN")]
     assert len(plans) == 1
+
+
+def test_a_keyset_page_holding_every_row_makes_an_estimated_count_exact(
+    django_assert_num_queries: Any,
+) -> None:
+    """Over the threshold the count is the planner's guess; the first page that ends before
+    its size, or the last page with none before it, holds every row: the count is then theirs
+    and exact, with no query more. A page with another beside it keeps an estimate of at least
+    the rows it and its neighbours hold."""
+    dataset = mmooc_dataset()
+    ids = [mmooc_sample(dataset).pk for _ in range(3)]
+    samples = Sample.objects.filter(dataset=dataset)
+    order = ("id",)
+    for cursor in (None, Cursor(order, None, before=True)):  # the first page, the last
+        paginator = CountWithinBudget(samples, 25, budget_ms=5000, exact_below=1)
+        paginator.__dict__["count"] = 40  # as if the planner had guessed high
+        paginator.estimated = True
+        page = keyset_page(samples, order=order, cursor=cursor, per_page=25)
+        with django_assert_num_queries(0):
+            paginator.correct_by(page)
+        assert [s.pk for s in page.object_list] == ids
+        assert (paginator.count, paginator.estimated, paginator.num_pages) == (3, False, 1)
+    low = CountWithinBudget(samples, 2, budget_ms=5000, exact_below=1)
+    low.__dict__["count"], low.estimated = 1, True  # as if the planner had guessed low
+    low.correct_by(keyset_page(samples, order=order, cursor=None, per_page=2))
+    assert (low.count, low.estimated) == (3, True)  # two shown, one more after them
+    exact = CountWithinBudget(samples, 2, budget_ms=5000)
+    assert exact.count == 3 and not exact.estimated
+    exact.correct_by(keyset_page(samples, order=order, cursor=None, per_page=2))
+    assert (exact.count, exact.estimated) == (3, False)
 
 
 @pytest.mark.parametrize("bottom,top", [(0, 2), (1, 3), (2, 9), (5, 6), (7, 9)])
