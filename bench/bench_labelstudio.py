@@ -40,8 +40,9 @@ Each round measures:
 - **this site**: ``bench/bench_import.py``'s import (``run_child``: a fresh process runs
   ``import_job_run``; every image hashed, fully decoded and checked, near-duplicates found, each
   row checked against the MMOOC taxonomy; fresh images every round), then
-  ``bench/bench_memory.py``'s production shape at rest (gunicorn ``--preload -w 2 --threads 4``
-  master and workers + Celery main and 2 pool processes, all of them summed) and the supervised
+  ``bench/bench_memory.py``'s production shape at rest (``mmooc_site.launch`` forking gunicorn
+  ``--preload -w 2 --threads 4`` master and workers + Celery main and 2 pool processes, all of
+  them and the launcher summed) and the supervised
   shape as shipped (``deploy/supervisord.conf``: supervisord, the web, the worker with its beat
   thread), both booted and warmed up with ``/healthz/`` requests.
 
@@ -319,15 +320,13 @@ def ours_round(args: argparse.Namespace, n: int, env: dict[str, str], folder: Pa
         no_preload=False,
         worker_concurrency=args.worker_concurrency,
     )
-    with bench_memory.production(shape, env) as (web, worker):
-        web_tree, worker_tree = bench_memory.tree_memory(web), bench_memory.tree_memory(worker)
+    with bench_memory.production(shape, env) as (root, names):
+        tree = bench_memory.tree_memory(root, names)
     round_folder = folder / f"supervised-{n}"
     round_folder.mkdir()
     supervised = bench_memory.supervised_at_rest(env, round_folder, args.port)
     shutil.rmtree(round_folder, ignore_errors=True)
-    processes = {f"web_{k}": v["pss"] for k, v in web_tree["processes"].items()} | {
-        f"worker_{k}": v["pss"] for k, v in worker_tree["processes"].items()
-    }
+    processes = {name: figures["pss"] for name, figures in tree["processes"].items()}
     return {
         "import": {
             key: imported[key]
@@ -344,11 +343,9 @@ def ours_round(args: argparse.Namespace, n: int, env: dict[str, str], folder: Pa
                 "load_before",
             )
         },
-        "production_pss_mb": round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1),
-        "production_pss_anon_mb": round(
-            web_tree["pss_anon_total_mb"] + worker_tree["pss_anon_total_mb"], 1
-        ),
-        "production_uss_mb": round(web_tree["uss_total_mb"] + worker_tree["uss_total_mb"], 1),
+        "production_pss_mb": tree["pss_total_mb"],
+        "production_pss_anon_mb": tree["pss_anon_total_mb"],
+        "production_uss_mb": tree["uss_total_mb"],
         "production_pss_each_mb": processes,
         "supervised_pss_mb": supervised["pss_mb"],
         "supervised": supervised,

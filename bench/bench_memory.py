@@ -10,11 +10,14 @@ small MMOOC-shaped dataset and its review queue (``bench_review.build``), then:
    reviewers looping claim + submit through the API); the Celery pool process at rest and
    after an import (a small MMOOC JSON-lines file from ``bench_import.write_file``, imported
    and every image derived by that worker);
-2. the production shape (gunicorn ``-w W --threads T [--preload]`` + Celery ``-c C``): the PSS
-   of every process of both (masters and children) summed, at rest and after the review loop;
-3. the supervised shape as shipped (``deploy/supervisord.conf``: supervisord, the web, the
-   worker with beat as its thread): the PSS of supervisord's whole process tree at rest
-   (booted, after the warm-up's ``/healthz/`` requests).
+2. the production shape (``mmooc_site.launch``: one process that loads the site and forks
+   gunicorn ``-w W --threads T [--preload]`` and Celery ``-c C``): the PSS of every process of
+   its tree summed, at rest and after the review loop; then the same programs started as two
+   commands, each its own tree (the shape before issue 30's launcher: ``two_trees_*``);
+3. the supervised shape as shipped (``deploy/supervisord.conf``, or ``--supervisord-conf``:
+   supervisord, the launcher, the web, the worker with beat as its thread): the PSS of
+   supervisord's whole process tree at rest (booted, after the warm-up's ``/healthz/``
+   requests).
 
 PSS divides each shared page among the processes mapping it, so the production total counts
 what ``--preload`` and prefork share once; RSS counts shared pages in every process.
@@ -25,6 +28,7 @@ Run: DATABASE_URL is not read; give --pg and --redis (defaults: local PostgreSQL
      or else Redis db 0):
      .venv/bin/python bench/bench_memory.py [--db bench_memory] [--web-workers 2 --threads 4
      --worker-concurrency 2] [--no-preload] [--seconds 10] [--reviewers 5] [--import-rows 200]
+     [--supervisord-conf deploy/supervisord.conf]
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import argparse
 import contextlib
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -47,7 +53,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench import bench_import, bench_review  # noqa: E402 - after the repository joins the path
 from bench.support import make_database, production_env  # noqa: E402
-from tests.support.processes import celery_worker, wait_until  # noqa: E402
+from tests.support.processes import (  # noqa: E402
+    celery_worker,
+    celery_worker_options,
+    wait_until,
+)
 
 MB = 1024 * 1024
 
@@ -84,10 +94,12 @@ def children(pid: int) -> list[int]:
     return sorted(found)
 
 
-def tree_memory(root: int) -> dict[str, Any]:
-    """The root and each child's RSS and PSS, and the PSS of them all together."""
+def tree_memory(root: int, names: dict[int, str] | None = None) -> dict[str, Any]:
+    """The root's and each of its descendants' RSS and PSS, and the PSS of them all together;
+    ``names`` names some of the processes (the others are ``child_N``)."""
+    names = names or {}
     processes = {"main": memory(root)} | {
-        f"child_{i}": memory(pid) for i, pid in enumerate(children(root))
+        names.get(pid, f"child_{i}"): memory(pid) for i, pid in enumerate(descendants(root))
     }
     return {
         "processes": processes,
@@ -98,10 +110,10 @@ def tree_memory(root: int) -> dict[str, Any]:
     }
 
 
-def _lines(log: Path) -> list[bytes]:
-    """The markers of a worker's log that say it is up."""
-    text = log.read_bytes()
-    return [marker for marker in (b"ready.", b"beat: Starting") if marker in text]
+def _lines(folder: Path) -> set[bytes]:
+    """The markers of the programs' logs in ``folder`` that say the worker and its beat are up."""
+    text = b"".join(log.read_bytes() for log in folder.glob("*.log"))
+    return {marker for marker in (b"ready.", b"beat: Starting") if marker in text}
 
 
 def descendants(root: int) -> list[int]:
@@ -114,10 +126,15 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+SUPERVISORD_CONF = ROOT / "deploy" / "supervisord.conf"
+
+
 @contextlib.contextmanager
-def supervised(env: dict[str, str], folder: Path, port: int) -> Iterator[int]:
-    """supervisord on deploy/supervisord.conf, its web on ``port``; yields its pid once the
-    web answers /livez/, the worker is ready and its beat has started."""
+def supervised(
+    env: dict[str, str], folder: Path, port: int, config: Path = SUPERVISORD_CONF
+) -> Iterator[int]:
+    """supervisord on ``config`` (deploy/supervisord.conf), its web on ``port``; yields its pid
+    once the web answers /livez/, the worker is ready and its beat has started."""
 
     var_dir = folder / "supervised"
     var_dir.mkdir()
@@ -129,7 +146,7 @@ def supervised(env: dict[str, str], folder: Path, port: int) -> Iterator[int]:
         "GUNICORN_CMD_ARGS": f"--bind 127.0.0.1:{port}",
     }
     process = subprocess.Popen(
-        [str(bin_dir / "supervisord"), "-c", str(ROOT / "deploy" / "supervisord.conf")],
+        [str(bin_dir / "supervisord"), "-c", str(config)],
         cwd=ROOT,
         env=full,
         stdout=subprocess.DEVNULL,
@@ -137,8 +154,7 @@ def supervised(env: dict[str, str], folder: Path, port: int) -> Iterator[int]:
     )
 
     def up() -> bool:
-        log = var_dir / "worker.log"
-        if not log.exists() or not {b"ready.", b"beat: Starting"} <= set(_lines(log)):
+        if not {b"ready.", b"beat: Starting"} <= _lines(var_dir):
             return False
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/livez/", timeout=2):
@@ -209,11 +225,56 @@ def web_args(args: argparse.Namespace, workers: int) -> tuple[argparse.Namespace
 
 
 @contextlib.contextmanager
-def production(args: argparse.Namespace, env: dict[str, str]) -> Iterator[tuple[int, int]]:
-    """The production shape running (gunicorn ``-w args.web_workers --threads args.threads``,
-    ``--preload`` unless ``args.no_preload``, booted and warmed up; a Celery prefork worker
-    with ``args.worker_concurrency`` pool processes started); yields the gunicorn master's
-    and the Celery main process's ids."""
+def production(
+    args: argparse.Namespace, env: dict[str, str]
+) -> Iterator[tuple[int, dict[int, str]]]:
+    """The production shape running: ``mmooc_site.launch`` forking gunicorn (``-w
+    args.web_workers --threads args.threads``, ``--preload`` unless ``args.no_preload``; booted
+    and warmed up) and a Celery prefork worker (``args.worker_concurrency`` pool processes,
+    started); yields the launcher's id and the names of its processes (``web_master``,
+    ``web_N``, ``worker_main``, ``pool_N``)."""
+    gunicorn_args, extra = web_args(args, args.web_workers)
+    log_path = Path(env["VAR_DIR"]) / f"launch-{time.time_ns()}.log"
+    options = celery_worker_options(env["CELERY_QUEUE"], concurrency=args.worker_concurrency)
+    argv = [sys.executable, "-m", "mmooc_site.launch"]
+    argv += ["--web", shlex.join(bench_review.gunicorn_options(gunicorn_args, extra))]
+    argv += ["--worker", shlex.join(options)]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**env, "BENCH_CLAIM_SQL": bench_review.CLAIM_SQL},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            bench_review.wait_serving(gunicorn_args, process)
+            wait_until(
+                lambda: b"ready." in log_path.read_bytes(), timeout=60, what="the Celery worker"
+            )
+            started = dict(
+                re.findall(rb"(web|worker) started \(pid (\d+)\)", log_path.read_bytes())
+            )
+            web, worker = int(started[b"web"]), int(started[b"worker"])
+            wait_until(
+                lambda: len(children(worker)) >= args.worker_concurrency,
+                timeout=60,
+                what="the Celery pool processes",
+            )
+            names = {web: "web_master", worker: "worker_main"}
+            names |= {pid: f"web_{i}" for i, pid in enumerate(children(web))}
+            names |= {pid: f"pool_{i}" for i, pid in enumerate(children(worker))}
+            yield process.pid, names
+        finally:
+            process.terminate()
+            process.wait(timeout=90)
+
+
+@contextlib.contextmanager
+def two_trees(args: argparse.Namespace, env: dict[str, str]) -> Iterator[tuple[int, int]]:
+    """The same programs started as two commands (the production shape before the launcher):
+    gunicorn as ``production`` runs it and a Celery worker with ``args.worker_concurrency``
+    pool processes; yields the gunicorn master's and the Celery main process's ids."""
     gunicorn_args, extra = web_args(args, args.web_workers)
     with (
         bench_review.gunicorn(gunicorn_args, env, extra) as web,
@@ -222,11 +283,13 @@ def production(args: argparse.Namespace, env: dict[str, str]) -> Iterator[tuple[
         yield web.pid, worker
 
 
-def supervised_at_rest(env: dict[str, str], folder: Path, port: int) -> dict[str, Any]:
-    """The supervised shape as shipped, booted and warmed up (a few ``/healthz/`` requests):
-    how many processes supervisord's tree holds, their PSS and RSS summed, and supervisord's
-    own PSS (MB)."""
-    with supervised(env, folder, port) as root:
+def supervised_at_rest(
+    env: dict[str, str], folder: Path, port: int, config: Path = SUPERVISORD_CONF
+) -> dict[str, Any]:
+    """The supervised shape as shipped (``config``), booted and warmed up (a few ``/healthz/``
+    requests): how many processes supervisord's tree holds, their PSS and RSS summed, and
+    supervisord's own PSS (MB)."""
+    with supervised(env, folder, port, config) as root:
         for _ in range(5):
             with contextlib.suppress(OSError):
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz/", timeout=5).close()
@@ -281,6 +344,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--worker-concurrency", type=int, default=2)
     parser.add_argument("--no-preload", action="store_true")
+    parser.add_argument("--supervisord-conf", type=Path, default=SUPERVISORD_CONF)
     args = parser.parse_args()
 
     db_url = f"{args.pg}/{args.db}"
@@ -324,20 +388,25 @@ def main() -> None:
     print(f"one web process: at rest {web_at_rest}, after the review loop {web_after}")
     print(f"one worker process: at rest {worker_at_rest}, after an import {worker_after}")
 
-    # 2. The production shape.
-    with production(args, env) as (web, worker):
+    # 2. The production shape: one tree; then the same programs as two.
+    with production(args, env) as (root, names):
+        tree = tree_memory(root, names)
+        review_loop(args, built)
+        tree_after = tree_memory(root, names)
+    production_pss, production_after = tree["pss_total_mb"], tree_after["pss_total_mb"]
+    print(f"production shape at rest: {tree}")
+    print(f"production shape after the review loop: {tree_after}")
+    with two_trees(args, env) as (web, worker):
         web_tree, worker_tree = tree_memory(web), tree_memory(worker)
         review_loop(args, built)
         web_tree_after, worker_tree_after = tree_memory(web), tree_memory(worker)
-    production_pss = round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1)
-    production_after = round(web_tree_after["pss_total_mb"] + worker_tree_after["pss_total_mb"], 1)
-    print(f"production shape at rest: web {web_tree}, worker {worker_tree}")
-    print(
-        f"production shape after the review loop: web {web_tree_after}, worker {worker_tree_after}"
-    )
+    two_pss = round(web_tree["pss_total_mb"] + worker_tree["pss_total_mb"], 1)
+    two_after = round(web_tree_after["pss_total_mb"] + worker_tree_after["pss_total_mb"], 1)
+    print(f"two trees at rest: web {web_tree}, worker {worker_tree}")
+    print(f"two trees after the review loop: web {web_tree_after}, worker {worker_tree_after}")
 
     # 3. The supervised shape as shipped.
-    at_rest = supervised_at_rest(env, folder, args.port)
+    at_rest = supervised_at_rest(env, folder, args.port, args.supervisord_conf)
     print(f"supervised shape at rest: {at_rest['processes']} processes, {at_rest['pss_mb']} MB PSS")
 
     result |= {
@@ -354,8 +423,16 @@ def main() -> None:
         "worker_rss_mb_after_import": worker_after["rss"],
         "worker_pss_mb_after_import": worker_after["pss"],
         "production_pss_mb": production_pss,
-        "production_rss_mb": round(web_tree["rss_total_mb"] + worker_tree["rss_total_mb"], 1),
+        "production_rss_mb": tree["rss_total_mb"],
         "production_pss_mb_after_serving": production_after,
+        "production_pss_mb_each": {name: p["pss"] for name, p in tree["processes"].items()},
+        "two_trees_pss_mb": two_pss,
+        "two_trees_pss_mb_after_serving": two_after,
+        "two_trees_pss_mb_each": {
+            f"{side}_{name}": p["pss"]
+            for side, one in (("web", web_tree), ("worker", worker_tree))
+            for name, p in one["processes"].items()
+        },
         "goals": {
             "web_rss_mb_after_serving": 90,
             "worker_rss_mb_at_rest": 120,

@@ -253,6 +253,42 @@ def site_phase(
     }
 
 
+def gunicorn_options(args: argparse.Namespace, extra: Sequence[str] = ()) -> list[str]:
+    """gunicorn's command line after ``gunicorn``: the site on ``args.port`` with
+    ``args.workers`` gthread workers of ``args.threads`` threads; ``extra`` adds options."""
+    return [
+        "mmooc_site.wsgi",
+        "-b",
+        f"127.0.0.1:{args.port}",
+        "-w",
+        str(args.workers),
+        "-k",
+        "gthread",
+        "--threads",
+        str(args.threads),
+        "--log-level",
+        "error",
+        "--no-control-socket",  # several gunicorns may run on the machine at once
+        *extra,
+    ]
+
+
+def wait_serving(args: argparse.Namespace, server: subprocess.Popen[bytes]) -> None:
+    """Wait until the site on ``args.port`` answers /healthz/, then warm it up (every worker
+    finishes booting); fail if ``server`` exits first."""
+    for _ in range(300):
+        try:
+            if Http(args.port).send("GET", "/healthz/")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {server.returncode}")
+    else:
+        raise SystemExit("gunicorn did not answer /healthz/ within 30 s")
+    floor_phase(args.port, args.reviewers, 3.0)
+
+
 @contextlib.contextmanager
 def gunicorn(
     args: argparse.Namespace, env: dict[str, str], extra: Sequence[str] = ()
@@ -262,39 +298,12 @@ def gunicorn(
     ``extra`` adds command-line options (``--preload``); yields the master process.
     """
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "mmooc_site.wsgi",
-            "-b",
-            f"127.0.0.1:{args.port}",
-            "-w",
-            str(args.workers),
-            "-k",
-            "gthread",
-            "--threads",
-            str(args.threads),
-            "--log-level",
-            "error",
-            "--no-control-socket",  # several gunicorns may run on the machine at once
-            *extra,
-        ],
+        [sys.executable, "-m", "gunicorn", *gunicorn_options(args, extra)],
         cwd=ROOT,
         env={**env, "BENCH_CLAIM_SQL": CLAIM_SQL},
     )
     try:
-        for _ in range(300):
-            try:
-                if Http(args.port).send("GET", "/healthz/")[0] == 200:
-                    break
-            except OSError:
-                time.sleep(0.1)  # waiting for gunicorn to bind; nothing to poll on instead
-            if server.poll() is not None:
-                raise SystemExit(f"gunicorn exited with {server.returncode}")
-        else:
-            raise SystemExit("gunicorn did not answer /healthz/ within 30 s")
-        floor_phase(args.port, args.reviewers, 3.0)  # warm-up: every worker finishes booting
+        wait_serving(args, server)
         yield server
     finally:
         server.terminate()

@@ -38,10 +38,10 @@ class BeatThread(bootsteps.StartStopStep):
 
     ``-B`` runs beat as a process of its own, forked early and not frozen, about 60 MB PSS
     (a separate ``celery beat``, with Django loaded, about 90 MB); as a thread it costs the
-    main process about nothing, and it lives and dies with the worker, which supervisord
-    starts again (deploy/supervisord.conf). Started after the pool has forked its processes;
-    beat's scheduler is Celery's own (``celery.beat.EmbeddedService``, threaded). Run it in
-    exactly one worker."""
+    main process about nothing, and it lives and dies with the worker, which the launcher
+    starts again (mmooc_site/launch.py, deploy/supervisord.conf). Started after the pool has
+    forked its processes; beat's scheduler is Celery's own (``celery.beat.EmbeddedService``,
+    threaded). Run it in exactly one worker."""
 
     label = "Beat thread"
     conditional = True

@@ -5,13 +5,13 @@ store, reached over the bridge. No disk is shared: each host's processes see the
 folders, the shared test data and the test's own files as empty read-only folders, so media
 and uploads can only travel through S3.
 
-Each web host runs gunicorn and each worker host a Celery worker with the commands of
-deploy/supervisord.conf (beat's thread on the second worker only: one beat per site), on the
-production settings. Through the HTTP API of both web hosts a lead imports LogicVista (the
-real data in ../shared/data) and three models' answers, starts a judge job against a fake
-OpenAI server, reviewers claim and submit from both hosts, and the first worker host is
-SIGKILLed while its lanes are calling the judge: the second worker takes the job over and
-finishes it with one verdict per (response, judge), every sample ends settled, and the
+Each web host runs the launcher of deploy/supervisord.conf with its gunicorn only and each
+worker host with its Celery worker only (beat's thread on the second worker only: one beat per
+site), on the production settings. Through the HTTP API of both web hosts a lead imports
+LogicVista (the real data in ../shared/data) and three models' answers, starts a judge job
+against a fake OpenAI server, reviewers claim and submit from both hosts, and the first worker
+host is SIGKILLed while its lanes are calling the judge: the second worker takes the job over
+and finishes it with one verdict per (response, judge), every sample ends settled, and the
 snapshot built afterwards downloads from either web host.
 """
 
@@ -85,12 +85,18 @@ class Site:
 
 
 def _supervised_commands() -> dict[str, list[str]]:
-    """The web's and the worker's commands as deploy/supervisord.conf runs them."""
+    """The launcher's command as deploy/supervisord.conf runs it, with the web only (a web
+    host) and with the worker only (a worker host)."""
     config = configparser.RawConfigParser()
     config.read(ROOT / "deploy" / "supervisord.conf")
-    return {
-        name: shlex.split(config.get(f"program:{name}", "command")) for name in ("web", "worker")
-    }
+    launcher, options = [], {}
+    words = iter(shlex.split(config.get("program:site", "command")))
+    for word in words:
+        if word in ("--web", "--worker"):
+            options[word[2:]] = [word, next(words)]
+        else:
+            launcher.append(word)
+    return {name: launcher + options[name] for name in ("web", "worker")}
 
 
 def _forwarded(url: str, forwarder: Forwarder) -> str:
@@ -150,7 +156,7 @@ def _start_hosts(site_env: dict[str, str], network: Network, stack: ExitStack) -
         else:
             argv = commands["worker"]
             if name != "worker2":
-                argv = [arg for arg in argv if arg != "--beat-thread"]
+                argv = [arg.replace(" --beat-thread", "") for arg in argv]
             env["JUDGE_KEY_FAKE"] = "not-a-real-key"  # a judge's key lives on the workers
             ready = partial(_logged, log_path, b"ready.")
         argv = [arg.replace("%(ENV_VAR_DIR)s", env["VAR_DIR"]) for arg in argv]

@@ -1,14 +1,16 @@
-"""The supervised production shape (deploy/supervisord.conf): supervisord runs the web
-processes and the Celery worker (beat a thread of it), and starts again, within seconds, any
-of them that exits (here: SIGKILLed with its children, as a crash or the OOM killer would); a
-job created while the worker is down ends once it is back, and one whose message was never
-sent ends too (only beat's sweep sends it)."""
+"""The supervised production shape (deploy/supervisord.conf): supervisord runs the launcher
+(mmooc_site/launch.py), which forks the web processes and the Celery worker (beat a thread of
+it) from one loaded process; the launcher starts again, within seconds, either program that
+exits, and supervisord the launcher (here each SIGKILLed with its children, as a crash or the
+OOM killer would); a job created while the worker is down ends once it is back, and one whose
+message was never sent ends too (only beat's sweep sends it)."""
 
 from __future__ import annotations
 
 import contextlib
 import http.client
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,7 +31,7 @@ from annotation.models import ImportJob, JobStatus, Sample
 from core.jobs import NEVER_SENT
 from tests.annotation.imports_support import b64, dataset_for, image, mmooc_record, write_lines
 from tests.conftest import site_broker
-from tests.support.processes import ROOT, RedisServer, children, free_port, wait_until
+from tests.support.processes import ROOT, RedisServer, descendants, free_port, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -83,10 +85,26 @@ class Supervised:
 
 
 def _crash(pid: int) -> None:
-    """SIGKILL a process and its children at once."""
-    for victim in [*children(pid), pid]:
+    """SIGKILL a process and every process below it at once."""
+    for victim in [*descendants(pid), pid]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(victim, signal.SIGKILL)
+
+
+def _program(shape: Supervised, name: str) -> int | None:
+    """The pid of the launcher's latest ``web`` or ``worker`` while it lives (its log says
+    "NAME started (pid N)"), or of the launcher itself (``site``) while supervisord runs it."""
+    if name == "site":
+        return shape.running("site")
+    started = re.findall(rf"{name} started \(pid (\d+)\)", shape.log("site"))
+    if not started:
+        return None
+    pid = int(started[-1])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    return pid
 
 
 def _import_ended(pk: int) -> bool:
@@ -133,27 +151,28 @@ def supervised(transactional_db: None, tmp_path: Path) -> Iterator[tuple[Supervi
         }
         shape = Supervised(var_dir, env)
         try:
-            for name in ("web", "worker"):
-                wait_until(
-                    lambda name=name: shape.running(name) is not None,  # type: ignore[misc]
-                    timeout=60,
-                    what=f"supervisord to run {name}",
-                )
+            wait_until(
+                lambda: shape.running("site") is not None,
+                timeout=60,
+                what="supervisord to run the launcher",
+            )
             wait_until(
                 lambda: _answers(f"http://127.0.0.1:{port}/livez/"), timeout=60, what="the web"
             )
-            wait_until(lambda: "ready." in shape.log("worker"), timeout=60, what="the worker")
+            wait_until(lambda: "ready." in shape.log("site"), timeout=60, what="the worker")
             yield shape, f"http://127.0.0.1:{port}"
         finally:
             shape.stop()
 
 
-def test_a_killed_worker_or_web_is_running_again_within_ten_seconds(
+def test_a_killed_launcher_worker_or_web_is_running_again_within_ten_seconds(
     supervised: tuple[Supervised, str], tmp_path: Path
 ) -> None:
-    """Each program, SIGKILLed with its children, runs again under a new pid within 10 s; the
-    web answers again, an import created while the worker was down ends once it is back, and
-    an import whose task was never sent ends too: beat's sweep (in the new worker) sends it."""
+    """The launcher with everything below it, then the worker's main process and then the
+    gunicorn master, each SIGKILLed with the processes below it, run again under a new pid
+    within 10 s; the web answers again, an import created while the worker was down ends once
+    it is back, and an import whose task was never sent ends too: beat's sweep (in the new
+    worker) sends it."""
     shape, web = supervised
     picture = b64(image(1))
     source = write_lines(
@@ -164,8 +183,13 @@ def test_a_killed_worker_or_web_is_running_again_within_ten_seconds(
 
     app.conf.task_always_eager = False
     try:
-        for name in ("worker", "web"):
-            pid = shape.running(name)
+        for name in ("site", "worker", "web"):
+            wait_until(
+                lambda name=name: _program(shape, name) is not None,  # type: ignore[misc]
+                timeout=60,
+                what=f"{name} to run",
+            )
+            pid = _program(shape, name)
             assert pid is not None
             killed_at = time.monotonic()
             _crash(pid)
@@ -178,9 +202,9 @@ def test_a_killed_worker_or_web_is_running_again_within_ten_seconds(
                     trusted=True,
                 )
             wait_until(
-                lambda name=name, pid=pid: shape.running(name) not in (None, pid),  # type: ignore[misc]
+                lambda name=name, pid=pid: _program(shape, name) not in (None, pid),  # type: ignore[misc]
                 timeout=RESTART_WITHIN * 3,
-                what=f"supervisord to start {name} again",
+                what=f"{name} to start again",
             )
             restarted = time.monotonic() - killed_at
             assert restarted < RESTART_WITHIN, name

@@ -106,6 +106,19 @@ def test_a_worker_loading_its_task_modules_loads_no_heavy_library(tmp_path: Path
     assert _loaded(WORKER, tmp_path) == []
 
 
+# What the launcher (mmooc_site/launch.py) loads before it forks the web and the worker.
+LAUNCHER = """
+from mmooc_site.launch import preload
+preload(web=True, worker=True)
+"""
+
+
+def test_the_launcher_loads_no_heavy_library(tmp_path: Path) -> None:
+    """The launcher's preload (the web's modules and the worker's, shared by every process
+    forked from it) holds none of them either."""
+    assert _loaded(LAUNCHER, tmp_path) == []
+
+
 def test_the_check_sees_a_heavy_library_that_a_module_loads(tmp_path: Path) -> None:
     """The probe does report a heavy library once something imports it."""
     assert _loaded(WEB + "import judging.audit.report\n", tmp_path) == ["numpy", "scipy"]

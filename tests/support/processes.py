@@ -169,6 +169,27 @@ def seaweedfs(weed: str, workdir: Path) -> Iterator[str]:
         server.stop()
 
 
+def celery_worker_options(queue: str, *, concurrency: int = 2) -> list[str]:
+    """The command line after ``celery`` of a prefork worker consuming ``queue`` (and its
+    sweeps' queue) with ``concurrency`` pool processes."""
+    return [
+        "-A",
+        "mmooc_site",
+        "worker",
+        "-l",
+        "info",
+        "-Q",
+        f"{queue},{queue}.sweeps",  # the jobs' queue and the sweeps' (settings)
+        "-c",
+        str(concurrency),
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+        "-n",
+        f"test-{queue}@%h",
+    ]
+
+
 @contextmanager
 def celery_worker(
     env: dict[str, str], *, concurrency: int = 2, beat: bool = False
@@ -180,27 +201,11 @@ def celery_worker(
     log_path = Path(full_env.get("VAR_DIR", "/tmp")) / f"worker-{queue}-{free_port()}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    options = celery_worker_options(queue, concurrency=concurrency)
+    if beat:
+        options += ["-B", "-s", str(log_path.with_suffix(".beat"))]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "mmooc_site",
-            "worker",
-            "-l",
-            "info",
-            "-Q",
-            f"{queue},{queue}.sweeps",  # the jobs' queue and the sweeps' (settings)
-            "-c",
-            str(concurrency),
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-n",
-            f"test-{queue}@%h",
-            *(["-B", "-s", str(log_path.with_suffix(".beat"))] if beat else []),
-        ],
+        [sys.executable, "-m", "celery", *options],
         cwd=ROOT,
         env=full_env,
         stdout=log,
@@ -236,6 +241,16 @@ def children(pid: int) -> list[int]:
             continue
         if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
             found.append(int(entry.name))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``: its children, theirs, and so on."""
+    found, todo = [], [pid]
+    while todo:
+        below = children(todo.pop())
+        found.extend(below)
+        todo.extend(below)
     return found
 
 
