@@ -57,7 +57,9 @@ RSS: the import of ``--import-rows`` more rows, their unchanged re-import, the s
 the end of every import ran before issue 30).
 
 Every snapshot build, in either mode, exports every sample of the dataset (every status but
-taken down) and checks that it did.
+taken down) and checks that it did; besides its wall time it reports its samples per second and
+the CPU seconds of its process (``cpu_s``) and of its PostgreSQL backend (``backend_cpu_s``),
+which the queue for a loaded machine's cores does not inflate.
 
 The parent prints one JSON object on its last line: the figures at each size and, for each
 figure, its ratio at the largest size to the smallest (``ratios``).
@@ -520,9 +522,14 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
             filter={"statuses": list(snapshots.EXPORTABLE_STATUSES)},
             queue=False,
         )
+        backend = backend_pid()
+        cpu = (process_cpu_seconds(), backend_cpu_seconds(backend))
         started = time.perf_counter()
         finished = snapshots.snapshot_build(snapshot_id=snapshot.pk)
         out["seconds"] = round(time.perf_counter() - started, 2)
+        # CPU seconds, which a loaded machine's queue for the cores does not inflate.
+        out["cpu_s"] = round(process_cpu_seconds() - cpu[0], 2)
+        out["backend_cpu_s"] = round(backend_cpu_seconds(backend) - cpu[1], 2)
         assert finished is not None and finished.status == "succeeded", (
             finished and finished.message
         )
@@ -530,8 +537,32 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
         out["entries"] = finished.done
         assert finished.done == every.count(), (finished.done, every.count())
         out["file_mb"] = round(finished.manifest["artifact"]["bytes"] / 1e6, 1)
+        out["samples_per_s"] = round(finished.done / out["seconds"], 1)
+        out["sha256"] = finished.manifest["artifact"]["sha256"]  # a change's output unchanged
     out["peak_rss_mb"] = peak_rss_mb()
     return out
+
+
+def backend_pid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def process_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def backend_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a PostgreSQL backend so far (the server runs on this machine)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb() -> float:

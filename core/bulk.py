@@ -4,7 +4,8 @@
 Python (client-side binding): for tens of thousands of wide rows that costs more than the
 database's own work. ``rows_insert`` takes plain dicts (attribute name -> value, the model's
 defaults filling what is missing), reserves the primary keys with one ``nextval`` query and
-streams the rows with ``COPY``, which psycopg encodes in C. It runs inside the caller's
+streams the rows with ``COPY``, which psycopg encodes in C (``rows_copy_values``: without
+reserving them, for rows nobody refers to by key). It runs inside the caller's
 transaction, so a failure leaves nothing. A JSON field's value given as ``JsonText`` is stored
 as it is, so a caller that has a row's JSON text already need not encode it again.
 """
@@ -123,6 +124,26 @@ def rows_insert_values(
     tens of thousands of rows, merging each with the defaults cost more than COPY itself."""
     if not rows:
         return []
+    ids = _reserve_ids(model, len(rows))
+    _copy_values(model, names, rows, ids)
+    return ids
+
+
+def rows_copy_values(
+    model: type[models.Model], names: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> None:
+    """As ``rows_insert_values`` for a caller that needs no primary keys: the database numbers
+    the rows (the column's own default), so COPY is the only statement."""
+    if rows:
+        _copy_values(model, names, rows, None)
+
+
+def _copy_values(
+    model: type[models.Model],
+    names: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    ids: Sequence[int] | None,
+) -> None:
     fields = _columns(model)
     by_name = {f.attname: f for f in fields}
     given = [by_name[name] for name in names]
@@ -131,21 +152,22 @@ def rows_insert_values(
     tail = tuple(now if getattr(f, "auto_now", False) else _default(f, now) for f in rest)
     # JSON values not given as JsonText (nor None) are encoded here.
     encode = [(i, _encoder(f)) for i, f in enumerate(given) if _is_json(f)]
-    ids = _reserve_ids(model, len(rows))
     values: list[tuple[Any, ...]] = []
-    for pk_value, row in zip(ids, rows, strict=True):
+    for index, row in enumerate(rows):
         if encode:
             row = list(row)
             for i, encoder in encode:
                 value = row[i]
                 if value is not None and not isinstance(value, JsonText):
                     row[i] = json.dumps(value, cls=encoder)
-        values.append((pk_value, *row, *tail))
-    pk = model._meta.pk
-    assert pk is not None
-    columns = [pk.column, *(f.column for f in given), *(f.column for f in rest)]
+        values.append((*row, *tail) if ids is None else (ids[index], *row, *tail))
+    columns = [*(f.column for f in given), *(f.column for f in rest)]
+    if ids is not None:
+        assert len(ids) == len(rows)
+        pk = model._meta.pk
+        assert pk is not None
+        columns.insert(0, pk.column)
     _copy(model._meta.db_table, columns, values)
-    return ids
 
 
 def rows_insert_new(

@@ -335,8 +335,8 @@ def test_bench_scale_measures_the_sample_list_alone() -> None:
 @PG
 def test_bench_scale_measures_the_jobs_alone() -> None:
     """``bench_scale.py --only jobs`` builds its dataset by SQL copy and reports the import,
-    the unchanged re-import, both snapshots of every sample and the whole queue's sync, each
-    with its process's peak memory."""
+    the unchanged re-import, both snapshots of every sample (with their CPU seconds) and the
+    whole queue's sync, each with its process's peak memory."""
     tiny = Tiny(
         (
             *("--sizes", "90", "--only", "jobs", "--seed-rows", "30", "--import-rows", "20"),
@@ -354,6 +354,10 @@ def test_bench_scale_measures_the_jobs_alone() -> None:
     assert (jobs["import"]["imported"], jobs["reimport"]["unchanged"]) == (20, 20)
     # Every sample of the dataset, whatever its status, is in both snapshots.
     assert jobs["snapshot-jsonl"]["entries"] == jobs["snapshot-parquet"]["entries"] == 110
+    # Each build's CPU, its own and its database backend's, beside its wall time.
+    for kind in ("snapshot-jsonl", "snapshot-parquet"):
+        assert jobs[kind]["cpu_s"] > 0 and jobs[kind]["backend_cpu_s"] >= 0, jobs[kind]
+        assert jobs[kind]["samples_per_s"] > 0
     # The bench opened every slot already; the new rows are imported, not sent to review.
     assert jobs["queue-sync"]["slots_created"] == 0
     assert all(job["peak_rss_mb"] > 0 for job in jobs.values())

@@ -8,7 +8,13 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Dataset, DatasetKind, MediaAsset, Sample, SampleRevision
-from core.bulk import JsonText, rows_insert, rows_insert_new, rows_insert_values
+from core.bulk import (
+    JsonText,
+    rows_copy_values,
+    rows_insert,
+    rows_insert_new,
+    rows_insert_values,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -104,3 +110,20 @@ def test_rows_given_as_values_are_stored_as_the_same_rows_given_as_dicts() -> No
     assert first.generator_models == [] and first.revision == 1 and first.status == "imported"
     assert first.created_at is not None and first.updated_at is not None
     assert rows_insert_values(Sample, names, []) == []
+
+
+def test_rows_copied_without_keys_are_numbered_by_the_table() -> None:
+    """``rows_copy_values`` stores the rows as ``rows_insert_values`` would, their primary keys
+    from the table's own sequence, with COPY alone: no statement Django sees."""
+    dataset = Dataset.objects.create(name="bulk", kind=DatasetKind.IMAGE_QUESTION)
+    earlier = rows_insert_values(Sample, ["dataset_id", "external_id"], [(dataset.pk, "a")])
+    with CaptureQueriesContext(connection) as captured:
+        rows_copy_values(
+            Sample, ["dataset_id", "external_id", "extra"], [(dataset.pk, "b", {"k": 1})]
+        )
+        rows_copy_values(Sample, ["dataset_id", "external_id"], [])
+    assert not captured.captured_queries
+    copied = Sample.objects.get(dataset=dataset, external_id="b")
+    assert copied.pk > earlier[0] and copied.extra == {"k": 1} and copied.status == "imported"
+    later = rows_insert_values(Sample, ["dataset_id", "external_id"], [(dataset.pk, "c")])
+    assert later[0] > copied.pk
