@@ -84,7 +84,9 @@ def test_the_leaderboard_filters_by_prompt_version() -> None:
 
 
 def _chart_texts(page: str) -> list[str]:
-    return [re.sub(r"\s+", " ", t).strip() for t in re.findall(r"<text[^>]*>(.*?)</text>", page)]
+    return [
+        re.sub(r"\s+", " ", t).strip() for t in re.findall(r"<text[^>]*>(.*?)</text>", page, re.S)
+    ]
 
 
 def test_an_empty_cell_reads_a_dash_in_chart_and_table(lead: Any) -> None:
@@ -111,7 +113,7 @@ def test_an_empty_cell_reads_a_dash_in_chart_and_table(lead: Any) -> None:
     page = client.get(reverse("judging:leaderboard", args=[dataset.pk])).content.decode()
     texts = _chart_texts(page)
     assert "ooc — (n=0)" in texts
-    assert "shifted_ic 1.000 (n=3)" in texts
+    assert "shifted_ic 1.000 [0.439, 1.000] (n=3)" in texts  # Wilson 95 %
     assert not any("0.000" in t for t in texts)
     assert page.count("<rect") == 1
     counts = [(td, text(span)) for td in elements(page, "td") for span in elements(td, "span")]
@@ -130,7 +132,7 @@ def test_the_page_and_the_api_filter_by_prompt_version(lead: Any, auditor: Any) 
     page = browser.get(url).content.decode()
     assert element(element(page, "select", name="prompt_version"), "option", value="v2")
     filtered = browser.get(url, {"prompt_version": "v2"}).content.decode()
-    assert "shifted_ic 0.000 (n=4)" in _chart_texts(filtered)
+    assert "shifted_ic 0.000 [0.000, 0.490] (n=4)" in _chart_texts(filtered)
     assert "v9" in browser.get(url, {"prompt_version": "v9"}, follow=True).content.decode()
     api = reverse("api_leaderboard", args=[dataset.pk])
     reply = client_for(auditor).get(api, {"prompt_version": "v1"})
