@@ -513,6 +513,7 @@ def job(kind: str, workdir: Path, rows: int) -> dict[str, Any]:
     else:
         from annotation.models import SampleStatus
         from annotation.snapshots import services as snapshots
+        from bench.bench_import import backend_cpu_seconds
 
         fmt = kind.removeprefix("snapshot-")
         snapshot = snapshots.snapshot_create(
@@ -554,15 +555,6 @@ def backend_pid() -> int:
 def process_cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def backend_cpu_seconds(pid: int) -> float:
-    """CPU seconds of a PostgreSQL backend so far (the server runs on this machine)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb() -> float:
